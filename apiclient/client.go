@@ -1,0 +1,431 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// APIPrefix is the version prefix of every Partner API path.
+const APIPrefix = "/api/5"
+
+// Endpoint names used in errors, metrics and call counts.
+const (
+	EndpointListUsers  = "list_users"
+	EndpointCreateUser = "create_user"
+	EndpointIssueToken = "issue_token"
+)
+
+// Shapes are the parts of the API the spec leaves open; DESIGN.md fixes
+// the defaults, and a deployment may change them if the real platform
+// differs.
+type Shapes struct {
+	UsersPath     string // list and create users; default "/public/users"
+	TokenPath     string // issue a token; "{userId}" is replaced; default "/login-token/{userId}"
+	ExchangePath  string // browser exchange; "{token}" is replaced; default "/login-token/login/{token}"
+	QueryParam    string // default "query"
+	PageParam     string // default "page"
+	SizeParam     string // default "size"
+	FirstPage     int    // index of the first page; default 0
+	PageSize      int    // default 100
+	MaxPages      int    // stop walking after this many pages; default 50
+	RedirectField string // login-token property for the landing path; default "redirectTo"
+}
+
+func (s *Shapes) fill() {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&s.UsersPath, "/public/users")
+	def(&s.TokenPath, "/login-token/{userId}")
+	def(&s.ExchangePath, "/login-token/login/{token}")
+	def(&s.QueryParam, "query")
+	def(&s.PageParam, "page")
+	def(&s.SizeParam, "size")
+	def(&s.RedirectField, "redirectTo")
+	if s.PageSize <= 0 {
+		s.PageSize = 100
+	}
+	if s.MaxPages <= 0 {
+		s.MaxPages = 50
+	}
+}
+
+// Hooks observe every attempt; the web app feeds metrics from them.
+type Hooks struct {
+	// OnAttempt runs after each HTTP attempt; status is 0 when no answer came.
+	OnAttempt func(endpoint string, status int, d time.Duration)
+	// OnRetry runs before each wait for a retry.
+	OnRetry func(endpoint string, reason string, wait time.Duration)
+}
+
+// Options configure a Client. BaseURL and Credentials are required.
+type Options struct {
+	BaseURL     string // e.g. https://video.example.com (without /api/5)
+	Credentials Credentials
+	Shapes      Shapes
+	// HTTPClient is used for every call; default: NewHTTPClient(Timeout).
+	HTTPClient *http.Client
+	// Timeout bounds one attempt; default 10 s.
+	Timeout time.Duration
+	// EnsureTimeout bounds a shared EnsureUser operation; default 60 s.
+	EnsureTimeout time.Duration
+	// MaxRetryAfter: a 429 asking to wait longer than this is not waited
+	// for; default 30 s.
+	MaxRetryAfter time.Duration
+	// ServerRetryDelay is the wait before the one retry of a 5xx or
+	// network error; default 250 ms.
+	ServerRetryDelay time.Duration
+	Now              func() time.Time                                 // default time.Now
+	Sleep            func(ctx context.Context, d time.Duration) error // default: timer that stops on ctx
+	Jitter           func() float64                                   // in [0,1); default math/rand/v2
+	Hooks            Hooks
+}
+
+// Client calls the Partner API. It is safe for concurrent use.
+type Client struct {
+	base    *url.URL
+	signer  *Signer
+	opts    Options
+	http    *http.Client
+	ensures singleflight.Group
+}
+
+// New returns a Client for opts.
+func New(opts Options) (*Client, error) {
+	base, err := url.Parse(strings.TrimRight(opts.BaseURL, "/"))
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("apiclient: base URL %q must be an absolute http(s) URL", opts.BaseURL)
+	}
+	if strings.HasSuffix(base.Path, APIPrefix) {
+		base.Path = strings.TrimSuffix(base.Path, APIPrefix)
+	}
+	signer, err := NewSigner(opts.Credentials)
+	if err != nil {
+		return nil, err
+	}
+	opts.Shapes.fill()
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.EnsureTimeout <= 0 {
+		opts.EnsureTimeout = 60 * time.Second
+	}
+	if opts.MaxRetryAfter <= 0 {
+		opts.MaxRetryAfter = 30 * time.Second
+	}
+	if opts.ServerRetryDelay <= 0 {
+		opts.ServerRetryDelay = 250 * time.Millisecond
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Sleep == nil {
+		opts.Sleep = sleepCtx
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = rand.Float64
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = NewHTTPClient(opts.Timeout)
+	}
+	return &Client{base: base, signer: signer, opts: opts, http: hc}, nil
+}
+
+// NewHTTPClient returns an http.Client with explicit timeouts and enough
+// idle connections per host that concurrent launches reuse connections.
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	t := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   128,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return &http.Client{Transport: t, Timeout: timeout,
+		// The API never redirects; a redirect means a wrong base URL.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// Signer returns the client's signer (diagnostics show its method and key id).
+func (c *Client) Signer() *Signer { return c.signer }
+
+// BaseURL returns the platform's base URL (without /api/5).
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// Shapes returns the API shapes in use.
+func (c *Client) Shapes() Shapes { return c.opts.Shapes }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type callCounterKey struct{}
+
+// WithCallCounter returns a context under which every HTTP attempt the
+// client makes adds one to n. The launch use-case counts platform calls
+// this way.
+func WithCallCounter(ctx context.Context, n *atomic.Int32) context.Context {
+	return context.WithValue(ctx, callCounterKey{}, n)
+}
+
+// retryRule says which failures of a call may be retried.
+type retryRule int
+
+const (
+	retrySafe      retryRule = iota // GET and token issuance: 429 and one 5xx/network retry
+	retryOn429Only                  // user creation: a 429 is a refusal, safe to resend; nothing else is
+)
+
+// Max429Retries is the number of retries after a 429 before giving up.
+const Max429Retries = 5
+
+// call is one API operation.
+type call struct {
+	endpoint string
+	method   string
+	path     string     // below the API prefix, already escaped where needed
+	query    url.Values // may be nil
+	body     any        // marshalled once; nil for none
+	rule     retryRule
+}
+
+// do runs c with retries and decodes a 2xx body into out (when non-nil).
+// It returns the final status.
+func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
+	var body []byte
+	if k.body != nil {
+		var err error
+		if body, err = json.Marshal(k.body); err != nil {
+			return 0, fmt.Errorf("apiclient: encode %s body: %w", k.endpoint, err)
+		}
+	}
+	// k.path is escaped already; parsing keeps that escaping on the wire.
+	u, err := url.Parse(c.base.String() + APIPrefix + k.path)
+	if err != nil {
+		return 0, fmt.Errorf("apiclient: %s URL: %w", k.endpoint, err)
+	}
+	if k.query != nil {
+		u.RawQuery = k.query.Encode()
+	}
+
+	rateRetries, otherRetries := 0, 0
+	for {
+		status, err := c.attempt(ctx, k, u, body, out)
+		if err == nil {
+			return status, nil
+		}
+		wait, reason, ok := c.retryDecision(k, err, rateRetries, otherRetries)
+		if !ok {
+			return status, err
+		}
+		if reason == "429" {
+			rateRetries++
+		} else {
+			otherRetries++
+		}
+		if h := c.opts.Hooks.OnRetry; h != nil {
+			h(k.endpoint, reason, wait)
+		}
+		if serr := c.opts.Sleep(ctx, wait); serr != nil {
+			return status, fmt.Errorf("%w (gave up waiting to retry: %w)", err, serr)
+		}
+	}
+}
+
+// retryDecision says whether to retry err and after how long.
+func (c *Client) retryDecision(k call, err error, rateRetries, otherRetries int) (time.Duration, string, bool) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests {
+		if rateRetries >= Max429Retries {
+			return 0, "", false
+		}
+		wait := apiErr.RetryAfter
+		if wait <= 0 {
+			base := time.Second << rateRetries
+			// ±25% jitter so synchronized clients spread out.
+			wait = time.Duration(float64(base) * (0.75 + 0.5*c.opts.Jitter()))
+		}
+		if wait > c.opts.MaxRetryAfter {
+			return 0, "", false
+		}
+		return wait, "429", true
+	}
+	if k.rule != retrySafe || otherRetries >= 1 {
+		return 0, "", false
+	}
+	if errors.Is(err, ErrServer) {
+		return c.opts.ServerRetryDelay, "5xx", true
+	}
+	var te *TransportError
+	if errors.As(err, &te) {
+		return c.opts.ServerRetryDelay, "network", true
+	}
+	return 0, "", false
+}
+
+// maxErrorBody bounds what is read of an error answer; maxBody of a
+// success answer.
+const (
+	maxErrorBody = 64 << 10
+	maxBody      = 4 << 20
+)
+
+func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, out any) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: errors.Is(err, context.DeadlineExceeded), Err: err}
+	}
+	var rdr io.Reader
+	if body != nil {
+		rdr = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, k.method, u.String(), rdr)
+	if err != nil {
+		return 0, fmt.Errorf("apiclient: build %s request: %w", k.endpoint, err)
+	}
+	req.URL = u // exactly the URL that is signed
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	now := c.opts.Now()
+	c.signer.Sign(req, body, now)
+	if n, ok := ctx.Value(callCounterKey{}).(*atomic.Int32); ok {
+		n.Add(1)
+	}
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		c.observe(k.endpoint, 0, start)
+		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: isTimeout(err), Err: stripURL(err)}
+	}
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+		resp.Body.Close()
+	}()
+	c.observe(k.endpoint, resp.StatusCode, start)
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if out == nil {
+			return resp.StatusCode, nil
+		}
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		if err != nil {
+			return resp.StatusCode, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: isTimeout(err), Err: stripURL(err)}
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%w: %s %s: %w", ErrBadResponse, k.method, k.endpoint, err)
+		}
+		return resp.StatusCode, nil
+	}
+	return resp.StatusCode, c.errorFrom(k, resp, now)
+}
+
+func (c *Client) observe(endpoint string, status int, start time.Time) {
+	if h := c.opts.Hooks.OnAttempt; h != nil {
+		h(endpoint, status, time.Since(start))
+	}
+}
+
+func (c *Client) errorFrom(k call, resp *http.Response, sentAt time.Time) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	e := &APIError{Endpoint: k.endpoint, Method: k.method, Status: resp.StatusCode, Body: raw}
+	var eb struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(raw, &eb) == nil {
+		e.Message = eb.Message
+	}
+	e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), c.opts.Now())
+	if d, ok := parseDate(resp.Header.Get("Date")); ok {
+		e.ServerDate = d
+	}
+	if e.Status == http.StatusUnauthorized && !e.ServerDate.IsZero() {
+		// Date has one-second resolution; compare with the signing time.
+		off := e.ServerDate.Sub(sentAt.Truncate(time.Second))
+		if off > MaxClockSkew || off < -MaxClockSkew {
+			return &ClockSkewError{Offset: off, Err: e}
+		}
+	}
+	return e
+}
+
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, ok := parseDate(v); ok {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// parseDate reads an HTTP date in the usual GMT form or the platform's UTC form.
+func parseDate(v string) (time.Time, bool) {
+	if v == "" {
+		return time.Time{}, false
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return t, true
+	}
+	if t, err := time.Parse(DateLayout+" UTC", v); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// stripURL drops the *url.Error wrapper, whose text repeats the full URL
+// (with the user's email in the query) in every log line.
+func stripURL(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}

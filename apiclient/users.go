@@ -1,0 +1,229 @@
+package apiclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+)
+
+// UserID is the platform's opaque user identifier. The platform may send it
+// as a JSON number or string, and numbers may exceed 2^53, so it is decoded
+// without floats and kept as the exact text.
+type UserID string
+
+// UnmarshalJSON accepts a JSON string or number.
+func (id *UserID) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*id = UserID(s)
+		return nil
+	}
+	var n json.Number
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&n); err != nil {
+		return fmt.Errorf("userId: %w", err)
+	}
+	*id = UserID(n.String())
+	return nil
+}
+
+// User is a platform user.
+type User struct {
+	UserID    UserID `json:"userId"`
+	FirstName string `json:"firstName"`
+	LastName  string `json:"lastName"`
+	Email     string `json:"email"`
+	Role      string `json:"role,omitempty"`
+}
+
+// NewUser is what creating a user sends.
+type NewUser struct {
+	FirstName string `json:"firstName"`
+	LastName  string `json:"lastName"`
+	Email     string `json:"email"`
+}
+
+// Validate checks the fields the platform requires, so a bad account is
+// refused before any call.
+func (u NewUser) Validate() error {
+	if strings.TrimSpace(u.FirstName) == "" || strings.TrimSpace(u.LastName) == "" {
+		return fmt.Errorf("%w: first and last name are required", ErrInvalidInput)
+	}
+	if !ValidEmail(u.Email) {
+		return fmt.Errorf("%w: %q is not a valid e-mail address", ErrInvalidInput, u.Email)
+	}
+	return nil
+}
+
+// ErrInvalidInput is input refused before any platform call.
+var ErrInvalidInput = errors.New("invalid input")
+
+// ValidEmail reports whether s is a bare e-mail address (no display name).
+func ValidEmail(s string) bool {
+	if len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>") {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && strings.Contains(s[strings.LastIndexByte(s, '@'):], ".")
+}
+
+// UserPage is one page of GET /public/users.
+type UserPage struct {
+	Content       []User `json:"content"`
+	Number        int    `json:"number"`
+	Size          int    `json:"size"`
+	TotalElements int64  `json:"totalElements"`
+	TotalPages    int    `json:"totalPages"`
+}
+
+// ListUsers fetches one page of users matching query (a substring filter).
+func (c *Client) ListUsers(ctx context.Context, query string, page, size int) (UserPage, error) {
+	s := c.opts.Shapes
+	q := url.Values{}
+	if query != "" {
+		q.Set(s.QueryParam, query)
+	}
+	q.Set(s.PageParam, strconv.Itoa(page))
+	q.Set(s.SizeParam, strconv.Itoa(size))
+	var p UserPage
+	_, err := c.do(ctx, call{endpoint: EndpointListUsers, method: http.MethodGet, path: s.UsersPath, query: q, rule: retrySafe}, &p)
+	return p, err
+}
+
+// FindUserByEmail walks every page of the lookup and returns the user whose
+// email equals email, case-insensitively. The platform's filter is a
+// substring match, so decoys (bob@example.com.au for bob@example.com) are
+// skipped here. found is false when no user matches.
+func (c *Client) FindUserByEmail(ctx context.Context, email string) (u User, found bool, err error) {
+	s := c.opts.Shapes
+	for i := 0; i < s.MaxPages; i++ {
+		page := s.FirstPage + i
+		p, err := c.ListUsers(ctx, email, page, s.PageSize)
+		if err != nil {
+			return User{}, false, err
+		}
+		for _, cand := range p.Content {
+			if strings.EqualFold(strings.TrimSpace(cand.Email), email) {
+				if cand.UserID == "" {
+					return User{}, false, fmt.Errorf("%w: user %s has no userId", ErrBadResponse, email)
+				}
+				return cand, true, nil
+			}
+		}
+		if len(p.Content) == 0 || i+1 >= p.TotalPages {
+			return User{}, false, nil
+		}
+	}
+	return User{}, false, fmt.Errorf("apiclient: lookup of %s stopped after %d pages", email, s.MaxPages)
+}
+
+// CreateUser creates a user. It is never retried blindly: only a 429
+// (a refusal, nothing created) is resent.
+func (c *Client) CreateUser(ctx context.Context, nu NewUser) (User, error) {
+	if err := nu.Validate(); err != nil {
+		return User{}, err
+	}
+	var u User
+	_, err := c.do(ctx, call{endpoint: EndpointCreateUser, method: http.MethodPost, path: c.opts.Shapes.UsersPath, body: nu, rule: retryOn429Only}, &u)
+	if err != nil {
+		return User{}, err
+	}
+	if u.UserID == "" {
+		return User{}, fmt.Errorf("%w: created user has no userId", ErrBadResponse)
+	}
+	return u, nil
+}
+
+// EnsureResult tells how EnsureUser found its user.
+type EnsureResult struct {
+	User    User
+	Created bool // this call created the user
+}
+
+// EnsureUser returns the platform user for nu.Email, creating it only if
+// no user has that email (check-then-create). A 409 on create means
+// someone else created it: it is looked up again. After a 5xx or timeout
+// on create the user is looked up before any second create, because the
+// create may have succeeded (a "ghost create"). Concurrent calls for one
+// email share one operation.
+func (c *Client) EnsureUser(ctx context.Context, nu NewUser) (EnsureResult, error) {
+	if err := nu.Validate(); err != nil {
+		return EnsureResult{}, err
+	}
+	key := strings.ToLower(nu.Email)
+	ch := c.ensures.DoChan(key, func() (any, error) {
+		// Detached from the first caller's cancellation (its values, such
+		// as the call counter, stay), bounded on its own.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.EnsureTimeout)
+		defer cancel()
+		res, err := c.ensure(sctx, nu)
+		return &sharedEnsure{res: res}, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return EnsureResult{}, r.Err
+		}
+		shared := r.Val.(*sharedEnsure)
+		res := shared.res
+		// Every caller sees Shared; exactly one of them reports the creation.
+		res.Created = res.Created && shared.claimed.CompareAndSwap(false, true)
+		return res, nil
+	case <-ctx.Done():
+		return EnsureResult{}, &TransportError{Endpoint: "ensure_user", Method: http.MethodGet, Timeout: errors.Is(ctx.Err(), context.DeadlineExceeded), Err: ctx.Err()}
+	}
+}
+
+// sharedEnsure is the result of one EnsureUser operation handed to every
+// caller that joined it.
+type sharedEnsure struct {
+	res     EnsureResult
+	claimed atomic.Bool
+}
+
+func (c *Client) ensure(ctx context.Context, nu NewUser) (EnsureResult, error) {
+	if u, found, err := c.FindUserByEmail(ctx, nu.Email); err != nil {
+		return EnsureResult{}, err
+	} else if found {
+		return EnsureResult{User: u}, nil
+	}
+	const maxCreates = 2
+	var lastErr error
+	for i := 0; i < maxCreates; i++ {
+		u, err := c.CreateUser(ctx, nu)
+		if err == nil {
+			return EnsureResult{User: u, Created: true}, nil
+		}
+		lastErr = err
+		ambiguous := errors.Is(err, ErrServer) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrUnreachable)
+		if !errors.Is(err, ErrConflict) && !ambiguous {
+			return EnsureResult{}, err
+		}
+		u, found, ferr := c.FindUserByEmail(ctx, nu.Email)
+		if ferr != nil {
+			return EnsureResult{}, fmt.Errorf("%w (and the lookup after it failed: %w)", err, ferr)
+		}
+		if found {
+			return EnsureResult{User: u}, nil
+		}
+		if errors.Is(err, ErrConflict) {
+			// 409 but not listed: the platform holds the email in a way
+			// the lookup cannot see. Creating again would only conflict.
+			return EnsureResult{}, fmt.Errorf("%w, but no user with that email is listed", err)
+		}
+	}
+	return EnsureResult{}, lastErr
+}
