@@ -1,0 +1,160 @@
+package platformsim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/mail"
+	"strconv"
+	"strings"
+)
+
+const (
+	defaultPageSize = 20
+	maxPageSize     = 100
+)
+
+// listUsers answers GET /public/users: a case-insensitive substring match
+// of query on email and names, paged Spring-style (invalid paging values
+// fall back to the defaults).
+func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ []byte) {
+	q := r.URL.Query()
+	needle := strings.ToLower(q.Get("query"))
+	page := intParam(q.Get("page"), 0)
+	size := intParam(q.Get("size"), defaultPageSize)
+	if page < 0 {
+		page = 0
+	}
+	if size <= 0 {
+		size = defaultPageSize
+	}
+	size = min(size, maxPageSize)
+
+	s.mu.Lock()
+	match := make([]user, 0)
+	for _, u := range s.users {
+		if needle == "" || strings.Contains(strings.ToLower(u.Email), needle) ||
+			strings.Contains(strings.ToLower(u.FirstName+" "+u.LastName), needle) {
+			match = append(match, *u)
+		}
+	}
+	s.mu.Unlock()
+	from, to := min(page*size, len(match)), min((page+1)*size, len(match))
+	writeJSON(w, http.StatusOK, map[string]any{
+		"content": match[from:to], "number": page, "size": size,
+		"totalElements": len(match), "totalPages": (len(match) + size - 1) / size,
+	})
+}
+
+func intParam(v string, def int) int {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// createUser answers POST /public/users.
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request, body []byte) {
+	var in map[string]any
+	if err := json.Unmarshal(body, &in); err != nil || in == nil {
+		writeError(w, http.StatusBadRequest, "malformed JSON")
+		return
+	}
+	fields := map[string]string{}
+	for _, f := range []string{"firstName", "lastName", "email"} {
+		v, ok := in[f].(string)
+		if !ok || strings.TrimSpace(v) == "" {
+			writeError(w, http.StatusBadRequest, "missing required field: "+f)
+			return
+		}
+		fields[f] = v
+	}
+	email := fields["email"]
+	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || !strings.Contains(email[strings.LastIndexByte(email, '@'):], ".") {
+		writeError(w, http.StatusBadRequest, "email: not a valid e-mail address")
+		return
+	}
+	s.mu.Lock()
+	if _, exists := s.byEmail[strings.ToLower(email)]; exists {
+		s.mu.Unlock()
+		writeError(w, http.StatusConflict, "a user with this email already exists")
+		return
+	}
+	u := &user{ID: s.nextID, FirstName: fields["firstName"], LastName: fields["lastName"], Email: email, Role: "USER"}
+	s.nextID++
+	s.users = append(s.users, u)
+	s.byEmail[strings.ToLower(email)] = u
+	s.byID[strconv.FormatInt(u.ID, 10)] = u
+	out := *u
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, out)
+}
+
+// User is a platform user as tests see it.
+type User struct {
+	ID        string
+	FirstName string
+	LastName  string
+	Email     string
+}
+
+// AddUser creates a user directly (test and demo setup). Like the API, it
+// refuses an email that exists in any case.
+func (s *Server) AddUser(firstName, lastName, email string) (User, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, exists := s.byEmail[strings.ToLower(email)]; exists {
+		return User{}, fmt.Errorf("platformsim: user %s exists", email)
+	}
+	u := &user{ID: s.nextID, FirstName: firstName, LastName: lastName, Email: email, Role: "USER"}
+	s.nextID++
+	s.users = append(s.users, u)
+	s.byEmail[strings.ToLower(email)] = u
+	s.byID[strconv.FormatInt(u.ID, 10)] = u
+	return exportUser(u), nil
+}
+
+// DeleteUser removes a user (to make a stored link stale in tests).
+func (s *Server) DeleteUser(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.byID[id]
+	if !ok {
+		return false
+	}
+	delete(s.byID, id)
+	delete(s.byEmail, strings.ToLower(u.Email))
+	for i, x := range s.users {
+		if x == u {
+			s.users = append(s.users[:i], s.users[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
+// Users returns every user whose email equals email, case-insensitively
+// (more than one would be a duplicate).
+func (s *Server) Users(email string) []User {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []User
+	for _, u := range s.users {
+		if strings.EqualFold(u.Email, email) {
+			out = append(out, exportUser(u))
+		}
+	}
+	return out
+}
+
+// UserCount is the number of users on the platform.
+func (s *Server) UserCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.users)
+}
+
+func exportUser(u *user) User {
+	return User{ID: strconv.FormatInt(u.ID, 10), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email}
+}
