@@ -205,6 +205,7 @@ type retryRule int
 const (
 	retrySafe      retryRule = iota // GET and token issuance: 429 and one 5xx/network retry
 	retryOn429Only                  // user creation: a 429 is a refusal, safe to resend; nothing else is
+	retryNone                       // diagnosis: report the first answer as it is
 )
 
 // Max429Retries is the number of retries after a 429 before giving up.
@@ -218,6 +219,7 @@ type call struct {
 	query    url.Values // may be nil
 	body     any        // marshalled once; nil for none
 	rule     retryRule
+	header   *http.Header // when set, receives the last answer's headers
 }
 
 // do runs c with retries and decodes a 2xx body into out (when non-nil).
@@ -266,6 +268,9 @@ func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
 // retryDecision says whether to retry err and after how long.
 func (c *Client) retryDecision(k call, err error, rateRetries, otherRetries int) (time.Duration, string, bool) {
 	var apiErr *APIError
+	if k.rule == retryNone {
+		return 0, "", false
+	}
 	if errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests {
 		if rateRetries >= Max429Retries {
 			return 0, "", false
@@ -334,6 +339,9 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		resp.Body.Close()
 	}()
 	c.observe(k.endpoint, resp.StatusCode, start)
+	if k.header != nil {
+		*k.header = resp.Header
+	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		if out == nil {
 			return resp.StatusCode, nil

@@ -348,3 +348,9 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 func formatHTTPDate(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+// Credentials returns the configured credentials, the first being the one
+// the embedded demo gives the bridge.
+func (s *Server) Credentials() []Credential {
+	return append([]Credential(nil), s.cfg.Credentials...)
+}

@@ -1,0 +1,154 @@
+// Package accounts keeps the bridge's local partner accounts, their links
+// to platform users, and the audit log. Store is the narrow interface the
+// rest of the app uses; SQLite is the default backend.
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/mail"
+	"strings"
+	"time"
+)
+
+// Errors of the store.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrEmailTaken = errors.New("an account with this email exists")
+	ErrInvalid    = errors.New("invalid account data")
+	ErrLastAdmin  = errors.New("the last admin cannot lose the admin role")
+)
+
+// Account is a local partner account.
+type Account struct {
+	ID           int64
+	Email        string
+	FirstName    string
+	LastName     string
+	PasswordHash string
+	Admin        bool
+	Disabled     bool
+	SessionEpoch int64 // sessions issued under an older epoch are void
+	CreatedAt    time.Time
+}
+
+// Name is the account's display name.
+func (a Account) Name() string { return strings.TrimSpace(a.FirstName + " " + a.LastName) }
+
+// NewAccount is what creating an account takes.
+type NewAccount struct {
+	Email        string
+	FirstName    string
+	LastName     string
+	PasswordHash string
+	Admin        bool
+}
+
+// Normalize trims the fields and checks them.
+func (n *NewAccount) Normalize() error {
+	n.Email = strings.TrimSpace(n.Email)
+	n.FirstName = strings.TrimSpace(n.FirstName)
+	n.LastName = strings.TrimSpace(n.LastName)
+	if err := ValidateEmail(n.Email); err != nil {
+		return err
+	}
+	if n.FirstName == "" || n.LastName == "" {
+		return fmt.Errorf("%w: first and last name are required", ErrInvalid)
+	}
+	if len(n.FirstName) > 100 || len(n.LastName) > 100 {
+		return fmt.Errorf("%w: names are limited to 100 characters", ErrInvalid)
+	}
+	if n.PasswordHash == "" {
+		return fmt.Errorf("%w: a password is required", ErrInvalid)
+	}
+	return nil
+}
+
+// ValidateEmail accepts a bare address such as ada@example.com.
+func ValidateEmail(s string) error {
+	a, err := mail.ParseAddress(s)
+	if err != nil || a.Address != s || len(s) > 254 || !strings.Contains(s[strings.LastIndexByte(s, '@'):], ".") {
+		return fmt.Errorf("%w: %q is not an e-mail address such as ada@example.com", ErrInvalid, s)
+	}
+	return nil
+}
+
+// Link ties an account to its platform user.
+type Link struct {
+	AccountID      int64
+	PlatformUserID string
+	LinkedAt       time.Time
+	LastLaunchAt   time.Time // zero if never
+}
+
+// Event is one audit log entry.
+type Event struct {
+	ID            int64
+	At            time.Time
+	Kind          string // see the Kind constants
+	AccountID     int64  // 0 when unknown
+	Email         string
+	Outcome       string // "ok" or an error class
+	PlatformCalls int
+	Latency       time.Duration
+	Detail        string // never a secret, password or token
+	RequestID     string
+}
+
+// Audit event kinds.
+const (
+	KindLogin  = "login"
+	KindLogout = "logout"
+	KindLaunch = "launch"
+	KindAdmin  = "admin"
+)
+
+// AuditFilter selects audit events; zero fields match everything.
+type AuditFilter struct {
+	AccountID int64
+	Kind      string
+	Outcome   string
+	Offset    int
+	Limit     int
+}
+
+// AccountFilter selects accounts.
+type AccountFilter struct {
+	Search string // substring of email or names
+	Offset int
+	Limit  int
+}
+
+// Store is what the app needs of account storage. Implementations are safe
+// for concurrent use.
+type Store interface {
+	CreateAccount(ctx context.Context, n NewAccount) (Account, error)
+	// CreateAccounts creates all or none (one transaction).
+	CreateAccounts(ctx context.Context, ns []NewAccount) error
+	AccountByEmail(ctx context.Context, email string) (Account, error)
+	AccountByID(ctx context.Context, id int64) (Account, error)
+	ListAccounts(ctx context.Context, f AccountFilter) ([]Account, int, error)
+	CountAccounts(ctx context.Context) (int, error)
+	SetDisabled(ctx context.Context, id int64, disabled bool) error
+	// SetAdmin refuses to demote the last enabled admin (ErrLastAdmin).
+	SetAdmin(ctx context.Context, id int64, admin bool) error
+	SetPasswordHash(ctx context.Context, id int64, hash string) error
+	// EndSessions voids every session issued to the account so far.
+	EndSessions(ctx context.Context, id int64) error
+
+	LinkFor(ctx context.Context, accountID int64) (Link, error)
+	SaveLink(ctx context.Context, accountID int64, platformUserID string) error
+	// DeleteLink removes the link only if it still points at platformUserID
+	// (empty: whatever it points at).
+	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
+	TouchLaunch(ctx context.Context, accountID int64) error
+	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+
+	Record(ctx context.Context, e Event) error
+	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
+	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}

@@ -1,0 +1,131 @@
+package accounts
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/argon2"
+)
+
+// HashParams are argon2id parameters.
+type HashParams struct {
+	MemoryKiB   uint32
+	Iterations  uint32
+	Parallelism uint8
+}
+
+// Hasher hashes and verifies passwords with argon2id, at most Concurrency
+// at a time, so a storm of logins queues instead of exhausting memory.
+type Hasher struct {
+	params HashParams
+	slots  chan struct{}
+	dummy  string // verified against for unknown emails, to spend equal work
+}
+
+// ErrPasswordMismatch is a wrong password.
+var ErrPasswordMismatch = errors.New("password does not match")
+
+// MinPasswordLength is the shortest password accepted for new accounts.
+const MinPasswordLength = 8
+
+// NewHasher returns a Hasher.
+func NewHasher(p HashParams, concurrency int) (*Hasher, error) {
+	if p.MemoryKiB < 8 || p.Iterations < 1 || p.Parallelism < 1 {
+		return nil, fmt.Errorf("accounts: invalid argon2 parameters %+v", p)
+	}
+	if concurrency < 1 {
+		concurrency = 1
+	}
+	h := &Hasher{params: p, slots: make(chan struct{}, concurrency)}
+	dummy, err := h.Hash(context.Background(), "dummy password for unknown accounts")
+	if err != nil {
+		return nil, err
+	}
+	h.dummy = dummy
+	return h, nil
+}
+
+func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (h *Hasher) release() { <-h.slots }
+
+// CheckPassword tells why a new password is not acceptable.
+func CheckPassword(pw string) error {
+	if len(pw) < MinPasswordLength {
+		return fmt.Errorf("%w: a password needs at least %d characters", ErrInvalid, MinPasswordLength)
+	}
+	if len(pw) > 1024 {
+		return fmt.Errorf("%w: a password is limited to 1024 bytes", ErrInvalid)
+	}
+	return nil
+}
+
+// Hash returns a PHC-style argon2id hash of pw.
+func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {
+	salt := make([]byte, 16)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	if err := h.acquire(ctx); err != nil {
+		return "", err
+	}
+	defer h.release()
+	p := h.params
+	key := argon2.IDKey([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, 32)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.MemoryKiB, p.Iterations, p.Parallelism,
+		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
+}
+
+// Verify checks pw against encoded. It returns ErrPasswordMismatch for a
+// wrong password.
+func (h *Hasher) Verify(ctx context.Context, pw, encoded string) error {
+	parts := strings.Split(encoded, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return errors.New("accounts: unsupported password hash")
+	}
+	var version int
+	var p HashParams
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return errors.New("accounts: unsupported argon2 version")
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &p.MemoryKiB, &p.Iterations, &p.Parallelism); err != nil {
+		return errors.New("accounts: malformed argon2 parameters")
+	}
+	salt, err1 := base64.RawStdEncoding.DecodeString(parts[4])
+	want, err2 := base64.RawStdEncoding.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 || p.MemoryKiB > 1<<21 || p.Iterations > 64 {
+		return errors.New("accounts: malformed password hash")
+	}
+	if err := h.acquire(ctx); err != nil {
+		return err
+	}
+	defer h.release()
+	got := argon2.IDKey([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, uint32(len(want)))
+	if subtle.ConstantTimeCompare(got, want) != 1 {
+		return ErrPasswordMismatch
+	}
+	return nil
+}
+
+// VerifyDummy spends the same work as Verify for an account that does not
+// exist, so timing does not reveal which emails have accounts. It always
+// returns ErrPasswordMismatch (or the context's error).
+func (h *Hasher) VerifyDummy(ctx context.Context, pw string) error {
+	if err := h.Verify(ctx, pw+"\x00unknown", h.dummy); err != nil && !errors.Is(err, ErrPasswordMismatch) {
+		return err
+	}
+	return ErrPasswordMismatch
+}

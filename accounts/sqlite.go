@@ -1,0 +1,412 @@
+package accounts
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// SQLite is the SQLite backend of Store.
+type SQLite struct {
+	db  *sql.DB
+	now func() time.Time
+}
+
+// OpenSQLite opens (creating if needed) the database file at path and
+// applies pending migrations.
+func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite, error) {
+	if now == nil {
+		now = time.Now
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("accounts: create %s: %w", dir, err)
+		}
+	}
+	// WAL lets readers run beside the writer; busy_timeout makes writers
+	// wait for each other instead of failing.
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(4)
+	db.SetMaxIdleConns(4)
+	db.SetConnMaxIdleTime(0)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+	}
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("accounts: migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("accounts: migrate %s: %w", path, err)
+	}
+	return &SQLite{db: db, now: now}, nil
+}
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+// Ping checks the database answers.
+func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func fromMS(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMilli(v.Int64).UTC()
+}
+
+func isUnique(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+const accountCols = "id, email, first_name, last_name, password_hash, is_admin, disabled, session_epoch, created_at"
+
+func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
+	var a Account
+	var created int64
+	err := row.Scan(&a.ID, &a.Email, &a.FirstName, &a.LastName, &a.PasswordHash, &a.Admin, &a.Disabled, &a.SessionEpoch, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Account{}, ErrNotFound
+	}
+	a.CreatedAt = time.UnixMilli(created).UTC()
+	return a, err
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func (s *SQLite) insertAccount(ctx context.Context, x execer, n NewAccount) (int64, error) {
+	if err := n.Normalize(); err != nil {
+		return 0, err
+	}
+	now := ms(s.now())
+	res, err := x.ExecContext(ctx, `INSERT INTO accounts (email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, n.Email, strings.ToLower(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, now)
+	if isUnique(err) {
+		return 0, fmt.Errorf("%w: %s", ErrEmailTaken, n.Email)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("accounts: insert: %w", err)
+	}
+	return res.LastInsertId()
+}
+
+// CreateAccount adds an account.
+func (s *SQLite) CreateAccount(ctx context.Context, n NewAccount) (Account, error) {
+	id, err := s.insertAccount(ctx, s.db, n)
+	if err != nil {
+		return Account{}, err
+	}
+	return s.AccountByID(ctx, id)
+}
+
+// CreateAccounts adds all accounts or none.
+func (s *SQLite) CreateAccounts(ctx context.Context, ns []NewAccount) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("accounts: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	for i, n := range ns {
+		if _, err := s.insertAccount(ctx, tx, n); err != nil {
+			return fmt.Errorf("row %d: %w", i+1, err)
+		}
+	}
+	return tx.Commit()
+}
+
+// AccountByEmail finds an account by email, case-insensitively.
+func (s *SQLite) AccountByEmail(ctx context.Context, email string) (Account, error) {
+	return scanAccount(s.db.QueryRowContext(ctx, "SELECT "+accountCols+" FROM accounts WHERE email_key = ?", strings.ToLower(strings.TrimSpace(email))))
+}
+
+// AccountByID finds an account by id.
+func (s *SQLite) AccountByID(ctx context.Context, id int64) (Account, error) {
+	return scanAccount(s.db.QueryRowContext(ctx, "SELECT "+accountCols+" FROM accounts WHERE id = ?", id))
+}
+
+// ListAccounts pages through accounts matching f.Search, by email.
+func (s *SQLite) ListAccounts(ctx context.Context, f AccountFilter) ([]Account, int, error) {
+	where, args := "", []any{}
+	if q := strings.TrimSpace(f.Search); q != "" {
+		like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q)) + "%"
+		where = ` WHERE email_key LIKE ? ESCAPE '\' OR lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\'`
+		args = append(args, like, like)
+	}
+	var total int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM accounts"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("accounts: count: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT "+accountCols+" FROM accounts"+where+" ORDER BY email_key LIMIT ? OFFSET ?", append(args, limit(f.Limit), max(f.Offset, 0))...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("accounts: list: %w", err)
+	}
+	defer rows.Close()
+	var out []Account
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, a)
+	}
+	return out, total, rows.Err()
+}
+
+func limit(n int) int {
+	if n <= 0 || n > 500 {
+		return 50
+	}
+	return n
+}
+
+// CountAccounts counts accounts.
+func (s *SQLite) CountAccounts(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM accounts").Scan(&n)
+	return n, err
+}
+
+func (s *SQLite) updateOne(ctx context.Context, query string, args ...any) error {
+	res, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("accounts: update: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetDisabled disables or enables an account. Disabling ends its sessions.
+func (s *SQLite) SetDisabled(ctx context.Context, id int64, disabled bool) error {
+	if disabled {
+		a, err := s.AccountByID(ctx, id)
+		if err != nil {
+			return err
+		}
+		if a.Admin && !a.Disabled {
+			if err := s.refuseLastAdmin(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	return s.updateOne(ctx, "UPDATE accounts SET disabled = ?, session_epoch = session_epoch + ?, updated_at = ? WHERE id = ?",
+		disabled, boolInt(disabled), ms(s.now()), id)
+}
+
+// refuseLastAdmin fails when id is the only enabled admin.
+func (s *SQLite) refuseLastAdmin(ctx context.Context, id int64) error {
+	var others int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM accounts WHERE is_admin = 1 AND disabled = 0 AND id <> ?", id).Scan(&others); err != nil {
+		return fmt.Errorf("accounts: count admins: %w", err)
+	}
+	if others == 0 {
+		return ErrLastAdmin
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetAdmin grants or revokes the admin role; the last admin stays admin.
+func (s *SQLite) SetAdmin(ctx context.Context, id int64, admin bool) error {
+	if !admin {
+		if err := s.refuseLastAdmin(ctx, id); err != nil {
+			return err
+		}
+	}
+	return s.updateOne(ctx, "UPDATE accounts SET is_admin = ?, updated_at = ? WHERE id = ?", admin, ms(s.now()), id)
+}
+
+// SetPasswordHash replaces the password and ends the account's sessions.
+func (s *SQLite) SetPasswordHash(ctx context.Context, id int64, hash string) error {
+	if hash == "" {
+		return fmt.Errorf("%w: empty password hash", ErrInvalid)
+	}
+	return s.updateOne(ctx, "UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1, updated_at = ? WHERE id = ?", hash, ms(s.now()), id)
+}
+
+// EndSessions raises the account's session epoch.
+func (s *SQLite) EndSessions(ctx context.Context, id int64) error {
+	return s.updateOne(ctx, "UPDATE accounts SET session_epoch = session_epoch + 1, updated_at = ? WHERE id = ?", ms(s.now()), id)
+}
+
+// LinkFor returns the account's link, or ErrNotFound.
+func (s *SQLite) LinkFor(ctx context.Context, accountID int64) (Link, error) {
+	var l Link
+	var linked int64
+	var last sql.NullInt64
+	err := s.db.QueryRowContext(ctx, "SELECT account_id, platform_user_id, linked_at, last_launch_at FROM links WHERE account_id = ?", accountID).
+		Scan(&l.AccountID, &l.PlatformUserID, &linked, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Link{}, ErrNotFound
+	}
+	if err != nil {
+		return Link{}, fmt.Errorf("accounts: link: %w", err)
+	}
+	l.LinkedAt = time.UnixMilli(linked).UTC()
+	l.LastLaunchAt = fromMS(last)
+	return l, nil
+}
+
+// SaveLink stores (or replaces) the account's link.
+func (s *SQLite) SaveLink(ctx context.Context, accountID int64, platformUserID string) error {
+	if platformUserID == "" {
+		return fmt.Errorf("%w: empty platform user id", ErrInvalid)
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO links (account_id, platform_user_id, linked_at) VALUES (?, ?, ?)
+		ON CONFLICT(account_id) DO UPDATE SET platform_user_id = excluded.platform_user_id, linked_at = excluded.linked_at
+		WHERE links.platform_user_id <> excluded.platform_user_id`, accountID, platformUserID, ms(s.now()))
+	if err != nil {
+		return fmt.Errorf("accounts: save link: %w", err)
+	}
+	return nil
+}
+
+// DeleteLink removes the link if it still points at platformUserID.
+func (s *SQLite) DeleteLink(ctx context.Context, accountID int64, platformUserID string) error {
+	q, args := "DELETE FROM links WHERE account_id = ?", []any{accountID}
+	if platformUserID != "" {
+		q += " AND platform_user_id = ?"
+		args = append(args, platformUserID)
+	}
+	if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+		return fmt.Errorf("accounts: delete link: %w", err)
+	}
+	return nil
+}
+
+// TouchLaunch records a launch time on the link.
+func (s *SQLite) TouchLaunch(ctx context.Context, accountID int64) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE links SET last_launch_at = ? WHERE account_id = ?", ms(s.now()), accountID)
+	return err
+}
+
+// ListLinks maps those of platformUserIDs that are linked to their account.
+func (s *SQLite) ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(platformUserIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(platformUserIDs))
+	for i, id := range platformUserIDs {
+		args[i] = id
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT platform_user_id, account_id FROM links WHERE platform_user_id IN (?"+strings.Repeat(",?", len(args)-1)+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: links: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid string
+		var aid int64
+		if err := rows.Scan(&pid, &aid); err != nil {
+			return nil, err
+		}
+		out[pid] = aid
+	}
+	return out, rows.Err()
+}
+
+// Record appends an audit event.
+func (s *SQLite) Record(ctx context.Context, e Event) error {
+	if e.At.IsZero() {
+		e.At = s.now()
+	}
+	var account any
+	if e.AccountID != 0 {
+		account = e.AccountID
+	}
+	_, err := s.db.ExecContext(ctx, `INSERT INTO audit_log (at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
+	if err != nil {
+		return fmt.Errorf("accounts: audit: %w", err)
+	}
+	return nil
+}
+
+// ListEvents pages through audit events, newest first.
+func (s *SQLite) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error) {
+	var conds []string
+	var args []any
+	if f.AccountID != 0 {
+		conds, args = append(conds, "account_id = ?"), append(args, f.AccountID)
+	}
+	if f.Kind != "" {
+		conds, args = append(conds, "kind = ?"), append(args, f.Kind)
+	}
+	if f.Outcome != "" {
+		conds, args = append(conds, "outcome = ?"), append(args, f.Outcome)
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	var total int
+	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM audit_log"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("accounts: count events: %w", err)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, kind, COALESCE(account_id, 0), email, outcome, platform_calls, latency_ms, detail, request_id
+		FROM audit_log`+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, limit(f.Limit), max(f.Offset, 0))...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("accounts: events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var e Event
+		var at, lat int64
+		if err := rows.Scan(&e.ID, &at, &e.Kind, &e.AccountID, &e.Email, &e.Outcome, &e.PlatformCalls, &lat, &e.Detail, &e.RequestID); err != nil {
+			return nil, 0, err
+		}
+		e.At = time.UnixMilli(at).UTC()
+		e.Latency = time.Duration(lat) * time.Millisecond
+		out = append(out, e)
+	}
+	return out, total, rows.Err()
+}
+
+// PruneEvents deletes events older than before.
+func (s *SQLite) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, "DELETE FROM audit_log WHERE at < ?", ms(before))
+	if err != nil {
+		return 0, fmt.Errorf("accounts: prune: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+var _ Store = (*SQLite)(nil)

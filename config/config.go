@@ -1,0 +1,370 @@
+// Package config loads ssobridge's configuration: a YAML file, then
+// SSOBRIDGE_* environment overrides, then validation that names the key and
+// the fix for every problem.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole configuration. Every leaf is addressable as a dotted
+// key (server.addr) and as an environment variable (SSOBRIDGE_SERVER_ADDR).
+type Config struct {
+	Server   Server   `yaml:"server"`
+	Session  Session  `yaml:"session"`
+	Store    Store    `yaml:"store"`
+	Platform Platform `yaml:"platform"`
+	Password Password `yaml:"password"`
+	Log      Log      `yaml:"log"`
+}
+
+// Server is the HTTP listener.
+type Server struct {
+	Addr      string `yaml:"addr"`       // listen address, host:port
+	PublicURL string `yaml:"public_url"` // how browsers reach the bridge; https makes cookies Secure
+}
+
+// Session is the browser session.
+type Session struct {
+	HashKey  string        `yaml:"hash_key"`  // hex, >= 32 bytes; empty: generated and kept in the data directory
+	BlockKey string        `yaml:"block_key"` // hex, 16/24/32 bytes; empty: generated likewise
+	MaxAge      time.Duration `yaml:"max_age"`      // absolute session lifetime
+	IdleTimeout time.Duration `yaml:"idle_timeout"` // sign out after this long without a request
+}
+
+// Store is the account store.
+type Store struct {
+	Driver string `yaml:"driver"` // sqlite
+	DSN    string `yaml:"dsn"`    // for sqlite, a file path
+}
+
+// Platform is the connection to the platform's Partner API.
+type Platform struct {
+	BaseURL       string        `yaml:"base_url"` // https://..., or "embedded" for the built-in emulator
+	Auth          string        `yaml:"auth"`     // hmac | simple
+	APIKey        string        `yaml:"api_key"`
+	APISecret     string        `yaml:"api_secret"`
+	APISecretFile string        `yaml:"api_secret_file"` // read the secret from this file instead
+	SchemeHMAC    string        `yaml:"scheme_hmac"`
+	SchemeSimple  string        `yaml:"scheme_simple"`
+	Timeout       time.Duration `yaml:"timeout"`       // one platform call
+	EmbeddedAddr  string        `yaml:"embedded_addr"` // where the embedded emulator listens
+}
+
+// Password is how local account passwords are hashed (argon2id).
+type Password struct {
+	Argon2MemoryKiB   uint32 `yaml:"argon2_memory_kib"`
+	Argon2Iterations  uint32 `yaml:"argon2_iterations"`
+	Argon2Parallelism uint8  `yaml:"argon2_parallelism"`
+	HashConcurrency   int    `yaml:"hash_concurrency"` // hashes computed at once; more wait
+}
+
+// Log is the logger.
+type Log struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // text | json
+}
+
+// Embedded is the platform.base_url value that starts the built-in emulator.
+const Embedded = "embedded"
+
+// EnvPrefix starts every environment override.
+const EnvPrefix = "SSOBRIDGE_"
+
+// Defaults returns the configuration used where neither the file nor the
+// environment says otherwise.
+func Defaults() Config {
+	return Config{
+		Server:   Server{Addr: "127.0.0.1:8080"},
+		Session:  Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
+		Store:    Store{Driver: "sqlite", DSN: "data/ssobridge.db"},
+		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0"},
+		Password: Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
+		Log:      Log{Level: "info", Format: "text"},
+	}
+}
+
+// Error is a configuration problem; it names the key.
+type Error struct {
+	Key     string
+	Problem string
+}
+
+func (e *Error) Error() string { return "config: " + e.Key + ": " + e.Problem }
+
+// ErrInvalid is matched by every configuration error.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Errors is every problem found, so they can be fixed in one go.
+type Errors []*Error
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (es Errors) Is(target error) bool { return target == ErrInvalid }
+
+// Parse builds the configuration from YAML (may be empty) and the
+// environment (os.Environ form), then validates it.
+func Parse(yamlData []byte, environ []string) (Config, error) {
+	cfg := Defaults()
+	if len(bytes.TrimSpace(yamlData)) > 0 {
+		dec := yaml.NewDecoder(bytes.NewReader(yamlData))
+		dec.KnownFields(true) // a misspelt key is an error, not a silent default
+		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+			return Config{}, Errors{{Key: "(file)", Problem: strings.TrimPrefix(err.Error(), "yaml: ") + " (keys are listed in README.md)"}}
+		}
+	}
+	if err := applyEnv(&cfg, environ); err != nil {
+		return Config{}, err
+	}
+	if cfg.Platform.APISecretFile != "" {
+		b, err := os.ReadFile(cfg.Platform.APISecretFile)
+		if err != nil {
+			return Config{}, Errors{{Key: "platform.api_secret_file", Problem: "cannot read: " + err.Error()}}
+		}
+		cfg.Platform.APISecret = strings.TrimSpace(string(b))
+	}
+	if errs := cfg.validate(); len(errs) > 0 {
+		return Config{}, errs
+	}
+	return cfg, nil
+}
+
+// Load reads path (when not empty) and the environment.
+func Load(path string, environ []string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: read %s: %w", path, err)
+	}
+	return Parse(data, environ)
+}
+
+// leaf is one settable key.
+type leaf struct {
+	key string
+	v   reflect.Value
+}
+
+func leaves(cfg *Config) []leaf {
+	var out []leaf
+	var walk func(prefix string, v reflect.Value)
+	walk = func(prefix string, v reflect.Value) {
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			name := t.Field(i).Tag.Get("yaml")
+			key := name
+			if prefix != "" {
+				key = prefix + "." + name
+			}
+			if f := v.Field(i); f.Kind() == reflect.Struct {
+				walk(key, f)
+			} else {
+				out = append(out, leaf{key: key, v: f})
+			}
+		}
+	}
+	walk("", reflect.ValueOf(cfg).Elem())
+	return out
+}
+
+// Keys lists every configuration key, sorted.
+func Keys() []string {
+	var cfg Config
+	var keys []string
+	for _, l := range leaves(&cfg) {
+		keys = append(keys, l.key)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// EnvName is the environment variable that overrides key.
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func applyEnv(cfg *Config, environ []string) error {
+	byEnv := map[string]leaf{}
+	for _, l := range leaves(cfg) {
+		byEnv[EnvName(l.key)] = l
+	}
+	var errs Errors
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		l, ok := byEnv[name]
+		if !ok {
+			errs = append(errs, &Error{Key: name, Problem: "no such setting (see README.md for the list); unset it or fix the spelling"})
+			continue
+		}
+		if err := setFromString(l.v, value); err != nil {
+			errs = append(errs, &Error{Key: l.key, Problem: fmt.Sprintf("from %s: %v", name, err)})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func setFromString(v reflect.Value, s string) error {
+	switch v.Interface().(type) {
+	case time.Duration:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a duration such as 30s or 12h", s)
+		}
+		v.SetInt(int64(d))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number", s)
+		}
+		v.SetInt(n)
+	case reflect.Uint8, reflect.Uint32:
+		n, err := strconv.ParseUint(s, 10, v.Type().Bits())
+		if err != nil {
+			return fmt.Errorf("%q is not a whole number in range", s)
+		}
+		v.SetUint(n)
+	default:
+		return fmt.Errorf("unsupported kind %s", v.Kind())
+	}
+	return nil
+}
+
+func (c *Config) validate() Errors {
+	var errs Errors
+	bad := func(key, problem string) { errs = append(errs, &Error{Key: key, Problem: problem}) }
+
+	if _, port, err := net.SplitHostPort(c.Server.Addr); err != nil || port == "" {
+		bad("server.addr", fmt.Sprintf("%q is not host:port; use e.g. 127.0.0.1:8080 or :8080", c.Server.Addr))
+	}
+	if c.Server.PublicURL != "" {
+		if u, err := url.Parse(c.Server.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("server.public_url", fmt.Sprintf("%q must be an absolute http(s) URL such as https://sso.partner.example", c.Server.PublicURL))
+		}
+	}
+	if err := checkHexKey(c.Session.HashKey, 32, 64); err != "" {
+		bad("session.hash_key", err+"; leave it empty to have one generated, or use `openssl rand -hex 32`")
+	}
+	if err := checkHexKey(c.Session.BlockKey, 16, 32); err != "" {
+		bad("session.block_key", err+"; leave it empty to have one generated, or use `openssl rand -hex 32`")
+	} else if n := len(c.Session.BlockKey) / 2; n != 0 && n != 16 && n != 24 && n != 32 {
+		bad("session.block_key", fmt.Sprintf("is %d bytes; want 16, 24 or 32 (an AES key)", n))
+	}
+	if c.Session.MaxAge < time.Minute || c.Session.MaxAge > 30*24*time.Hour {
+		bad("session.max_age", fmt.Sprintf("%s is out of range; use 1m to 720h (e.g. 12h)", c.Session.MaxAge))
+	}
+	if c.Session.IdleTimeout < time.Minute || c.Session.IdleTimeout > c.Session.MaxAge {
+		bad("session.idle_timeout", fmt.Sprintf("%s is out of range; use 1m up to session.max_age (e.g. 2h)", c.Session.IdleTimeout))
+	}
+	switch c.Store.Driver {
+	case "sqlite":
+		if strings.TrimSpace(c.Store.DSN) == "" {
+			bad("store.dsn", "empty; for sqlite give a file path such as data/ssobridge.db")
+		}
+	default:
+		bad("store.driver", fmt.Sprintf("%q is not supported; use sqlite", c.Store.Driver))
+	}
+	p := c.Platform
+	if p.BaseURL != Embedded {
+		u, err := url.Parse(p.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("platform.base_url", fmt.Sprintf("%q must be the platform's https URL (without /api/5) or %q for the built-in emulator", p.BaseURL, Embedded))
+		} else if u.RawQuery != "" || u.Fragment != "" {
+			bad("platform.base_url", "must not carry a query or fragment")
+		}
+		if p.APISecret == "" {
+			bad("platform.api_secret", "empty; set "+EnvName("platform.api_secret")+" or platform.api_secret_file (the secret, not the key)")
+		}
+		if p.Auth == "hmac" && p.APIKey == "" {
+			bad("platform.api_key", "empty; the HMAC method needs the API key the platform issued")
+		}
+	} else if _, _, err := net.SplitHostPort(p.EmbeddedAddr); err != nil {
+		bad("platform.embedded_addr", fmt.Sprintf("%q is not host:port; use 127.0.0.1:0 for any free port", p.EmbeddedAddr))
+	}
+	if p.Auth != "hmac" && p.Auth != "simple" {
+		bad("platform.auth", fmt.Sprintf("%q: use hmac or simple", p.Auth))
+	}
+	for key, s := range map[string]string{"platform.scheme_hmac": p.SchemeHMAC, "platform.scheme_simple": p.SchemeSimple} {
+		if s == "" || strings.ContainsAny(s, " \t\r\n:") {
+			bad(key, fmt.Sprintf("%q must be one word, as the platform spells its scheme", s))
+		}
+	}
+	if p.Timeout < 100*time.Millisecond || p.Timeout > 2*time.Minute {
+		bad("platform.timeout", fmt.Sprintf("%s is out of range; use 100ms to 2m (e.g. 10s)", p.Timeout))
+	}
+	pw := c.Password
+	if pw.Argon2MemoryKiB < 64 || pw.Argon2MemoryKiB > 1<<20 {
+		bad("password.argon2_memory_kib", "use 64 to 1048576 (19456 is the recommended minimum in production)")
+	}
+	if pw.Argon2Iterations < 1 || pw.Argon2Iterations > 20 {
+		bad("password.argon2_iterations", "use 1 to 20")
+	}
+	if pw.Argon2Parallelism < 1 {
+		bad("password.argon2_parallelism", "use 1 or more")
+	}
+	if pw.HashConcurrency < 1 || pw.HashConcurrency > 256 {
+		bad("password.hash_concurrency", "use 1 to 256 (the number of cores is a good value)")
+	}
+	if _, ok := map[string]bool{"debug": true, "info": true, "warn": true, "error": true}[c.Log.Level]; !ok {
+		bad("log.level", fmt.Sprintf("%q: use debug, info, warn or error", c.Log.Level))
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		bad("log.format", fmt.Sprintf("%q: use text or json", c.Log.Format))
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
+	return errs
+}
+
+func checkHexKey(s string, minBytes, maxBytes int) string {
+	if s == "" {
+		return ""
+	}
+	if len(s)%2 != 0 || strings.Trim(strings.ToLower(s), "0123456789abcdef") != "" {
+		return "must be hex"
+	}
+	if n := len(s) / 2; n < minBytes || n > maxBytes {
+		return fmt.Sprintf("is %d bytes; want %d to %d", n, minBytes, maxBytes)
+	}
+	return ""
+}
+
+// DataDir is the directory that holds the store and generated keys.
+func (c *Config) DataDir() string {
+	dir := c.Store.DSN
+	if i := strings.LastIndexAny(dir, "/\\"); i >= 0 {
+		return dir[:i]
+	}
+	return "."
+}
+
+// Secure reports whether cookies must be Secure (public URL is https).
+func (c *Config) Secure() bool { return strings.HasPrefix(c.Server.PublicURL, "https://") }

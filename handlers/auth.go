@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// loginFailed is the one message for every failed sign-in, so it does not
+// tell whether the email has an account.
+const loginFailed = "Email or password is incorrect."
+
+func (h *Handlers) loginPage(c echo.Context) error {
+	if _, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
+		return c.Redirect(http.StatusSeeOther, "/")
+	}
+	var f views.LoginForm
+	switch {
+	case c.QueryParam("expired") != "":
+		f.Notice = "Your session has ended. Please sign in again."
+	case c.QueryParam("signed_out") != "":
+		f.Notice = "You have been signed out."
+	}
+	return h.render(c, http.StatusOK, views.Login(h.page(c, "Sign in"), f))
+}
+
+func (h *Handlers) login(c echo.Context) error {
+	ctx := c.Request().Context()
+	email := strings.TrimSpace(c.FormValue("email"))
+	password := c.FormValue("password")
+	if email == "" || password == "" {
+		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: "Enter your email and password."}))
+	}
+	if len(email) > 254 || len(password) > 1024 {
+		return h.loginFailure(c, email, 0, "input too long")
+	}
+	acct, err := h.Store.AccountByEmail(ctx, email)
+	switch {
+	case errors.Is(err, accounts.ErrNotFound):
+		// Spend the same hashing work as for a wrong password.
+		if err := h.Hasher.VerifyDummy(ctx, password); !errors.Is(err, accounts.ErrPasswordMismatch) {
+			return err
+		}
+		return h.loginFailure(c, email, 0, "unknown email")
+	case err != nil:
+		return err
+	}
+	if err := h.Hasher.Verify(ctx, password, acct.PasswordHash); err != nil {
+		if !errors.Is(err, accounts.ErrPasswordMismatch) {
+			return err
+		}
+		return h.loginFailure(c, email, acct.ID, "wrong password")
+	}
+	if acct.Disabled {
+		return h.loginFailure(c, email, acct.ID, "account disabled")
+	}
+	if err := h.sessions.start(c.Request(), c.Response(), acct); err != nil {
+		return err
+	}
+	h.rotateCSRF(c)
+	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
+	h.Metrics.login("ok")
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// loginFailure answers every failed sign-in the same way; the reason goes
+// to the audit log only.
+func (h *Handlers) loginFailure(c echo.Context, email string, accountID int64, reason string) error {
+	if len(email) > 254 {
+		email = email[:254]
+	}
+	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
+	h.Metrics.login("failed")
+	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginFailed}))
+}
+
+func (h *Handlers) logout(c echo.Context) error {
+	ctx := c.Request().Context()
+	if acct, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
+		// Cookie sessions cannot be deleted on the server; raising the
+		// epoch voids this cookie even if a copy of it survives.
+		if err := h.Store.EndSessions(ctx, acct.ID); err != nil {
+			return err
+		}
+		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
+	}
+	h.sessions.clear(c.Response())
+	return c.Redirect(http.StatusSeeOther, "/login?signed_out=1")
+}
+
+// audit records an event; a failure is logged, not shown.
+func (h *Handlers) audit(c echo.Context, e accounts.Event) {
+	e.RequestID = requestID(c)
+	if err := h.Store.Record(c.Request().Context(), e); err != nil {
+		h.Logger.Error("audit write failed", "err", err, "request_id", e.RequestID)
+	}
+}

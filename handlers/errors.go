@@ -1,0 +1,222 @@
+package handlers
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// Errors the handlers raise for the error handler to render.
+var (
+	errInternal  = errors.New("internal error")
+	errAdminOnly = errors.New("admins only")
+)
+
+// csrfError is a refused anti-forgery check.
+type csrfError struct{ status int }
+
+func (e csrfError) Error() string { return "csrf check failed (" + strconv.Itoa(e.status) + ")" }
+
+// csrf is Echo's CSRF middleware with the token in the _csrf form field.
+// Whatever it refuses before the handler runs (missing or wrong token, a
+// cross-site Sec-Fetch-Site) becomes a csrfError, so the page is the
+// CSRF page and not a generic one.
+func (h *Handlers) csrf(secure bool) echo.MiddlewareFunc {
+	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
+		TokenLookup:    "form:_csrf",
+		CookieName:     csrfCookie,
+		CookiePath:     "/",
+		CookieHTTPOnly: true,
+		CookieSecure:   secure,
+		CookieSameSite: http.SameSiteLaxMode,
+		CookieMaxAge:   12 * 3600,
+	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		passed := func(c echo.Context) error {
+			c.Set(ctxCSRFPassed, true)
+			return next(c)
+		}
+		inner := mw(passed)
+		return func(c echo.Context) error {
+			err := inner(c)
+			if err != nil && c.Get(ctxCSRFPassed) == nil {
+				status := http.StatusForbidden
+				var he *echo.HTTPError
+				if errors.As(err, &he) {
+					status = he.Code
+				}
+				return csrfError{status: status}
+			}
+			return err
+		}
+	}
+}
+
+const (
+	csrfCookie    = "_csrf"
+	ctxCSRFPassed = "csrf_passed"
+)
+
+// rotateCSRF drops the CSRF cookie so the next page gets a fresh token
+// (after sign-in, as with the session).
+func (h *Handlers) rotateCSRF(c echo.Context) {
+	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode})
+}
+
+func newRequestID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}
+
+// page fills the layout's fields.
+func (h *Handlers) page(c echo.Context, title string) views.Page {
+	p := views.Page{Title: title}
+	if tok, ok := c.Get("csrf").(string); ok {
+		p.CSRF = tok
+	}
+	if a, ok := account(c); ok {
+		p.User = &views.User{Name: a.Name(), Email: a.Email, Admin: a.Admin}
+	}
+	return p
+}
+
+// render writes a component into a buffer first, so a failure mid-render
+// never leaves a half-written page.
+func (h *Handlers) render(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// errorPage picks the page and status for err.
+func (h *Handlers) errorPage(c echo.Context, err error) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+	info := views.ErrorInfo{RequestID: requestID(c)}
+	var ce csrfError
+	var he *echo.HTTPError
+	var le launchError
+	switch {
+	case errors.As(err, &ce):
+		info.Status = ce.status
+		return ce.status, views.CSRFFailed, info
+	case errors.Is(err, errSessionExpired):
+		info.SignIn = true
+		return http.StatusUnauthorized, views.SessionExpired, info
+	case errors.Is(err, errAdminOnly):
+		return http.StatusForbidden, views.Forbidden, info
+	case errors.As(err, &le):
+		return launchPage(le.err, info)
+	case errors.As(err, &he):
+		switch he.Code {
+		case http.StatusNotFound:
+			return he.Code, views.NotFound, info
+		case http.StatusMethodNotAllowed, http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+			if msg, ok := he.Message.(string); ok {
+				info.Detail = msg
+			}
+			return he.Code, views.BadRequest, info
+		}
+		if he.Code < 500 {
+			return he.Code, views.BadRequest, info
+		}
+	}
+	return http.StatusInternalServerError, views.InternalError, info
+}
+
+// launchPage maps a launch failure to its page. The platform's refusals
+// are the bridge's upstream problems (502); overload and outages are 503,
+// timeouts 504, with Retry-After where the platform gave one.
+func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+	info.Detail = err.Error()
+	var ae *apiclient.APIError
+	if errors.As(err, &ae) {
+		info.Endpoint = ae.Endpoint
+	}
+	switch launch.Classify(err) {
+	case launch.OutcomeInvalidInput:
+		return http.StatusBadRequest, views.BadRequest, info
+	case launch.OutcomeDisabled:
+		info.Detail = ""
+		return http.StatusForbidden, views.AccountDisabled, info
+	case launch.OutcomeForbidden:
+		return http.StatusBadGateway, views.PlatformForbidden, info
+	case launch.OutcomeClockSkew:
+		var cs *apiclient.ClockSkewError
+		if errors.As(err, &cs) {
+			info.ClockSkew = cs.Offset.Abs().Round(1e9).String()
+		}
+		return http.StatusBadGateway, views.PlatformClockSkew, info
+	case launch.OutcomeUnauthorized:
+		return http.StatusBadGateway, views.PlatformUnauthorized, info
+	case launch.OutcomeRateLimited:
+		if ae != nil && ae.RetryAfter > 0 {
+			info.RetryAfter = int(ae.RetryAfter.Seconds() + 0.999)
+		}
+		return http.StatusServiceUnavailable, views.PlatformUnavailable, info
+	case launch.OutcomeUnavailable:
+		if errors.Is(err, apiclient.ErrTimeout) {
+			return http.StatusGatewayTimeout, views.PlatformUnavailable, info
+		}
+		return http.StatusServiceUnavailable, views.PlatformUnavailable, info
+	case launch.OutcomeNotFound, launch.OutcomeBadRequest:
+		return http.StatusBadGateway, views.PlatformMisconfigured, info
+	}
+	info.Detail = ""
+	return http.StatusInternalServerError, views.InternalError, info
+}
+
+// errorClass names an error for the log line.
+func errorClass(err error) string {
+	var le launchError
+	var ce csrfError
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &le):
+		return launch.Classify(le.err)
+	case errors.As(err, &ce):
+		return "csrf"
+	case errors.Is(err, errSessionExpired):
+		return "session_expired"
+	case errors.Is(err, errAdminOnly):
+		return "admin_only"
+	case errors.As(err, &he):
+		return "http_" + strconv.Itoa(he.Code)
+	}
+	return "internal_error"
+}
+
+// handleError is Echo's error handler: every error becomes a page.
+func (h *Handlers) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status, page, info := h.errorPage(c, err)
+	if status == http.StatusInternalServerError {
+		h.Logger.Error("request failed", "err", err, "path", c.Request().URL.Path, "request_id", info.RequestID)
+	}
+	info.Status = status
+	if info.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(info.RetryAfter))
+	}
+	if rerr := h.render(c, status, page(h.page(c, http.StatusText(status)), info)); rerr != nil {
+		h.Logger.Error("error page failed", "err", rerr, "request_id", info.RequestID)
+		_ = c.String(status, http.StatusText(status))
+	}
+}

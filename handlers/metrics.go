@@ -1,0 +1,64 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ssobridge/ssobridge/launch"
+)
+
+// Metrics are the bridge's Prometheus metrics, on a registry of their own.
+type Metrics struct {
+	reg              *prometheus.Registry
+	launches         *prometheus.CounterVec
+	launchDuration   *prometheus.HistogramVec
+	logins           *prometheus.CounterVec
+	platformRequests *prometheus.CounterVec
+	platformDuration *prometheus.HistogramVec
+	platformRetries  *prometheus.CounterVec
+}
+
+// NewMetrics registers the metrics on a new registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.launches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_launches_total", Help: "Launches by outcome and path."}, []string{"outcome", "path"})
+	m.launchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ssobridge_launch_duration_seconds", Help: "Launch latency, click to redirect.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}}, []string{"outcome"})
+	m.logins = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_logins_total", Help: "Sign-in attempts by outcome."}, []string{"outcome"})
+	m.platformRequests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_platform_requests_total", Help: "Partner API attempts by endpoint and status (0: no answer)."}, []string{"endpoint", "status"})
+	m.platformDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ssobridge_platform_request_duration_seconds", Help: "Partner API attempt latency.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"endpoint"})
+	m.platformRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_platform_retries_total", Help: "Partner API retries by endpoint and reason."}, []string{"endpoint", "reason"})
+	m.reg.MustRegister(m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// Launch observes a launch (launch.Options.OnDone).
+func (m *Metrics) Launch(outcome string, path launch.Path, d time.Duration) {
+	m.launches.WithLabelValues(outcome, string(path)).Inc()
+	m.launchDuration.WithLabelValues(outcome).Observe(d.Seconds())
+}
+
+// PlatformAttempt observes a Partner API attempt (apiclient.Hooks.OnAttempt).
+func (m *Metrics) PlatformAttempt(endpoint string, status int, d time.Duration) {
+	m.platformRequests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
+	m.platformDuration.WithLabelValues(endpoint).Observe(d.Seconds())
+}
+
+// PlatformRetry observes a retry (apiclient.Hooks.OnRetry).
+func (m *Metrics) PlatformRetry(endpoint, reason string, _ time.Duration) {
+	m.platformRetries.WithLabelValues(endpoint, reason).Inc()
+}
+
+func (m *Metrics) login(outcome string) { m.logins.WithLabelValues(outcome).Inc() }

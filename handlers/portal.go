@@ -1,0 +1,51 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+func (h *Handlers) portal(c echo.Context) error {
+	acct, _ := account(c)
+	d := views.Portal{Email: acct.Email, PlatformURL: h.PlatformURL}
+	link, err := h.Store.LinkFor(c.Request().Context(), acct.ID)
+	switch {
+	case err == nil:
+		d.PlatformUserID = link.PlatformUserID
+		if !link.LastLaunchAt.IsZero() {
+			d.LastLaunch = link.LastLaunchAt.Local().Format("2 Jan 2006 15:04 MST")
+		}
+	case !errors.Is(err, accounts.ErrNotFound):
+		return err
+	}
+	return h.render(c, http.StatusOK, views.PortalPage(h.page(c, "Portal"), d))
+}
+
+// launch is "Open video editor": a 303 to the platform's exchange URL.
+func (h *Handlers) launch(c echo.Context) error {
+	acct, _ := account(c)
+	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
+	defer cancel()
+	res, err := h.Launcher.Launch(ctx, acct, c.FormValue("return_to"), requestID(c))
+	if err != nil {
+		return launchError{err}
+	}
+	hd := c.Response().Header()
+	hd.Set("Cache-Control", "no-store")
+	// The exchange URL holds the one-time token: keep it out of Referer.
+	hd.Set("Referrer-Policy", "no-referrer")
+	return c.Redirect(http.StatusSeeOther, res.ExchangeURL)
+}
+
+// launchError marks an error of the launch use-case for the error page.
+type launchError struct{ err error }
+
+func (e launchError) Error() string { return e.err.Error() }
+func (e launchError) Unwrap() error { return e.err }
+

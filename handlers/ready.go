@@ -1,0 +1,60 @@
+package handlers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+)
+
+// readiness checks the store and the platform. The platform's answer is
+// cached briefly so frequent probes do not spend its rate limit.
+type readiness struct {
+	store    accounts.Store
+	platform func(ctx context.Context) error
+	now      func() time.Time
+
+	mu      sync.Mutex
+	checked time.Time
+	last    string
+}
+
+const platformCheckTTL = 15 * time.Second
+
+func newReadiness(s accounts.Store, p func(ctx context.Context) error, now func() time.Time) *readiness {
+	return &readiness{store: s, platform: p, now: now}
+}
+
+// ReadyStatus is the /readyz answer.
+type ReadyStatus struct {
+	Ready    bool   `json:"ready"`
+	Store    string `json:"store"`
+	Platform string `json:"platform"`
+}
+
+func (r *readiness) check(ctx context.Context) ReadyStatus {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st := ReadyStatus{Store: "ok", Platform: "ok"}
+	if err := r.store.Ping(ctx); err != nil {
+		st.Store = "unavailable"
+	}
+	if r.platform != nil {
+		st.Platform = r.platformStatus(ctx)
+	}
+	st.Ready = st.Store == "ok" && st.Platform == "ok"
+	return st
+}
+
+func (r *readiness) platformStatus(ctx context.Context) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.checked.IsZero() && r.now().Sub(r.checked) < platformCheckTTL {
+		return r.last
+	}
+	r.last = launch.Classify(r.platform(ctx))
+	r.checked = r.now()
+	return r.last
+}

@@ -1,0 +1,182 @@
+// Package handlers is the bridge's HTTP face: Echo routes, middleware
+// (sessions, CSRF, security headers, request ids, logging), and the mapping
+// of every error to a templ page with the right status.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/static"
+)
+
+// Deps are what the handlers need; main wires them.
+type Deps struct {
+	Store    accounts.Store
+	Hasher   *accounts.Hasher
+	Launcher *launch.Service
+	Sessions SessionConfig
+	Metrics  *Metrics
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// PlatformURL is the platform's base URL: the launch redirect goes
+	// there, so the CSP form-action must allow it.
+	PlatformURL string
+	// PlatformCheck tells /readyz whether the platform answers.
+	PlatformCheck func(ctx context.Context) error
+	// Admin serves /admin/...; nil leaves only the guard in place.
+	Admin AdminRoutes
+	// LaunchTimeout bounds one launch, retries included; default 60 s.
+	LaunchTimeout time.Duration
+}
+
+// AdminRoutes registers the admin console on a group that already
+// requires an admin.
+type AdminRoutes func(g *echo.Group, h *Handlers)
+
+// Handlers holds the dependencies of every route.
+type Handlers struct {
+	Deps
+	sessions *sessionManager
+	ready    *readiness
+}
+
+// New builds the Echo app.
+func New(d Deps) (*echo.Echo, *Handlers) {
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics()
+	}
+	if d.LaunchTimeout <= 0 {
+		d.LaunchTimeout = 60 * time.Second
+	}
+	h := &Handlers{Deps: d, sessions: newSessionManager(d.Sessions, d.Store, d.Now)}
+	h.ready = newReadiness(d.Store, d.PlatformCheck, d.Now)
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = h.handleError
+	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
+		// Never trust a client's id: it ends up in logs and pages.
+		Generator: newRequestID,
+		Skipper:   func(echo.Context) bool { return false },
+	}))
+	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
+	e.Use(h.recoverer)
+	e.Use(h.securityHeaders(cspFormAction(d.PlatformURL)))
+	e.Use(middleware.BodyLimit("1M"))
+	e.Use(h.csrf(d.Sessions.Secure))
+
+	e.GET("/healthz", h.healthz)
+	e.GET("/readyz", h.readyz)
+	e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
+	e.StaticFS("/static", static.Files)
+
+	e.GET("/login", h.loginPage)
+	e.POST("/login", h.login)
+	e.POST("/logout", h.logout)
+	e.GET("/", h.portal, h.requireUser(redirectToLogin))
+	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
+
+	admin := e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin)
+	if d.Admin != nil {
+		d.Admin(admin, h)
+	}
+	return e, h
+}
+
+// cspFormAction allows forms to post here and the launch redirect to land
+// on the platform (browsers apply form-action to redirects).
+func cspFormAction(platformURL string) string {
+	src := "'self'"
+	if u, err := url.Parse(platformURL); err == nil && u.Scheme != "" && u.Host != "" {
+		src += " " + u.Scheme + "://" + u.Host
+	}
+	return src
+}
+
+func (h *Handlers) securityHeaders(formAction string) echo.MiddlewareFunc {
+	csp := "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action " + formAction +
+		"; frame-ancestors 'none'; base-uri 'none'"
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			hd := c.Response().Header()
+			hd.Set("Content-Security-Policy", csp)
+			hd.Set("X-Content-Type-Options", "nosniff")
+			hd.Set("X-Frame-Options", "DENY")
+			hd.Set("Referrer-Policy", "same-origin")
+			hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+			if h.Sessions.Secure {
+				hd.Set("Strict-Transport-Security", "max-age=31536000")
+			}
+			if len(c.Request().URL.Path) < 8 || c.Request().URL.Path[:8] != "/static/" {
+				hd.Set("Cache-Control", "no-store")
+			} else {
+				hd.Set("Cache-Control", "public, max-age=3600")
+			}
+			return next(c)
+		}
+	}
+}
+
+func (h *Handlers) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // render now, so the status below is the one sent
+		}
+		req := c.Request()
+		// The path only: no query strings, no tokens (they never appear in
+		// our own paths), no headers.
+		attrs := []any{"method", req.Method, "path", req.URL.Path, "status", c.Response().Status,
+			"duration", time.Since(start), "request_id", requestID(c)}
+		if err != nil {
+			attrs = append(attrs, "class", errorClass(err))
+		}
+		h.Logger.Info("http", attrs...)
+		return nil
+	}
+}
+
+func (h *Handlers) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				h.Logger.Error("panic", "panic", r, "request_id", requestID(c))
+				err = errInternal
+			}
+		}()
+		return next(c)
+	}
+}
+
+func (h *Handlers) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (h *Handlers) readyz(c echo.Context) error {
+	st := h.ready.check(c.Request().Context())
+	status := http.StatusOK
+	if !st.Ready {
+		status = http.StatusServiceUnavailable
+	}
+	return c.JSON(status, st)
+}

@@ -1,0 +1,177 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+// SessionConfig configures the browser session cookie.
+type SessionConfig struct {
+	HashKey     []byte        // authenticates the cookie (HMAC)
+	BlockKey    []byte        // encrypts it (AES)
+	MaxAge      time.Duration // absolute lifetime
+	IdleTimeout time.Duration // lifetime without requests
+	Secure      bool          // https: Secure cookies
+}
+
+// SessionCookie is the bridge's session cookie name.
+const SessionCookie = "ssobridge_session"
+
+// Session value keys.
+const (
+	keyAccount  = "aid"  // account id
+	keyEpoch    = "ep"   // account's session epoch at sign-in
+	keyIssued   = "iat"  // unix seconds of sign-in
+	keyLastSeen = "seen" // unix seconds of the last request (minute resolution)
+)
+
+// sessionManager reads and writes the signed, encrypted session cookie and
+// checks it against the account on every request: a disabled account, a
+// raised epoch (password reset, sign-out) or an expired time voids it.
+type sessionManager struct {
+	cfg   SessionConfig
+	store *sessions.CookieStore
+	accts accounts.Store
+	now   func() time.Time
+}
+
+func newSessionManager(cfg SessionConfig, accts accounts.Store, now func() time.Time) *sessionManager {
+	if cfg.MaxAge <= 0 {
+		cfg.MaxAge = 12 * time.Hour
+	}
+	if cfg.IdleTimeout <= 0 || cfg.IdleTimeout > cfg.MaxAge {
+		cfg.IdleTimeout = cfg.MaxAge
+	}
+	cs := sessions.NewCookieStore(cfg.HashKey, cfg.BlockKey)
+	cs.Options = &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}
+	cs.MaxAge(int(cfg.MaxAge / time.Second))
+	return &sessionManager{cfg: cfg, store: cs, accts: accts, now: now}
+}
+
+// Why a request has no usable session.
+var (
+	errNoSession      = errors.New("no session")
+	errSessionExpired = errors.New("session expired")
+)
+
+// current returns the signed-in account. errNoSession: no cookie;
+// errSessionExpired: a cookie that is no longer valid (tampered, foreign
+// key, timed out, account disabled or signed out elsewhere).
+func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.ResponseWriter) (accounts.Account, error) {
+	if _, err := r.Cookie(SessionCookie); err != nil {
+		return accounts.Account{}, errNoSession
+	}
+	s, err := m.store.Get(r, SessionCookie)
+	if err != nil {
+		return accounts.Account{}, errSessionExpired // decode failure: treated as signed out
+	}
+	id, ok1 := s.Values[keyAccount].(int64)
+	epoch, ok2 := s.Values[keyEpoch].(int64)
+	issued, ok3 := s.Values[keyIssued].(int64)
+	seen, ok4 := s.Values[keyLastSeen].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 {
+		return accounts.Account{}, errSessionExpired
+	}
+	now := m.now()
+	if now.Sub(time.Unix(issued, 0)) > m.cfg.MaxAge || now.Sub(time.Unix(seen, 0)) > m.cfg.IdleTimeout {
+		return accounts.Account{}, errSessionExpired
+	}
+	acct, err := m.accts.AccountByID(ctx, id)
+	if errors.Is(err, accounts.ErrNotFound) {
+		return accounts.Account{}, errSessionExpired
+	}
+	if err != nil {
+		return accounts.Account{}, err
+	}
+	if acct.Disabled || acct.SessionEpoch != epoch {
+		return accounts.Account{}, errSessionExpired
+	}
+	// Refresh the idle clock at most once a minute, not on every request.
+	if now.Unix()-seen >= 60 {
+		s.Values[keyLastSeen] = now.Unix()
+		if err := s.Save(r, w); err != nil {
+			return accounts.Account{}, err
+		}
+	}
+	return acct, nil
+}
+
+// start replaces whatever session the browser had with a new one for acct
+// (no fixation: no value of an earlier session survives).
+func (m *sessionManager) start(r *http.Request, w http.ResponseWriter, acct accounts.Account) error {
+	s := sessions.NewSession(m.store, SessionCookie)
+	opts := *m.store.Options
+	s.Options = &opts
+	s.IsNew = true
+	now := m.now().Unix()
+	s.Values[keyAccount] = acct.ID
+	s.Values[keyEpoch] = acct.SessionEpoch
+	s.Values[keyIssued] = now
+	s.Values[keyLastSeen] = now
+	return s.Save(r, w)
+}
+
+// clear deletes the session cookie.
+func (m *sessionManager) clear(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: m.cfg.Secure, SameSite: http.SameSiteLaxMode})
+}
+
+// What requireUser does when there is no session.
+type noSessionAction int
+
+const (
+	redirectToLogin    noSessionAction = iota // pages: go to /login
+	sessionExpiredPage                        // actions: the session-expired page (401)
+)
+
+const ctxAccount = "account"
+
+// requireUser puts the signed-in account into the context.
+func (h *Handlers) requireUser(action noSessionAction) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			acct, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
+			switch {
+			case err == nil:
+				c.Set(ctxAccount, acct)
+				return next(c)
+			case errors.Is(err, errNoSession), errors.Is(err, errSessionExpired):
+				if errors.Is(err, errSessionExpired) {
+					h.sessions.clear(c.Response())
+				}
+				if action == redirectToLogin {
+					target := "/login"
+					if errors.Is(err, errSessionExpired) {
+						target += "?expired=1"
+					}
+					return c.Redirect(http.StatusSeeOther, target)
+				}
+				return errSessionExpired
+			default:
+				return err
+			}
+		}
+	}
+}
+
+func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if acct, ok := account(c); !ok || !acct.Admin {
+			return errAdminOnly
+		}
+		return next(c)
+	}
+}
+
+// account returns the signed-in account set by requireUser.
+func account(c echo.Context) (accounts.Account, bool) {
+	a, ok := c.Get(ctxAccount).(accounts.Account)
+	return a, ok
+}

@@ -1,0 +1,236 @@
+// Package launch is the "Open video editor" use-case: find or create the
+// account's platform user (check-then-create), remember the link, issue a
+// one-time login token, and build the exchange URL the browser goes to. It
+// knows nothing of HTTP requests or pages.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+)
+
+// Platform is what a launch needs of the Partner API (apiclient.Client).
+type Platform interface {
+	EnsureUser(ctx context.Context, nu apiclient.NewUser) (apiclient.EnsureResult, error)
+	IssueLoginToken(ctx context.Context, userID apiclient.UserID, redirectTo string) (apiclient.LoginToken, error)
+	ExchangeURL(t apiclient.LoginToken) string
+}
+
+// Errors of a launch that are not the platform's.
+var (
+	ErrInvalidReturnTo = errors.New("return_to must be a relative platform path")
+	ErrAccountDisabled = errors.New("account is disabled")
+)
+
+// MaxReturnTo bounds return_to.
+const MaxReturnTo = 1024
+
+// Path tells how the platform user was found.
+type Path string
+
+// Launch paths, from cheapest to dearest in platform calls.
+const (
+	PathReturning Path = "returning" // stored link: token only
+	PathFound     Path = "found"     // looked up: lookup + token
+	PathCreated   Path = "created"   // created: lookup + create + token
+	PathRelinked  Path = "relinked"  // the stored link was stale
+)
+
+// Result is a successful launch.
+type Result struct {
+	ExchangeURL    string // where to send the browser; holds the one-time token
+	PlatformUserID string
+	Path           Path
+	PlatformCalls  int
+}
+
+// Service runs launches.
+type Service struct {
+	platform Platform
+	store    accounts.Store
+	logger   *slog.Logger
+	now      func() time.Time
+	onDone   func(outcome string, path Path, d time.Duration)
+}
+
+// Options configure a Service.
+type Options struct {
+	Logger *slog.Logger
+	Now    func() time.Time
+	// OnDone observes every launch (metrics).
+	OnDone func(outcome string, path Path, d time.Duration)
+}
+
+// New returns a Service.
+func New(p Platform, store accounts.Store, o Options) *Service {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Service{platform: p, store: store, logger: o.Logger, now: o.Now, onDone: o.OnDone}
+}
+
+// ValidateReturnTo accepts an empty value or a relative platform path:
+// starting with one "/", no "//" or "\" that a browser could read as
+// another host, no scheme, no control characters, at most MaxReturnTo bytes.
+func ValidateReturnTo(s string) error {
+	if s == "" {
+		return nil
+	}
+	switch {
+	case len(s) > MaxReturnTo:
+		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidReturnTo, MaxReturnTo)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidReturnTo)
+	case s[0] != '/':
+		return fmt.Errorf("%w: it must start with /", ErrInvalidReturnTo)
+	case strings.HasPrefix(s, "//"):
+		return fmt.Errorf("%w: it must not start with //", ErrInvalidReturnTo)
+	case strings.ContainsRune(s, '\\'):
+		return fmt.Errorf("%w: it must not contain a backslash", ErrInvalidReturnTo)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: it must not contain control characters", ErrInvalidReturnTo)
+		}
+	}
+	return nil
+}
+
+// Launch sends account to the platform's editor. requestID goes into the
+// audit log. Every launch, successful or not, is audited.
+func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo, requestID string) (Result, error) {
+	start := s.now()
+	var calls atomic.Int32
+	ctx = apiclient.WithCallCounter(ctx, &calls)
+	res, err := s.launch(ctx, account, returnTo)
+	res.PlatformCalls = int(calls.Load())
+	elapsed := s.now().Sub(start)
+	outcome := Classify(err)
+	ev := accounts.Event{Kind: accounts.KindLaunch, AccountID: account.ID, Email: account.Email, Outcome: outcome,
+		PlatformCalls: res.PlatformCalls, Latency: elapsed, Detail: string(res.Path), RequestID: requestID}
+	if err != nil {
+		ev.Detail = err.Error()
+	}
+	// The audit write must not be lost to a client that went away.
+	if aerr := s.store.Record(context.WithoutCancel(ctx), ev); aerr != nil {
+		s.logger.Error("audit write failed", "err", aerr, "request_id", requestID)
+	}
+	if s.onDone != nil {
+		s.onDone(outcome, res.Path, elapsed)
+	}
+	if err != nil {
+		s.logger.Warn("launch failed", "account_id", account.ID, "outcome", outcome, "platform_calls", res.PlatformCalls, "err", err, "request_id", requestID)
+		return res, err
+	}
+	s.logger.Info("launch", "account_id", account.ID, "path", res.Path, "platform_calls", res.PlatformCalls, "duration", elapsed, "request_id", requestID)
+	return res, nil
+}
+
+func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo string) (Result, error) {
+	if err := ValidateReturnTo(returnTo); err != nil {
+		return Result{}, err
+	}
+	if account.Disabled {
+		return Result{}, ErrAccountDisabled
+	}
+	path := PathFound
+	link, err := s.store.LinkFor(ctx, account.ID)
+	switch {
+	case err == nil:
+		tok, terr := s.platform.IssueLoginToken(ctx, apiclient.UserID(link.PlatformUserID), returnTo)
+		if terr == nil {
+			s.touch(ctx, account.ID)
+			return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: link.PlatformUserID, Path: PathReturning}, nil
+		}
+		if !errors.Is(terr, apiclient.ErrNotFound) {
+			return Result{Path: PathReturning}, terr
+		}
+		// The platform user is gone: the link is stale. Drop it (only if
+		// nobody replaced it meanwhile) and find the user afresh.
+		if derr := s.store.DeleteLink(ctx, account.ID, link.PlatformUserID); derr != nil {
+			return Result{}, derr
+		}
+		path = PathRelinked
+	case !errors.Is(err, accounts.ErrNotFound):
+		return Result{}, fmt.Errorf("launch: read link: %w", err)
+	}
+
+	ens, err := s.platform.EnsureUser(ctx, apiclient.NewUser{FirstName: account.FirstName, LastName: account.LastName, Email: account.Email})
+	if err != nil {
+		return Result{Path: path}, err
+	}
+	if ens.Created && path != PathRelinked {
+		path = PathCreated
+	}
+	userID := string(ens.User.UserID)
+	if err := s.store.SaveLink(ctx, account.ID, userID); err != nil {
+		return Result{Path: path}, fmt.Errorf("launch: save link: %w", err)
+	}
+	tok, err := s.platform.IssueLoginToken(ctx, ens.User.UserID, returnTo)
+	if err != nil {
+		return Result{Path: path, PlatformUserID: userID}, err
+	}
+	s.touch(ctx, account.ID)
+	return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: userID, Path: path}, nil
+}
+
+func (s *Service) touch(ctx context.Context, accountID int64) {
+	if err := s.store.TouchLaunch(context.WithoutCancel(ctx), accountID); err != nil {
+		s.logger.Error("record launch time failed", "account_id", accountID, "err", err)
+	}
+}
+
+// Outcome classes, used by audit, metrics and error pages.
+const (
+	OutcomeOK            = "ok"
+	OutcomeForbidden     = "platform_forbidden"
+	OutcomeUnauthorized  = "platform_unauthorized"
+	OutcomeClockSkew     = "platform_clock_skew"
+	OutcomeRateLimited   = "platform_rate_limited"
+	OutcomeUnavailable   = "platform_unavailable" // 5xx, timeout, unreachable
+	OutcomeNotFound      = "platform_not_found"
+	OutcomeBadRequest    = "platform_bad_request"
+	OutcomeInvalidInput  = "invalid_input"
+	OutcomeDisabled      = "account_disabled"
+	OutcomeInternalError = "internal_error"
+)
+
+// Classify maps an error to its outcome class.
+func Classify(err error) string {
+	switch {
+	case err == nil:
+		return OutcomeOK
+	case errors.Is(err, ErrInvalidReturnTo), errors.Is(err, apiclient.ErrInvalidInput):
+		return OutcomeInvalidInput
+	case errors.Is(err, ErrAccountDisabled):
+		return OutcomeDisabled
+	case errors.Is(err, apiclient.ErrClockSkew):
+		return OutcomeClockSkew
+	case errors.Is(err, apiclient.ErrUnauthorized):
+		return OutcomeUnauthorized
+	case errors.Is(err, apiclient.ErrForbidden):
+		return OutcomeForbidden
+	case errors.Is(err, apiclient.ErrRateLimited):
+		return OutcomeRateLimited
+	case errors.Is(err, apiclient.ErrServer), errors.Is(err, apiclient.ErrTimeout), errors.Is(err, apiclient.ErrUnreachable),
+		errors.Is(err, apiclient.ErrConflict), errors.Is(err, context.DeadlineExceeded):
+		return OutcomeUnavailable
+	case errors.Is(err, apiclient.ErrNotFound):
+		return OutcomeNotFound
+	case errors.Is(err, apiclient.ErrBadRequest):
+		return OutcomeBadRequest
+	}
+	return OutcomeInternalError
+}

@@ -1,0 +1,43 @@
+// Package views holds the templ components of the bridge's pages. It
+// imports only what it renders; handlers fill the view models.
+package views
+
+// Page is what every page's layout needs.
+type Page struct {
+	Title string
+	User  *User  // nil when signed out
+	CSRF  string // token for the forms on the page
+}
+
+// User is the signed-in user as the layout shows it.
+type User struct {
+	Name  string
+	Email string
+	Admin bool
+}
+
+// LoginForm is the sign-in page's state.
+type LoginForm struct {
+	Email  string
+	Error  string // shown above the form
+	Notice string // e.g. "You have been signed out."
+}
+
+// Portal is the portal page's state.
+type Portal struct {
+	Email          string
+	LastLaunch     string // human time, empty if never
+	PlatformUserID string // empty if not linked yet
+	PlatformURL    string // where the editor lives
+}
+
+// ErrorInfo is what an error page shows beyond its fixed text.
+type ErrorInfo struct {
+	Status     int
+	RequestID  string
+	Detail     string // safe to show: no secret, token or password
+	RetryAfter int    // seconds, for "try again" pages
+	ClockSkew  string // measured offset, for the clock page
+	Endpoint   string // which platform call failed
+	SignIn     bool   // offer a sign-in link
+}
