@@ -39,8 +39,8 @@ type Server struct {
 
 // Session is the browser session.
 type Session struct {
-	HashKey  string        `yaml:"hash_key"`  // hex, >= 32 bytes; empty: generated and kept in the data directory
-	BlockKey string        `yaml:"block_key"` // hex, 16/24/32 bytes; empty: generated likewise
+	HashKey     string        `yaml:"hash_key"`     // hex, >= 32 bytes; empty: generated and kept in the data directory
+	BlockKey    string        `yaml:"block_key"`    // hex, 16/24/32 bytes; empty: generated likewise
 	MaxAge      time.Duration `yaml:"max_age"`      // absolute session lifetime
 	IdleTimeout time.Duration `yaml:"idle_timeout"` // sign out after this long without a request
 }

@@ -48,4 +48,3 @@ type launchError struct{ err error }
 
 func (e launchError) Error() string { return e.err.Error() }
 func (e launchError) Unwrap() error { return e.err }
-
