@@ -1,0 +1,154 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestShippedConfigIsTheEmbeddedDemo(t *testing.T) {
+	data, err := os.ReadFile("../config.yaml")
+	require.NoError(t, err)
+	cfg, err := Parse(data, nil)
+	require.NoError(t, err)
+	assert.Equal(t, Embedded, cfg.Platform.BaseURL)
+	assert.Equal(t, "sqlite", cfg.Store.Driver)
+	assert.Equal(t, "data/ssobridge.db", cfg.Store.DSN)
+	assert.Equal(t, "data", cfg.DataDir())
+	// every key is in the shipped file, so it documents them all
+	for _, k := range Keys() {
+		last := k[strings.LastIndexByte(k, '.')+1:]
+		assert.Contains(t, string(data), "  "+last+":", "config.yaml documents %s", k)
+	}
+}
+
+func TestEnvironmentOverrides(t *testing.T) {
+	cfg, err := Parse([]byte("platform:\n  base_url: https://video.example.com\n  api_key: k\n"), []string{
+		"SSOBRIDGE_PLATFORM_API_SECRET=from-env",
+		"SSOBRIDGE_PLATFORM_TIMEOUT=3s",
+		"SSOBRIDGE_SERVER_ADDR=:9000",
+		"SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=4",
+		"SSOBRIDGE_PASSWORD_ARGON2_PARALLELISM=2",
+		"PATH=/usr/bin", // not ours: ignored
+	})
+	require.NoError(t, err)
+	assert.Equal(t, "from-env", cfg.Platform.APISecret)
+	assert.Equal(t, 3*time.Second, cfg.Platform.Timeout)
+	assert.Equal(t, ":9000", cfg.Server.Addr)
+	assert.Equal(t, 4, cfg.Password.HashConcurrency)
+	assert.Equal(t, uint8(2), cfg.Password.Argon2Parallelism)
+}
+
+func TestEnvNameForEveryKey(t *testing.T) {
+	assert.Equal(t, "SSOBRIDGE_PLATFORM_API_SECRET", EnvName("platform.api_secret"))
+	assert.Contains(t, Keys(), "session.max_age")
+	assert.Len(t, Keys(), 23)
+}
+
+func TestSecretFromFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(path, []byte("file-secret\n"), 0o600))
+	cfg, err := Parse([]byte("platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret_file: "+path+"\n"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "file-secret", cfg.Platform.APISecret)
+}
+
+func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
+	real := "platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret: s\n"
+	tests := []struct {
+		name    string
+		yaml    string
+		env     []string
+		key     string
+		mention string
+	}{
+		{"unknown key", "server:\n  adress: x\n", nil, "(file)", "adress"},
+		{"unknown section", "plattform:\n  base_url: x\n", nil, "(file)", "plattform"},
+		{"bad yaml", "server: [", nil, "(file)", ""},
+		{"unknown env var", "", []string{"SSOBRIDGE_PLATFORM_SECRET=x"}, "SSOBRIDGE_PLATFORM_SECRET", "no such setting"},
+		{"env duration", "", []string{"SSOBRIDGE_PLATFORM_TIMEOUT=ten"}, "platform.timeout", "duration"},
+		{"env number", "", []string{"SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=many"}, "password.hash_concurrency", "whole number"},
+		{"addr", "server:\n  addr: localhost\n", nil, "server.addr", "host:port"},
+		{"public url", "server:\n  public_url: sso.example\n", nil, "server.public_url", "absolute"},
+		{"hash key short", "session:\n  hash_key: abcd\n", nil, "session.hash_key", "openssl rand -hex 32"},
+		{"hash key not hex", "session:\n  hash_key: " + strings.Repeat("zz", 32) + "\n", nil, "session.hash_key", "hex"},
+		{"block key size", "session:\n  block_key: " + strings.Repeat("ab", 20) + "\n", nil, "session.block_key", "16, 24 or 32"},
+		{"max age", "session:\n  max_age: 10s\n", nil, "session.max_age", "1m to 720h"},
+		{"idle beyond max", "session:\n  max_age: 1h\n  idle_timeout: 2h\n", nil, "session.idle_timeout", "max_age"},
+		{"driver", "store:\n  driver: mysql\n", nil, "store.driver", "sqlite"},
+		{"dsn", "store:\n  dsn: \"\"\n", nil, "store.dsn", "file path"},
+		{"base url", "platform:\n  base_url: video.example.com\n", nil, "platform.base_url", "without /api/5"},
+		{"no secret", "platform:\n  base_url: https://v.example\n  api_key: k\n", nil, "platform.api_secret", "SSOBRIDGE_PLATFORM_API_SECRET"},
+		{"no key for hmac", "platform:\n  base_url: https://v.example\n  api_secret: s\n", nil, "platform.api_key", "HMAC"},
+		{"auth", real + "  auth: oauth\n", nil, "platform.auth", "hmac or simple"},
+		{"scheme", real + "  scheme_hmac: \"S V C\"\n", nil, "platform.scheme_hmac", "one word"},
+		{"timeout", real + "  timeout: 5m\n", nil, "platform.timeout", "100ms to 2m"},
+		{"secret file missing", real + "  api_secret_file: /nonexistent/secret\n", nil, "platform.api_secret_file", "cannot read"},
+		{"argon2 memory", "password:\n  argon2_memory_kib: 1\n", nil, "password.argon2_memory_kib", "64 to"},
+		{"log level", "log:\n  level: loud\n", nil, "log.level", "debug, info"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), tt.env)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrInvalid))
+			assert.Contains(t, err.Error(), "config: "+tt.key)
+			assert.Contains(t, err.Error(), tt.mention)
+		})
+	}
+}
+
+func TestSessionKeysGeneratedOnceAndKept(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := Parse([]byte("store:\n  dsn: "+filepath.Join(dir, "db.sqlite")+"\n"), nil)
+	require.NoError(t, err)
+	h1, b1, gen, err := cfg.SessionKeys()
+	require.NoError(t, err)
+	assert.True(t, gen)
+	assert.Len(t, h1, 32)
+	assert.Len(t, b1, 32)
+	st, err := os.Stat(filepath.Join(dir, SessionKeyFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	h2, b2, gen, err := cfg.SessionKeys()
+	require.NoError(t, err)
+	assert.False(t, gen, "kept, not generated again")
+	assert.Equal(t, h1, h2)
+	assert.Equal(t, b1, b2)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, SessionKeyFile), []byte("hash_key=zz\n"), 0o600))
+	_, _, _, err = cfg.SessionKeys()
+	assert.ErrorContains(t, err, "delete it")
+
+	configured := strings.Repeat("ab", 32)
+	cfg.Session.HashKey, cfg.Session.BlockKey = configured, configured
+	h3, _, gen, err := cfg.SessionKeys()
+	require.NoError(t, err)
+	assert.False(t, gen)
+	assert.Equal(t, byte(0xab), h3[0])
+}
+
+// FuzzParse: any input either parses into a valid configuration or fails
+// with ErrInvalid; it never panics.
+func FuzzParse(f *testing.F) {
+	data, _ := os.ReadFile("../config.yaml")
+	f.Add(string(data), "SSOBRIDGE_PLATFORM_TIMEOUT=3s")
+	f.Add("server:\n  addr: :1\n", "SSOBRIDGE_X=1")
+	f.Add("platform: {base_url: 'https://a.b', api_key: k, api_secret: s}", "")
+	f.Add("log:\n  level: [1,2]\n", "SSOBRIDGE_SESSION_MAX_AGE=-1h")
+	f.Fuzz(func(t *testing.T, yamlText, env string) {
+		cfg, err := Parse([]byte(yamlText), strings.Split(env, "\n"))
+		if err != nil {
+			assert.ErrorIs(t, err, ErrInvalid)
+			return
+		}
+		assert.Empty(t, cfg.validate(), "a parsed config is valid")
+	})
+}

@@ -1,0 +1,235 @@
+package launch_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+type env struct {
+	sim     *platformsim.Server
+	store   *accounts.SQLite
+	client  *apiclient.Client
+	svc     *launch.Service
+	outcome []string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cred := platformsim.NewCredential(true)
+	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{cred}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(sim)
+	t.Cleanup(srv.Close)
+	client, err := apiclient.New(apiclient.Options{BaseURL: srv.URL,
+		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret},
+		Sleep:       func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+	require.NoError(t, err)
+	store, err := accounts.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "db"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	e := &env{sim: sim, store: store, client: client}
+	e.svc = launch.New(client, store, launch.Options{OnDone: func(o string, _ launch.Path, _ time.Duration) { e.outcome = append(e.outcome, o) }})
+	return e
+}
+
+func (e *env) account(t *testing.T, email string) accounts.Account {
+	a, err := e.store.CreateAccount(context.Background(), accounts.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace", PasswordHash: "h"})
+	require.NoError(t, err)
+	return a
+}
+
+func (e *env) calls() map[string]int {
+	c := e.sim.CallCounts()
+	e.sim.ResetCalls()
+	return c
+}
+
+func TestLaunchCallsAtTheFloor(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acct := e.account(t, "ada@example.com")
+
+	res, err := e.svc.Launch(ctx, acct, "", "r1")
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathCreated, res.Path)
+	assert.Equal(t, 3, res.PlatformCalls)
+	assert.Equal(t, map[string]int{"list_users": 1, "create_user": 1, "issue_token": 1}, e.calls(), "new user: lookup, create, token")
+	assert.True(t, strings.HasPrefix(res.ExchangeURL, e.client.BaseURL()+"/api/5/login-token/login/"))
+
+	res, err = e.svc.Launch(ctx, acct, "/editor/projects", "r2")
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathReturning, res.Path)
+	assert.Equal(t, 1, res.PlatformCalls)
+	assert.Equal(t, map[string]int{"issue_token": 1}, e.calls(), "returning user: token only")
+
+	// An account whose platform user exists but is not linked yet.
+	_, err = e.sim.AddUser("Bob", "B", "BOB@example.com")
+	require.NoError(t, err)
+	bob := e.account(t, "bob@example.com")
+	res, err = e.svc.Launch(ctx, bob, "", "r3")
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathFound, res.Path)
+	assert.Equal(t, map[string]int{"list_users": 1, "issue_token": 1}, e.calls(), "existing user: lookup, token")
+	assert.Len(t, e.sim.Users("bob@example.com"), 1)
+
+	evs, total, err := e.store.ListEvents(ctx, accounts.AuditFilter{Kind: accounts.KindLaunch})
+	require.NoError(t, err)
+	assert.Equal(t, 3, total, "every launch audited")
+	assert.Equal(t, 2, evs[0].PlatformCalls)
+	assert.Equal(t, "ok", evs[0].Outcome)
+	assert.Equal(t, "r3", evs[0].RequestID)
+	assert.Equal(t, []string{"ok", "ok", "ok"}, e.outcome)
+}
+
+func TestLaunchStaleLinkIsDroppedAndRelinked(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acct := e.account(t, "ada@example.com")
+	first, err := e.svc.Launch(ctx, acct, "", "")
+	require.NoError(t, err)
+	require.True(t, e.sim.DeleteUser(first.PlatformUserID))
+	e.calls()
+
+	res, err := e.svc.Launch(ctx, acct, "", "")
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathRelinked, res.Path)
+	assert.NotEqual(t, first.PlatformUserID, res.PlatformUserID)
+	assert.Equal(t, map[string]int{"issue_token": 2, "list_users": 1, "create_user": 1}, e.calls())
+	l, err := e.store.LinkFor(ctx, acct.ID)
+	require.NoError(t, err)
+	assert.Equal(t, res.PlatformUserID, l.PlatformUserID)
+	assert.Len(t, e.sim.Users("ada@example.com"), 1)
+}
+
+func TestLaunchFailuresLeaveNothingHalfDone(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acct := e.account(t, "ada@example.com")
+	e.sim.InjectFault(platformsim.EndpointIssueToken, platformsim.Fault{Status: 503, Times: 2})
+	_, err := e.svc.Launch(ctx, acct, "", "")
+	require.ErrorIs(t, err, apiclient.ErrServer)
+	assert.Equal(t, launch.OutcomeUnavailable, launch.Classify(err))
+	l, err := e.store.LinkFor(ctx, acct.ID)
+	require.NoError(t, err, "the user was created and linked before the token failed")
+
+	res, err := e.svc.Launch(ctx, acct, "", "")
+	require.NoError(t, err, "the next attempt succeeds once the fault clears")
+	assert.Equal(t, launch.PathReturning, res.Path)
+	assert.Equal(t, l.PlatformUserID, res.PlatformUserID)
+	assert.Len(t, e.sim.Users("ada@example.com"), 1)
+	evs, _, _ := e.store.ListEvents(ctx, accounts.AuditFilter{Outcome: launch.OutcomeUnavailable})
+	require.Len(t, evs, 1)
+	assert.Contains(t, evs[0].Detail, "503")
+}
+
+func TestLaunchRefusesBadInputWithoutCalls(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	acct := e.account(t, "ada@example.com")
+	_, err := e.svc.Launch(ctx, acct, "https://evil.example/", "")
+	require.ErrorIs(t, err, launch.ErrInvalidReturnTo)
+	acct.Disabled = true
+	_, err = e.svc.Launch(ctx, acct, "", "")
+	require.ErrorIs(t, err, launch.ErrAccountDisabled)
+	assert.Empty(t, e.calls())
+	_, err = e.store.LinkFor(ctx, acct.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+}
+
+func TestValidateReturnTo(t *testing.T) {
+	tests := []struct {
+		in string
+		ok bool
+	}{
+		{"", true},
+		{"/", true},
+		{"/editor/projects?id=7&tab=a%2Fb", true},
+		{"/ü/video", true},
+		{"//evil.example/", false},
+		{"https://evil.example/", false},
+		{"javascript:alert(1)", false},
+		{"editor", false},
+		{"/\\evil.example", false},
+		{"/a\\b", false},
+		{"/a\nb", false},
+		{"/a\tb", false},
+		{"/a\x7fb", false},
+		{"/a\u0085b", false},
+		{"/" + strings.Repeat("a", launch.MaxReturnTo-1), true},
+		{"/" + strings.Repeat("a", launch.MaxReturnTo), false},
+		{"/\xff", false},
+	}
+	for _, tt := range tests {
+		err := launch.ValidateReturnTo(tt.in)
+		assert.Equal(t, tt.ok, err == nil, "%q: %v", tt.in, err)
+	}
+}
+
+// FuzzValidateReturnTo: whatever passes is a path a browser resolves on the
+// platform's own origin.
+func FuzzValidateReturnTo(f *testing.F) {
+	for _, s := range []string{"/", "/editor?x=1", "//x", "/\\x", "http://x", "/%2F%2Fx", "/\u2028", " /x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if launch.ValidateReturnTo(s) != nil {
+			return
+		}
+		if s == "" {
+			return
+		}
+		assert.True(t, s[0] == '/' && (len(s) == 1 || s[1] != '/'))
+		assert.NotContains(t, s, "\\")
+		assert.LessOrEqual(t, len(s), launch.MaxReturnTo)
+		for _, r := range s {
+			assert.False(t, r < 0x20 || r == 0x7f, "control character in %q", s)
+		}
+		ref, err := url.Parse(s)
+		if err != nil {
+			return // not a URL a browser could follow differently either
+		}
+		base, _ := url.Parse("https://platform.example/app/")
+		assert.Equal(t, "platform.example", base.ResolveReference(ref).Host, "stays on the platform's origin: %q", s)
+	})
+}
+
+func TestClassify(t *testing.T) {
+	ae := func(status int) error { return &apiclient.APIError{Status: status} }
+	tests := []struct {
+		err  error
+		want string
+	}{
+		{nil, launch.OutcomeOK},
+		{ae(403), launch.OutcomeForbidden},
+		{ae(401), launch.OutcomeUnauthorized},
+		{&apiclient.ClockSkewError{Offset: time.Hour, Err: &apiclient.APIError{Status: 401}}, launch.OutcomeClockSkew},
+		{ae(429), launch.OutcomeRateLimited},
+		{ae(500), launch.OutcomeUnavailable},
+		{ae(409), launch.OutcomeUnavailable},
+		{&apiclient.TransportError{Timeout: true, Err: context.DeadlineExceeded}, launch.OutcomeUnavailable},
+		{&apiclient.TransportError{Err: errors.New("refused")}, launch.OutcomeUnavailable},
+		{ae(404), launch.OutcomeNotFound},
+		{ae(400), launch.OutcomeBadRequest},
+		{fmt.Errorf("wrapped: %w", launch.ErrInvalidReturnTo), launch.OutcomeInvalidInput},
+		{launch.ErrAccountDisabled, launch.OutcomeDisabled},
+		{errors.New("disk on fire"), launch.OutcomeInternalError},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, launch.Classify(tt.err), "%v", tt.err)
+	}
+}
