@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// runCLI runs a command line in-process and returns exit code and output.
+func runCLI(t *testing.T, stdin string, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, env)
+	return code, out.String(), errOut.String()
+}
+
+func writeConfig(t *testing.T, body string) (path, dsn string) {
+	dir := t.TempDir()
+	dsn = filepath.Join(dir, "db.sqlite")
+	path = filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("store:\n  dsn: %s\npassword:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\n", dsn)+body), 0o600))
+	return path, dsn
+}
+
+func TestUserAdd(t *testing.T) {
+	cfg, dsn := writeConfig(t, "")
+	count := func() int {
+		s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+		require.NoError(t, err)
+		defer s.Close()
+		n, err := s.CountAccounts(context.Background())
+		require.NoError(t, err)
+		return n
+	}
+	tests := []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"invalid email", "long enough pw\n", []string{"--email", "not-an-email", "--first-name", "A", "--last-name", "B"}, 2, "not an e-mail address"},
+		{"missing name", "long enough pw\n", []string{"--email", "a@example.com", "--last-name", "B"}, 2, "first and last name"},
+		{"empty password", "", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "empty password"},
+		{"short password", "short\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "at least 8"},
+		{"unknown flag", "x\n", []string{"--emial", "a@example.com"}, 2, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tt.stdin, nil, append([]string{"user", "add", "--config", cfg}, tt.args...)...)
+			assert.Equal(t, tt.code, code)
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+	assert.Equal(t, 0, count(), "bad input wrote nothing")
+
+	code, out, stderr := runCLI(t, "long enough pw\n", nil, "user", "add", "--config", cfg, "--email", "root@example.com", "--first-name", "Root", "--last-name", "Admin", "--admin")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "created admin account root@example.com")
+	assert.NotContains(t, out+stderr, "long enough pw", "the password is never echoed")
+
+	code, _, stderr = runCLI(t, "long enough pw\n", nil, "user", "add", "--config", cfg, "--email", "ROOT@example.com", "--first-name", "R", "--last-name", "A")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "exists already")
+	assert.Equal(t, 1, count())
+
+	code, _, stderr = runCLI(t, "", nil, "user", "remove")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "only sub-command")
+	code, _, _ = runCLI(t, "", nil, "frobnicate")
+	assert.Equal(t, 2, code)
+}
+
+func TestCheckCommand(t *testing.T) {
+	admin := platformsim.Credential{Key: "admin-key", Secret: "admin-secret", Admin: true}
+	member := platformsim.Credential{Key: "member-key", Secret: "member-secret"}
+	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{admin, member}})
+	require.NoError(t, err)
+	running, err := platformsim.Start(sim, "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { running.Close() })
+	cfg, _ := writeConfig(t, "platform:\n  base_url: "+running.URL+"\n")
+
+	env := func(key, secret string) []string {
+		return []string{"SSOBRIDGE_PLATFORM_API_KEY=" + key, "SSOBRIDGE_PLATFORM_API_SECRET=" + secret}
+	}
+	tests := []struct {
+		name    string
+		env     []string
+		offset  time.Duration
+		code    int
+		verdict string
+		mention string
+	}{
+		{"ok", env("admin-key", "admin-secret"), 0, 0, "OK", "admin of the Instance"},
+		{"member credential", env("member-key", "member-secret"), 0, 1, "FORBIDDEN", "not an admin of the Instance"},
+		{"wrong secret", env("admin-key", "wrong-secret"), 0, 1, "CREDENTIALS", "the API secret, not the API key"},
+		{"platform clock 10 min ahead", env("admin-key", "admin-secret"), 10 * time.Minute, 1, "CLOCK_SKEW", "10m0s ahead of"},
+		{"simple method", append(env("", "admin-secret"), "SSOBRIDGE_PLATFORM_AUTH=simple"), 0, 0, "OK", "simple"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sim.SetClockOffset(tt.offset)
+			code, out, stderr := runCLI(t, "", tt.env, "check", "--config", cfg)
+			assert.Equal(t, tt.code, code, stderr)
+			assert.Contains(t, out, "verdict:   "+tt.verdict)
+			assert.Contains(t, out, tt.mention)
+			assert.NotContains(t, out+stderr, "admin-secret", "the secret is never printed")
+		})
+	}
+	sim.SetClockOffset(0)
+
+	wrongURL, _ := writeConfig(t, "platform:\n  base_url: "+running.URL+"/nested\n")
+	code, out, _ := runCLI(t, "", env("admin-key", "admin-secret"), "check", "--config", wrongURL)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "NOT_FOUND")
+	assert.Contains(t, out, "without /api/5")
+
+	code, out, _ = runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 1, code, "config without secret")
+	assert.Empty(t, out)
+}
+
+func TestCheckEmbedded(t *testing.T) {
+	cfg, _ := writeConfig(t, "")
+	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "verdict:   OK")
+}
+
+func TestServeRejectsBadConfig(t *testing.T) {
+	cfg, _ := writeConfig(t, "server:\n  adress: x\n")
+	code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "adress")
+	good, _ := writeConfig(t, "")
+	code, _, stderr = runCLI(t, "", []string{"SSOBRIDGE_NOPE=1"}, "--config", good)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "SSOBRIDGE_NOPE")
+}
+
+func TestServeDemoPrintsLoginAndStops(t *testing.T) {
+	cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, []string{"--config", cfg}, strings.NewReader(""), &out, &errOut, nil) }()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login: demo@example.com ") }, 30*time.Second, 20*time.Millisecond)
+	assert.Contains(t, out.String(), "ssobridge listening on http://127.0.0.1:")
+	assert.Contains(t, out.String(), "platform emulator (embedded) at http://127.0.0.1:")
+	cancel()
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code, errOut.String())
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	assert.Contains(t, errOut.String(), "session keys were empty")
+
+	// A second start prints the same demo login again.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	var out2 syncBuffer
+	go func() { done <- run(ctx2, []string{"--config", cfg}, strings.NewReader(""), &out2, &errOut, nil) }()
+	require.Eventually(t, func() bool { return strings.Contains(out2.String(), "demo login:") }, 30*time.Second, 20*time.Millisecond)
+	cancel2()
+	<-done
+	line := func(s string) string { return s[strings.Index(s, "demo login:"):][:strings.Index(s[strings.Index(s, "demo login:"):], "\n")] }
+	assert.Equal(t, line(out.String()), line(out2.String()))
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// testApp is the whole bridge, wired as main wires it, on httptest.
+type testApp struct {
+	*app
+	srv  *httptest.Server
+	logs *syncBuffer
+}
+
+// syncBuffer collects log output from many goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type testOptions struct {
+	yaml      string // extra YAML appended to the base config
+	simConfig func(*platformsim.Config)
+	client    func(*apiclient.Options)
+	env       []string
+}
+
+const testPassword = "correct horse battery"
+
+func startTestApp(t testing.TB, o testOptions) *testApp {
+	t.Helper()
+	dir := t.TempDir()
+	yml := fmt.Sprintf(`store:
+  dsn: %s
+password:
+  argon2_memory_kib: 64
+  argon2_iterations: 1
+log:
+  level: debug
+platform:
+  timeout: 2s
+`, filepath.Join(dir, "ssobridge.db")) + o.yaml
+	cfg, err := config.Parse([]byte(yml), o.env)
+	require.NoError(t, err)
+	logs := &syncBuffer{}
+	clientOpts := func(co *apiclient.Options) {
+		// No real waiting in tests: backoff waits return at once.
+		co.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+		if o.client != nil {
+			o.client(co)
+		}
+	}
+	a, err := buildApp(context.Background(), cfg, appOptions{logOut: logs, simConfig: o.simConfig, clientOptions: clientOpts})
+	require.NoError(t, err)
+	srv := httptest.NewServer(a.echo)
+	t.Cleanup(func() {
+		srv.Close()
+		a.Close()
+	})
+	return &testApp{app: a, srv: srv, logs: logs}
+}
+
+func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {
+	t.Helper()
+	hash, err := ta.hasher.Hash(context.Background(), testPassword)
+	require.NoError(t, err)
+	acct, err := ta.store.CreateAccount(context.Background(), accounts.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace", PasswordHash: hash, Admin: admin})
+	require.NoError(t, err)
+	return acct
+}
+
+// browser is a plain HTTP client with a cookie jar that does not follow
+// redirects, so each answer can be checked.
+type browser struct {
+	t    testing.TB
+	base string
+	c    *http.Client
+}
+
+func (ta *testApp) browser(t testing.TB) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, base: ta.srv.URL, c: &http.Client{Jar: jar, Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	resp, err := b.c.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return page{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
+
+func (b *browser) get(path string) page {
+	req, _ := http.NewRequest("GET", b.base+path, nil)
+	return b.do(req)
+}
+
+func (b *browser) post(path string, form url.Values, header ...string) page {
+	req, _ := http.NewRequest("POST", b.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return b.do(req)
+}
+
+var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]*)"`)
+
+// csrf fetches path and returns the form's CSRF token.
+func (b *browser) csrf(path string) string {
+	b.t.Helper()
+	p := b.get(path)
+	m := csrfRE.FindStringSubmatch(p.body)
+	require.NotNil(b.t, m, "no _csrf on %s (%d)", path, p.status)
+	return m[1]
+}
+
+func (b *browser) login(email, password string) page {
+	tok := b.csrf("/login")
+	return b.post("/login", url.Values{"_csrf": {tok}, "email": {email}, "password": {password}})
+}
+
+func (b *browser) launch(extra ...string) page {
+	form := url.Values{"_csrf": {b.csrf("/")}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		form.Set(extra[i], extra[i+1])
+	}
+	return b.post("/launch", form)
+}
+
+// calls returns and resets the emulator's per-endpoint call counts.
+func (ta *testApp) calls() map[string]int {
+	c := ta.sim.CallCounts()
+	ta.sim.ResetCalls()
+	if c == nil {
+		c = map[string]int{}
+	}
+	return c
+}
