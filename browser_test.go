@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// sharedBrowser is one headless Chromium for the whole test binary (a
+// browser per test costs seconds each); every test gets its own tab.
+type sharedBrowser struct {
+	once    sync.Once
+	ctx     context.Context
+	cancel  func()
+	missing string
+}
+
+var browserOnce sharedBrowser
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if browserOnce.cancel != nil {
+		browserOnce.cancel()
+	}
+	os.Exit(code)
+}
+
+func chromiumPath() string {
+	for _, p := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {
+		if p == "" {
+			continue
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// newTab returns a browser tab. Without Chromium the test is skipped,
+// except under CI=true, where a missing browser fails the run.
+func newTab(t *testing.T) context.Context {
+	t.Helper()
+	b := &browserOnce
+	b.once.Do(func() {
+		path := chromiumPath()
+		if path == "" {
+			b.missing = "chromium not found (apt-get install -y chromium)"
+			return
+		}
+		dir, err := os.MkdirTemp("", "ssobridge-chromium-")
+		if err != nil {
+			b.missing = err.Error()
+			return
+		}
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-sync", true),
+			chromedp.UserDataDir(dir), chromedp.WindowSize(1100, 900))
+		actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
+		bctx, bcancel := chromedp.NewContext(actx)
+		if err := chromedp.Do(bctx); err != nil { // starts the browser
+			b.missing = "chromium did not start: " + err.Error()
+			bcancel()
+			acancel()
+			return
+		}
+		b.ctx = bctx
+		b.cancel = func() { bcancel(); acancel(); os.RemoveAll(dir) }
+	})
+	if b.ctx == nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("browser tests need Chromium under CI: %s", b.missing)
+		}
+		t.Skip(b.missing)
+	}
+	tab, cancel := chromedp.NewContext(b.ctx)
+	t.Cleanup(cancel)
+	ctx, cancelTimeout := context.WithTimeout(tab, 60*time.Second)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+// screenshot saves a PNG under the test's temp dir and, when
+// SSOBRIDGE_SCREENSHOTS names a folder, there too (for the README).
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG; below: JPEG
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), name+".png"), png, 0o600))
+	if dir := os.Getenv("SSOBRIDGE_SCREENSHOTS"); dir != "" {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+	}
+}
+
+func signIn(t *testing.T, ctx context.Context, base, email string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/login"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), email),
+		chromedp.SendKeys(chromedp.ID("password"), testPassword),
+		chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.ID("open-editor")),
+	))
+}
+
+func TestBrowserSignInAndOpenEditor(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("sign-in"))))
+	screenshot(t, ctx, "1-login")
+	signIn(t, ctx, ta.srv.URL, "ada@example.com")
+	screenshot(t, ctx, "2-portal")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("who"))))
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
+	require.NoError(t, err)
+	assert.Equal(t, "Signed in as Ada Lovelace", who)
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, ta.sim.URL+"/editor", loc, "the token URL is not what the browser stays on")
+	screenshot(t, ctx, "3-editor")
+	assert.Len(t, ta.sim.Users("ada@example.com"), 1)
+
+	// Back to the portal: the last launch is shown, a second launch is a returning one.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("last-launch"))))
+	last, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("last-launch")))
+	require.NoError(t, err)
+	assert.NotContains(t, last, "never")
+	ta.calls()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("who"))))
+	assert.Equal(t, map[string]int{"issue_token": 1, "exchange": 1}, ta.calls())
+}
+
+func TestBrowserForbiddenPageExplains(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{simConfig: func(c *platformsim.Config) { c.Credentials[0].Admin = false }})
+	ta.addAccount(t, "ada@example.com", false)
+	signIn(t, ctx, ta.srv.URL, "ada@example.com")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("error-title"))))
+	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("error-title")))
+	require.NoError(t, err)
+	assert.Equal(t, "The video platform refused the bridge's access", title)
+	body, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("error-page")))
+	require.NoError(t, err)
+	assert.Contains(t, body, "not an admin of the Instance")
+	assert.Contains(t, body, "For the partner admin")
+	screenshot(t, ctx, "4-forbidden")
+	assert.Empty(t, ta.sim.Users("ada@example.com"))
+}
+
+func TestBrowserPhoneWidth(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(375, 700)))
+	signIn(t, ctx, ta.srv.URL, "ada@example.com")
+	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+	require.NoError(t, err)
+	assert.False(t, overflow, "no horizontal scrolling at 375 px")
+	screenshot(t, ctx, "5-portal-phone")
+}
