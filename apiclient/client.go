@@ -112,9 +112,7 @@ func New(opts Options) (*Client, error) {
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("apiclient: base URL %q must be an absolute http(s) URL", opts.BaseURL)
 	}
-	if strings.HasSuffix(base.Path, APIPrefix) {
-		base.Path = strings.TrimSuffix(base.Path, APIPrefix)
-	}
+	base.Path = strings.TrimSuffix(base.Path, APIPrefix) // a pasted /api/5 is dropped
 	signer, err := NewSigner(opts.Credentials)
 	if err != nil {
 		return nil, err
