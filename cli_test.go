@@ -175,6 +175,8 @@ func TestServeDemoPrintsLoginAndStops(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(out2.String(), "demo login:") }, 30*time.Second, 20*time.Millisecond)
 	cancel2()
 	<-done
-	line := func(s string) string { return s[strings.Index(s, "demo login:"):][:strings.Index(s[strings.Index(s, "demo login:"):], "\n")] }
+	line := func(s string) string {
+		return s[strings.Index(s, "demo login:"):][:strings.Index(s[strings.Index(s, "demo login:"):], "\n")]
+	}
 	assert.Equal(t, line(out.String()), line(out2.String()))
 }
