@@ -236,7 +236,7 @@ func needsEscape(path string) bool {
 		c := path[i]
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("-_.~/!$&'()*+,;=:@", c) >= 0:
+		case strings.IndexByte("-_.~/$&+,:;=@", c) >= 0: // what url.EscapedPath leaves as is
 		default:
 			return true
 		}
