@@ -199,7 +199,7 @@ func FuzzFullURL(f *testing.F) {
 		if err != nil || u.Host == "" || u.Opaque != "" || u.User != nil || u.Fragment != "" {
 			return
 		}
-		if strings.Trim(strings.ToLower(host), "abcdefghijklmnopqrstuvwxyz0123456789.-:[]") != "" {
+		if strings.Trim(strings.ToLower(u.Host), "abcdefghijklmnopqrstuvwxyz0123456789.-:[]") != "" {
 			return // hosts are DNS names or IPs (Go also accepts "0%80", which no base URL is)
 		}
 		full := FullURL(u)
