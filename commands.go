@@ -52,6 +52,10 @@ func (c cli) serve(ctx context.Context, args []string) error {
 		fmt.Fprintln(c.stdout, line)
 	}
 
+	if r := cfg.Audit.Retention; r > 0 {
+		go pruneAudit(ctx, a.store, r, a.logger)
+	}
+
 	srv := &http.Server{Handler: a.echo, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}
@@ -66,6 +70,25 @@ func (c cli) serve(ctx context.Context, args []string) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// pruneAudit deletes audit events older than retention, now and hourly.
+func pruneAudit(ctx context.Context, store accounts.Store, retention time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := store.PruneEvents(ctx, time.Now().Add(-retention))
+		if err != nil && ctx.Err() == nil {
+			logger.Error("audit pruning failed", "err", err)
+		} else if n > 0 {
+			logger.Info("audit events pruned", "count", n, "retention", retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // userAdd creates a local account; the password comes from stdin (first line).

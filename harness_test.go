@@ -176,3 +176,6 @@ func (ta *testApp) calls() map[string]int {
 	}
 	return c
 }
+
+// platformFault answers every call of an endpoint with status until cleared.
+func platformFault(status int) platformsim.Fault { return platformsim.Fault{Status: status} }

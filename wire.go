@@ -122,10 +122,7 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 		Store: a.store, Hasher: a.hasher, Launcher: launcher, Metrics: metrics, Logger: a.logger, Now: o.now,
 		Sessions: handlers.SessionConfig{HashKey: hashKey, BlockKey: blockKey, MaxAge: cfg.Session.MaxAge,
 			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
-		PlatformURL: baseURL,
-		PlatformCheck: func(ctx context.Context) error {
-			return a.client.Check(ctx).Err
-		},
+		Platform: a.client, PlatformEmbedded: a.sim != nil, AuditRetention: cfg.Audit.Retention,
 	})
 	return a, nil
 }

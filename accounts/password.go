@@ -89,9 +89,16 @@ func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
+// NoPassword is the hash of an account that has no password yet (e.g.
+// imported): nothing verifies against it until an admin sets one.
+const NoPassword = "!"
+
 // Verify checks pw against encoded. It returns ErrPasswordMismatch for a
 // wrong password.
 func (h *Hasher) Verify(ctx context.Context, pw, encoded string) error {
+	if encoded == NoPassword {
+		return h.VerifyDummy(ctx, pw) // same work as a real check
+	}
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[1] != "argon2id" {
 		return errors.New("accounts: unsupported password hash")

@@ -28,7 +28,13 @@ type Config struct {
 	Store    Store    `yaml:"store"`
 	Platform Platform `yaml:"platform"`
 	Password Password `yaml:"password"`
+	Audit    Audit    `yaml:"audit"`
 	Log      Log      `yaml:"log"`
+}
+
+// Audit is the audit log.
+type Audit struct {
+	Retention time.Duration `yaml:"retention"` // events older than this are deleted; 0 keeps them
 }
 
 // Server is the HTTP listener.
@@ -93,6 +99,7 @@ func Defaults() Config {
 		Store:    Store{Driver: "sqlite", DSN: "data/ssobridge.db"},
 		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0"},
 		Password: Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
+		Audit:    Audit{Retention: 90 * 24 * time.Hour},
 		Log:      Log{Level: "info", Format: "text"},
 	}
 }
@@ -333,6 +340,9 @@ func (c *Config) validate() Errors {
 	}
 	if pw.HashConcurrency < 1 || pw.HashConcurrency > 256 {
 		bad("password.hash_concurrency", "use 1 to 256 (the number of cores is a good value)")
+	}
+	if c.Audit.Retention != 0 && c.Audit.Retention < time.Hour {
+		bad("audit.retention", fmt.Sprintf("%s is too short; use 0 (keep) or at least 1h (e.g. 2160h for 90 days)", c.Audit.Retention))
 	}
 	if _, ok := map[string]bool{"debug": true, "info": true, "warn": true, "error": true}[c.Log.Level]; !ok {
 		bad("log.level", fmt.Sprintf("%q: use debug, info, warn or error", c.Log.Level))

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/static"
 )
@@ -27,20 +28,26 @@ type Deps struct {
 	Metrics  *Metrics
 	Logger   *slog.Logger
 	Now      func() time.Time
-	// PlatformURL is the platform's base URL: the launch redirect goes
-	// there, so the CSP form-action must allow it.
-	PlatformURL string
-	// PlatformCheck tells /readyz whether the platform answers.
-	PlatformCheck func(ctx context.Context) error
-	// Admin serves /admin/...; nil leaves only the guard in place.
-	Admin AdminRoutes
+	// Platform is the Partner API as the console and /readyz use it.
+	Platform Platform
+	// PlatformEmbedded says the platform is the built-in emulator.
+	PlatformEmbedded bool
+	// AuditRetention is shown on the audit page (0: kept forever).
+	AuditRetention time.Duration
 	// LaunchTimeout bounds one launch, retries included; default 60 s.
 	LaunchTimeout time.Duration
 }
 
-// AdminRoutes registers the admin console on a group that already
-// requires an admin.
-type AdminRoutes func(g *echo.Group, h *Handlers)
+// Platform is what the handlers need of the Partner API client beyond
+// launches: the diagnosis, one page of users, and what to show of the
+// connection. *apiclient.Client implements it.
+type Platform interface {
+	Check(ctx context.Context) apiclient.CheckResult
+	ListUsers(ctx context.Context, query string, page, size int) (apiclient.UserPage, error)
+	BaseURL() string
+	Signer() *apiclient.Signer
+	Shapes() apiclient.Shapes
+}
 
 // Handlers holds the dependencies of every route.
 type Handlers struct {
@@ -64,7 +71,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 		d.LaunchTimeout = 60 * time.Second
 	}
 	h := &Handlers{Deps: d, sessions: newSessionManager(d.Sessions, d.Store, d.Now)}
-	h.ready = newReadiness(d.Store, d.PlatformCheck, d.Now)
+	h.ready = newReadiness(d.Store, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now)
 
 	e := echo.New()
 	e.HideBanner = true
@@ -77,7 +84,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	}))
 	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
 	e.Use(h.recoverer)
-	e.Use(h.securityHeaders(cspFormAction(d.PlatformURL)))
+	e.Use(h.securityHeaders(cspFormAction(d.Platform.BaseURL())))
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(h.csrf(d.Sessions.Secure))
 
@@ -92,10 +99,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	e.GET("/", h.portal, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 
-	admin := e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin)
-	if d.Admin != nil {
-		d.Admin(admin, h)
-	}
+	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))
 	return e, h
 }
 

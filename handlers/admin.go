@@ -1,0 +1,430 @@
+package handlers
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// Page sizes of the console's lists.
+const (
+	accountsPerPage      = 25
+	platformUsersPerPage = 20
+	auditPerPage         = 50
+	maxImportRows        = 5000
+)
+
+func (h *Handlers) adminRoutes(g *echo.Group) {
+	g.GET("", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin/connection") })
+	g.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin/connection") })
+	g.GET("/connection", h.connectionPage)
+	g.POST("/connection/check", h.connectionCheck)
+	g.GET("/accounts", h.accountsPage)
+	g.POST("/accounts", h.createAccount)
+	g.POST("/accounts/import", h.importAccounts)
+	g.POST("/accounts/:id/:action", h.accountAction)
+	g.GET("/platform-users", h.platformUsersPage)
+	g.GET("/audit", h.auditPage)
+}
+
+// --- connection ---
+
+func (h *Handlers) connection() views.Connection {
+	sg := h.Platform.Signer()
+	key := sg.KeyID()
+	if key == "" {
+		key = "(none: simple method)"
+	}
+	return views.Connection{BaseURL: h.Platform.BaseURL(), Embedded: h.PlatformEmbedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: key}
+}
+
+func (h *Handlers) connectionPage(c echo.Context) error {
+	return h.render(c, http.StatusOK, views.ConnectionPage(h.page(c, "Connection"), h.connection()))
+}
+
+func (h *Handlers) connectionCheck(c echo.Context) error {
+	r := h.Platform.Check(c.Request().Context())
+	h.adminAudit(c, "connection check: "+string(r.Verdict), "")
+	d := h.connection()
+	d.Result = checkView(r)
+	return h.render(c, http.StatusOK, views.ConnectionPage(h.page(c, "Connection"), d))
+}
+
+func checkView(r apiclient.CheckResult) *views.CheckView {
+	v := &views.CheckView{OK: r.OK(), Verdict: string(r.Verdict), Summary: r.Summary, Advice: r.Advice, URL: r.URL,
+		Latency: r.Latency.Round(100 * time.Microsecond).String()}
+	if r.Status != 0 {
+		v.Status = strconv.Itoa(r.Status)
+	}
+	if r.HaveOffset {
+		switch d := r.ClockOffset; {
+		case d.Abs() < 2*time.Second:
+			v.Clock = "in step with this server's"
+		case d > 0:
+			v.Clock = d.Round(time.Second).String() + " ahead of this server's"
+		default:
+			v.Clock = d.Abs().Round(time.Second).String() + " behind this server's"
+		}
+	}
+	return v
+}
+
+// --- accounts ---
+
+func (h *Handlers) accountsPage(c echo.Context) error {
+	d, err := h.accountsData(c, views.AccountsPage{Query: c.QueryParam("q")})
+	if err != nil {
+		return err
+	}
+	return h.render(c, http.StatusOK, views.AccountsList(h.page(c, "Accounts"), d))
+}
+
+// accountsData fills the list part of the accounts page.
+func (h *Handlers) accountsData(c echo.Context, d views.AccountsPage) (views.AccountsPage, error) {
+	ctx := c.Request().Context()
+	page := pageParam(c)
+	rows, total, err := h.Store.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
+	if err != nil {
+		return d, err
+	}
+	for _, a := range rows {
+		r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
+		l, err := h.Store.LinkFor(ctx, a.ID)
+		switch {
+		case err == nil:
+			r.PlatformUserID = l.PlatformUserID
+			r.LinkedAt = l.LinkedAt.Format("2006-01-02 15:04 UTC")
+			r.LastLaunch = "never"
+			if !l.LastLaunchAt.IsZero() {
+				r.LastLaunch = l.LastLaunchAt.Format("2006-01-02 15:04 UTC")
+			}
+		case !errors.Is(err, accounts.ErrNotFound):
+			return d, err
+		}
+		d.Rows = append(d.Rows, r)
+	}
+	d.Pager = makePager(c, page, total, accountsPerPage)
+	return d, nil
+}
+
+// accountsResult renders the accounts page after an action, with a notice
+// or an error (status 200, or the error's status).
+func (h *Handlers) accountsResult(c echo.Context, status int, d views.AccountsPage) error {
+	d.Query = c.QueryParam("q")
+	full, err := h.accountsData(c, d)
+	if err != nil {
+		return err
+	}
+	return h.render(c, status, views.AccountsList(h.page(c, "Accounts"), full))
+}
+
+func (h *Handlers) createAccount(c echo.Context) error {
+	form := views.NewAccountForm{Email: strings.TrimSpace(c.FormValue("email")), FirstName: c.FormValue("first_name"),
+		LastName: c.FormValue("last_name"), Admin: c.FormValue("admin") != ""}
+	password := c.FormValue("password")
+	fail := func(msg string) error {
+		return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{Error: msg, New: form})
+	}
+	n := accounts.NewAccount{Email: form.Email, FirstName: form.FirstName, LastName: form.LastName, PasswordHash: "pending", Admin: form.Admin}
+	if err := n.Normalize(); err != nil {
+		return fail(userMessage(err))
+	}
+	if err := accounts.CheckPassword(password); err != nil {
+		return fail(userMessage(err))
+	}
+	hash, err := h.Hasher.Hash(c.Request().Context(), password)
+	if err != nil {
+		return err
+	}
+	n.PasswordHash = hash
+	acct, err := h.Store.CreateAccount(c.Request().Context(), n)
+	if errors.Is(err, accounts.ErrEmailTaken) {
+		return h.accountsResult(c, http.StatusConflict, views.AccountsPage{Error: "An account with email " + n.Email + " exists already.", New: form})
+	}
+	if err != nil {
+		return err
+	}
+	h.adminAudit(c, fmt.Sprintf("created account (admin=%v)", acct.Admin), acct.Email)
+	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: "Added " + acct.Email + "."})
+}
+
+// userMessage is an accounts validation error without its class prefix.
+func userMessage(err error) string {
+	return strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": ")
+}
+
+func (h *Handlers) accountAction(c echo.Context) error {
+	ctx := c.Request().Context()
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	target, err := h.Store.AccountByID(ctx, id)
+	if errors.Is(err, accounts.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	var notice string
+	switch c.Param("action") {
+	case "disable":
+		err, notice = h.Store.SetDisabled(ctx, id, true), "Disabled "+target.Email+": it can no longer sign in or launch, and its sessions have ended."
+	case "enable":
+		err, notice = h.Store.SetDisabled(ctx, id, false), "Enabled "+target.Email+"."
+	case "grant-admin":
+		err, notice = h.Store.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
+	case "revoke-admin":
+		err, notice = h.Store.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
+	case "unlink":
+		err, notice = h.Store.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
+	case "password":
+		pw := c.FormValue("password")
+		if perr := accounts.CheckPassword(pw); perr != nil {
+			return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{Error: "Password for " + target.Email + ": " + userMessage(perr)})
+		}
+		hash, herr := h.Hasher.Hash(ctx, pw)
+		if herr != nil {
+			return herr
+		}
+		err, notice = h.Store.SetPasswordHash(ctx, id, hash), "Set a new password for "+target.Email+"; its sessions have ended."
+	default:
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	if errors.Is(err, accounts.ErrLastAdmin) {
+		return h.accountsResult(c, http.StatusConflict, views.AccountsPage{Error: "Refused: " + target.Email + " is the last active admin. Make another account an admin first."})
+	}
+	if err != nil {
+		return err
+	}
+	h.adminAudit(c, c.Param("action"), target.Email)
+	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: notice})
+}
+
+// importAccounts creates accounts from CSV (email,firstName,lastName): all
+// rows are checked first, and nothing is written unless every row passes.
+func (h *Handlers) importAccounts(c echo.Context) error {
+	text := c.FormValue("csv")
+	if fh, err := c.FormFile("file"); err == nil {
+		f, err := fh.Open()
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+		if err != nil {
+			return err
+		}
+		text = string(b)
+	}
+	rows, problems := parseAccountsCSV(text)
+	if len(problems) == 0 && len(rows) == 0 {
+		problems = []string{"no rows: paste or upload lines of email,firstName,lastName"}
+	}
+	ctx := c.Request().Context()
+	if len(problems) == 0 {
+		for _, r := range rows {
+			if _, err := h.Store.AccountByEmail(ctx, r.Email); err == nil {
+				problems = append(problems, fmt.Sprintf("row %d: %s has an account already", r.line, r.Email))
+			} else if !errors.Is(err, accounts.ErrNotFound) {
+				return err
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{ImportErrors: problems, ImportCSV: text})
+	}
+	ns := make([]accounts.NewAccount, len(rows))
+	for i, r := range rows {
+		ns[i] = r.NewAccount
+	}
+	if err := h.Store.CreateAccounts(ctx, ns); err != nil {
+		if errors.Is(err, accounts.ErrEmailTaken) || errors.Is(err, accounts.ErrInvalid) {
+			return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{ImportErrors: []string{err.Error()}, ImportCSV: text})
+		}
+		return err
+	}
+	h.adminAudit(c, fmt.Sprintf("imported %d accounts from CSV", len(ns)), "")
+	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: fmt.Sprintf("Imported %d accounts. They can sign in once you set their passwords.", len(ns))})
+}
+
+type csvRow struct {
+	accounts.NewAccount
+	line int
+}
+
+// parseAccountsCSV validates every row and reports every problem.
+func parseAccountsCSV(text string) ([]csvRow, []string) {
+	r := csv.NewReader(strings.NewReader(text))
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	var rows []csvRow
+	var problems []string
+	seen := map[string]int{}
+	for line := 1; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("row %d: %v", line, err))
+			break
+		}
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		if line == 1 && len(rec) == 3 && strings.EqualFold(strings.TrimSpace(rec[0]), "email") {
+			continue // header
+		}
+		if len(rec) != 3 {
+			problems = append(problems, fmt.Sprintf("row %d: want 3 fields (email,firstName,lastName), got %d", line, len(rec)))
+			continue
+		}
+		n := accounts.NewAccount{Email: rec[0], FirstName: rec[1], LastName: rec[2], PasswordHash: accounts.NoPassword}
+		if err := n.Normalize(); err != nil {
+			problems = append(problems, fmt.Sprintf("row %d: %s", line, userMessage(err)))
+			continue
+		}
+		key := strings.ToLower(n.Email)
+		if first, dup := seen[key]; dup {
+			problems = append(problems, fmt.Sprintf("row %d: %s repeats row %d", line, n.Email, first))
+			continue
+		}
+		seen[key] = line
+		rows = append(rows, csvRow{NewAccount: n, line: line})
+		if len(rows) > maxImportRows {
+			problems = append(problems, fmt.Sprintf("more than %d rows: split the file", maxImportRows))
+			break
+		}
+	}
+	return rows, problems
+}
+
+// --- platform users ---
+
+func (h *Handlers) platformUsersPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	page := pageParam(c)
+	d := views.PlatformUsersPage{Query: c.QueryParam("q")}
+	shapes := h.Platform.Shapes()
+	// One platform call per page view: the admin pages, the bridge never loops.
+	p, err := h.Platform.ListUsers(ctx, d.Query, shapes.FirstPage+page-1, platformUsersPerPage)
+	if err != nil {
+		d.Error = "The platform did not list its users: " + err.Error()
+		return h.render(c, http.StatusBadGateway, views.PlatformUsers(h.page(c, "Platform users"), d))
+	}
+	ids := make([]string, len(p.Content))
+	for i, u := range p.Content {
+		ids[i] = string(u.UserID)
+	}
+	linked, err := h.Store.ListLinks(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, u := range p.Content {
+		row := views.PlatformUserRow{UserID: string(u.UserID), Name: strings.TrimSpace(u.FirstName + " " + u.LastName), Email: u.Email}
+		if aid, ok := linked[string(u.UserID)]; ok {
+			if a, err := h.Store.AccountByID(ctx, aid); err == nil {
+				row.LinkedTo = a.Email
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	d.Pager = makePager(c, page, int(p.TotalElements), platformUsersPerPage)
+	return h.render(c, http.StatusOK, views.PlatformUsers(h.page(c, "Platform users"), d))
+}
+
+// --- audit ---
+
+func (h *Handlers) auditPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	page := pageParam(c)
+	d := views.AuditPage{Account: strings.TrimSpace(c.QueryParam("account")), Kind: c.QueryParam("kind"), Outcome: strings.TrimSpace(c.QueryParam("outcome")),
+		Retention: "forever"}
+	if h.AuditRetention > 0 {
+		d.Retention = fmt.Sprintf("%d days", int(h.AuditRetention.Hours()/24))
+	}
+	f := accounts.AuditFilter{Kind: d.Kind, Outcome: d.Outcome, Offset: (page - 1) * auditPerPage, Limit: auditPerPage}
+	if d.Account != "" {
+		a, err := h.Store.AccountByEmail(ctx, d.Account)
+		if errors.Is(err, accounts.ErrNotFound) {
+			d.Error = "No account has the email " + d.Account + "."
+			return h.render(c, http.StatusOK, views.AuditLog(h.page(c, "Audit log"), d))
+		}
+		if err != nil {
+			return err
+		}
+		f.AccountID = a.ID
+	}
+	evs, total, err := h.Store.ListEvents(ctx, f)
+	if err != nil {
+		return err
+	}
+	for _, e := range evs {
+		row := views.AuditRow{At: e.At.Format("2006-01-02 15:04:05"), Kind: e.Kind, Email: e.Email, Outcome: e.Outcome,
+			Detail: e.Detail, RequestID: e.RequestID, Calls: e.PlatformCalls}
+		if e.Kind == accounts.KindLaunch {
+			row.Latency = e.Latency.String()
+			if e.Latency < time.Millisecond {
+				row.Latency = "<1ms" // stored in whole milliseconds
+			}
+		}
+		d.Rows = append(d.Rows, row)
+	}
+	d.Pager = makePager(c, page, total, auditPerPage)
+	return h.render(c, http.StatusOK, views.AuditLog(h.page(c, "Audit log"), d))
+}
+
+// --- helpers ---
+
+// adminAudit records an admin action: who did it, what, to whom.
+func (h *Handlers) adminAudit(c echo.Context, what, target string) {
+	actor, _ := account(c)
+	detail := what
+	if target != "" {
+		detail += ": " + target
+	}
+	h.audit(c, accounts.Event{Kind: accounts.KindAdmin, AccountID: actor.ID, Email: actor.Email, Outcome: "ok", Detail: detail})
+}
+
+// pageParam is the 1-based ?page=, defaulting to 1.
+func pageParam(c echo.Context) int {
+	p, err := strconv.Atoi(c.QueryParam("page"))
+	if err != nil || p < 1 || p > 1_000_000 {
+		return 1
+	}
+	return p
+}
+
+// makePager links the neighbouring pages, keeping the other query values.
+func makePager(c echo.Context, page, total, per int) views.Pager {
+	pages := max(1, (total+per-1)/per)
+	pg := views.Pager{Page: page, Pages: pages, Total: total}
+	link := func(n int) string {
+		q := url.Values{}
+		for k, v := range c.QueryParams() {
+			q[k] = v
+		}
+		q.Set("page", strconv.Itoa(n))
+		return c.Request().URL.Path + "?" + q.Encode()
+	}
+	if page > 1 {
+		pg.PrevURL = link(min(page-1, pages))
+	}
+	if page < pages {
+		pg.NextURL = link(page + 1)
+	}
+	return pg
+}

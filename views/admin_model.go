@@ -1,0 +1,103 @@
+package views
+
+// Admin sections, for the navigation.
+const (
+	SectionConnection    = "connection"
+	SectionAccounts      = "accounts"
+	SectionPlatformUsers = "platform-users"
+	SectionAudit         = "audit"
+)
+
+// Pager links a paged list.
+type Pager struct {
+	Page    int // 1-based
+	Pages   int
+	Total   int
+	PrevURL string // empty on the first page
+	NextURL string // empty on the last page
+}
+
+// Connection is the Instance connection page.
+type Connection struct {
+	BaseURL  string
+	Embedded bool
+	Method   string
+	Scheme   string
+	KeyID    string
+	Result   *CheckView // nil until a check ran
+}
+
+// CheckView is one connection check's verdict.
+type CheckView struct {
+	OK      bool
+	Verdict string
+	Summary string
+	Advice  []string
+	Status  string
+	Latency string
+	Clock   string
+	URL     string
+}
+
+// AccountsPage is the accounts list with its forms.
+type AccountsPage struct {
+	Query        string
+	Rows         []AccountRow
+	Pager        Pager
+	Notice       string
+	Error        string
+	New          NewAccountForm
+	ImportCSV    string
+	ImportErrors []string
+}
+
+// NewAccountForm keeps what was typed into the create form.
+type NewAccountForm struct {
+	Email, FirstName, LastName string
+	Admin                      bool
+}
+
+// AccountRow is one account in the list.
+type AccountRow struct {
+	ID             int64
+	Email          string
+	Name           string
+	Admin          bool
+	Disabled       bool
+	NoPassword     bool
+	PlatformUserID string
+	LinkedAt       string
+	LastLaunch     string
+}
+
+// PlatformUsersPage is one page of the platform's users.
+type PlatformUsersPage struct {
+	Query string
+	Rows  []PlatformUserRow
+	Pager Pager
+	Error string
+}
+
+// PlatformUserRow is one platform user.
+type PlatformUserRow struct {
+	UserID   string
+	Name     string
+	Email    string
+	LinkedTo string // local account email, empty if none
+}
+
+// AuditPage is the audit log.
+type AuditPage struct {
+	Account, Kind, Outcome string
+	Rows                   []AuditRow
+	Pager                  Pager
+	Retention              string
+	Error                  string
+}
+
+// AuditRow is one audit event.
+type AuditRow struct {
+	At, Kind, Email, Outcome, Detail, RequestID string
+	Calls                                       int
+	Latency                                     string
+}
