@@ -54,6 +54,7 @@ type testOptions struct {
 	simConfig func(*platformsim.Config)
 	client    func(*apiclient.Options)
 	env       []string
+	now       func() time.Time // the app's clock (sessions, regulation, store)
 }
 
 const testPassword = "correct horse battery"
@@ -81,7 +82,7 @@ platform:
 			o.client(co)
 		}
 	}
-	a, err := buildApp(context.Background(), cfg, appOptions{logOut: logs, simConfig: o.simConfig, clientOptions: clientOpts})
+	a, err := buildApp(context.Background(), cfg, appOptions{logOut: logs, simConfig: o.simConfig, clientOptions: clientOpts, now: o.now})
 	require.NoError(t, err)
 	srv := httptest.NewServer(a.echo)
 	t.Cleanup(func() {

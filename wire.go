@@ -98,7 +98,9 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 		admin := a.sim.Credentials()[0]
 		creds.APIKey, creds.APISecret = admin.Key, admin.Secret
 	}
-	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout, Now: o.now,
+	// The client signs with the real clock: the platform checks Date
+	// against its own, whatever clock the rest of the app is given.
+	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout,
 		Hooks: apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}}
 	if o.clientOptions != nil {
 		o.clientOptions(&copts)
@@ -107,6 +109,9 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 	if err != nil {
 		return nil, fmt.Errorf("platform client: %w", err)
 	}
+	// Closed before the embedded emulator stops: a dialled but unused
+	// connection would hold its Shutdown for 5 s.
+	a.closers = append(a.closers, func() error { a.client.CloseIdleConnections(); return nil })
 
 	hashKey, blockKey, generated, err := cfg.SessionKeys()
 	if err != nil {
@@ -117,9 +122,12 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}
 
+	rg := cfg.Regulation
+	regulator := accounts.NewRegulator(accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP,
+		FindTime: rg.FindTime, BanTime: rg.BanTime}, o.now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.now, OnDone: metrics.Launch})
 	a.echo, a.handlers = handlers.New(handlers.Deps{
-		Store: a.store, Hasher: a.hasher, Launcher: launcher, Metrics: metrics, Logger: a.logger, Now: o.now,
+		Store: a.store, Hasher: a.hasher, Regulator: regulator, TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Launcher: launcher, Metrics: metrics, Logger: a.logger, Now: o.now,
 		Sessions: handlers.SessionConfig{HashKey: hashKey, BlockKey: blockKey, MaxAge: cfg.Session.MaxAge,
 			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
 		Platform: a.client, PlatformEmbedded: a.sim != nil, AuditRetention: cfg.Audit.Retention,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -25,7 +26,12 @@ type Hasher struct {
 	params HashParams
 	slots  chan struct{}
 	dummy  string // verified against for unknown emails, to spend equal work
+	// verifications counts argon2id verifications (tests, diagnostics).
+	verifications atomic.Int64
 }
+
+// Verifications reports how many argon2id verifications ran.
+func (h *Hasher) Verifications() int64 { return h.verifications.Load() }
 
 // ErrPasswordMismatch is a wrong password.
 var ErrPasswordMismatch = errors.New("password does not match")
@@ -120,6 +126,7 @@ func (h *Hasher) Verify(ctx context.Context, pw, encoded string) error {
 		return err
 	}
 	defer h.release()
+	h.verifications.Add(1)
 	got := argon2.IDKey([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, uint32(len(want)))
 	if subtle.ConstantTimeCompare(got, want) != 1 {
 		return ErrPasswordMismatch

@@ -165,6 +165,9 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
+// CloseIdleConnections closes the kept-alive connections to the platform.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
 // Signer returns the client's signer (diagnostics show its method and key id).
 func (c *Client) Signer() *Signer { return c.signer }
 

@@ -23,13 +23,22 @@ import (
 // Config is the whole configuration. Every leaf is addressable as a dotted
 // key (server.addr) and as an environment variable (SSOBRIDGE_SERVER_ADDR).
 type Config struct {
-	Server   Server   `yaml:"server"`
-	Session  Session  `yaml:"session"`
-	Store    Store    `yaml:"store"`
-	Platform Platform `yaml:"platform"`
-	Password Password `yaml:"password"`
-	Audit    Audit    `yaml:"audit"`
-	Log      Log      `yaml:"log"`
+	Server     Server     `yaml:"server"`
+	Session    Session    `yaml:"session"`
+	Store      Store      `yaml:"store"`
+	Platform   Platform   `yaml:"platform"`
+	Password   Password   `yaml:"password"`
+	Regulation Regulation `yaml:"regulation"`
+	Audit      Audit      `yaml:"audit"`
+	Log        Log        `yaml:"log"`
+}
+
+// Regulation bans after repeated failed sign-ins.
+type Regulation struct {
+	MaxRetries      int           `yaml:"max_retries"`        // per account within find_time; 0 = off
+	MaxRetriesPerIP int           `yaml:"max_retries_per_ip"` // per client IP within find_time; 0 = off
+	FindTime        time.Duration `yaml:"find_time"`          // the counting window
+	BanTime         time.Duration `yaml:"ban_time"`           // how long a ban lasts (>= find_time)
 }
 
 // Audit is the audit log.
@@ -41,6 +50,9 @@ type Audit struct {
 type Server struct {
 	Addr      string `yaml:"addr"`       // listen address, host:port
 	PublicURL string `yaml:"public_url"` // how browsers reach the bridge; https makes cookies Secure
+	// TrustProxyHeaders takes the client IP from X-Forwarded-For (only
+	// behind a proxy that sets it); otherwise from the connection.
+	TrustProxyHeaders bool `yaml:"trust_proxy_headers"`
 }
 
 // Session is the browser session.
@@ -94,13 +106,14 @@ const EnvPrefix = "SSOBRIDGE_"
 // environment says otherwise.
 func Defaults() Config {
 	return Config{
-		Server:   Server{Addr: "127.0.0.1:8080"},
-		Session:  Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
-		Store:    Store{Driver: "sqlite", DSN: "data/ssobridge.db"},
-		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0"},
-		Password: Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
-		Audit:    Audit{Retention: 90 * 24 * time.Hour},
-		Log:      Log{Level: "info", Format: "text"},
+		Server:     Server{Addr: "127.0.0.1:8080"},
+		Session:    Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
+		Store:      Store{Driver: "sqlite", DSN: "data/ssobridge.db"},
+		Platform:   Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0"},
+		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
+		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
+		Audit:      Audit{Retention: 90 * 24 * time.Hour},
+		Log:        Log{Level: "info", Format: "text"},
 	}
 }
 
@@ -246,6 +259,12 @@ func setFromString(v reflect.Value, s string) error {
 		return nil
 	}
 	switch v.Kind() {
+	case reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		v.SetBool(b)
 	case reflect.String:
 		v.SetString(s)
 	case reflect.Int, reflect.Int64:
@@ -340,6 +359,15 @@ func (c *Config) validate() Errors {
 	}
 	if pw.HashConcurrency < 1 || pw.HashConcurrency > 256 {
 		bad("password.hash_concurrency", "use 1 to 256 (the number of cores is a good value)")
+	}
+	rg := c.Regulation
+	if rg.MaxRetries < 0 || rg.MaxRetriesPerIP < 0 {
+		bad("regulation.max_retries", "use 0 (off) or more")
+	}
+	if rg.FindTime < time.Second || rg.BanTime < time.Second {
+		bad("regulation.find_time", fmt.Sprintf("find_time %s and ban_time %s must be at least 1s", rg.FindTime, rg.BanTime))
+	} else if rg.FindTime > rg.BanTime {
+		bad("regulation.ban_time", fmt.Sprintf("%s is shorter than find_time %s; the window must not outlast the ban", rg.BanTime, rg.FindTime))
 	}
 	if c.Audit.Retention != 0 && c.Audit.Retention < time.Hour {
 		bad("audit.retention", fmt.Sprintf("%s is too short; use 0 (keep) or at least 1h (e.g. 2160h for 90 days)", c.Audit.Retention))

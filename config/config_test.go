@@ -48,7 +48,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 func TestEnvNameForEveryKey(t *testing.T) {
 	assert.Equal(t, "SSOBRIDGE_PLATFORM_API_SECRET", EnvName("platform.api_secret"))
 	assert.Contains(t, Keys(), "session.max_age")
-	assert.Len(t, Keys(), 24)
+	assert.Len(t, Keys(), 29)
 }
 
 func TestSecretFromFile(t *testing.T) {
@@ -92,6 +92,8 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"secret file missing", real + "  api_secret_file: /nonexistent/secret\n", nil, "platform.api_secret_file", "cannot read"},
 		{"argon2 memory", "password:\n  argon2_memory_kib: 1\n", nil, "password.argon2_memory_kib", "64 to"},
 		{"log level", "log:\n  level: loud\n", nil, "log.level", "debug, info"},
+		{"window beyond ban", "regulation:\n  find_time: 1h\n  ban_time: 10m\n", nil, "regulation.ban_time", "must not outlast"},
+		{"env bool", "", []string{"SSOBRIDGE_SERVER_TRUST_PROXY_HEADERS=sometimes"}, "server.trust_proxy_headers", "true or false"},
 		{"retention", "audit:\n  retention: 5m\n", nil, "audit.retention", "at least 1h"},
 	}
 	for _, tt := range tests {

@@ -15,6 +15,16 @@ import (
 // tell whether the email has an account.
 const loginFailed = "Email or password is incorrect."
 
+// loginBanned answers a sign-in while a ban holds; it says nothing more.
+const loginBanned = "Too many failed sign-ins. Please try again later."
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
 func (h *Handlers) loginPage(c echo.Context) error {
 	if _, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
 		return c.Redirect(http.StatusSeeOther, "/")
@@ -39,6 +49,13 @@ func (h *Handlers) login(c echo.Context) error {
 	if len(email) > 254 || len(password) > 1024 {
 		return h.loginFailure(c, email, 0, "input too long")
 	}
+	ip := c.RealIP()
+	if h.Regulator != nil && !h.Regulator.BannedUntil(email, ip).IsZero() {
+		// Refused even with the right password; says only "try later".
+		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
+		h.Metrics.login("banned")
+		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginBanned}))
+	}
 	acct, err := h.Store.AccountByEmail(ctx, email)
 	switch {
 	case errors.Is(err, accounts.ErrNotFound):
@@ -59,6 +76,9 @@ func (h *Handlers) login(c echo.Context) error {
 	if acct.Disabled {
 		return h.loginFailure(c, email, acct.ID, "account disabled")
 	}
+	if h.Regulator != nil {
+		h.Regulator.Succeed(email)
+	}
 	if err := h.sessions.start(c.Request(), c.Response(), acct); err != nil {
 		return err
 	}
@@ -71,8 +91,9 @@ func (h *Handlers) login(c echo.Context) error {
 // loginFailure answers every failed sign-in the same way; the reason goes
 // to the audit log only.
 func (h *Handlers) loginFailure(c echo.Context, email string, accountID int64, reason string) error {
-	if len(email) > 254 {
-		email = email[:254]
+	email = truncate(email, 254)
+	if h.Regulator != nil && h.Regulator.Fail(email, c.RealIP()) {
+		reason += "; ban started"
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")

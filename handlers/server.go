@@ -21,13 +21,17 @@ import (
 
 // Deps are what the handlers need; main wires them.
 type Deps struct {
-	Store    accounts.Store
-	Hasher   *accounts.Hasher
-	Launcher *launch.Service
-	Sessions SessionConfig
-	Metrics  *Metrics
-	Logger   *slog.Logger
-	Now      func() time.Time
+	Store  accounts.Store
+	Hasher *accounts.Hasher
+	// Regulator bans after repeated failed sign-ins; nil: no regulation.
+	Regulator *accounts.Regulator
+	// TrustProxyHeaders takes the client IP from X-Forwarded-For.
+	TrustProxyHeaders bool
+	Launcher          *launch.Service
+	Sessions          SessionConfig
+	Metrics           *Metrics
+	Logger            *slog.Logger
+	Now               func() time.Time
 	// Platform is the Partner API as the console and /readyz use it.
 	Platform Platform
 	// PlatformEmbedded says the platform is the built-in emulator.
@@ -77,6 +81,12 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = h.handleError
+	// The client IP feeds regulation: never from a header a client can
+	// forge, unless a proxy in front is trusted to set it.
+	e.IPExtractor = echo.ExtractIPDirect()
+	if d.TrustProxyHeaders {
+		e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	}
 	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
 		// Never trust a client's id: it ends up in logs and pages.
 		Generator: newRequestID,

@@ -70,6 +70,9 @@ type Server struct {
 	sessions map[string]string // session id -> userId
 	issued   int
 
+	adminsMu sync.RWMutex
+	admins   map[string]bool // credential key -> admin of the Instance
+
 	limitersMu sync.Mutex
 	limiters   map[string]*rate.Limiter
 
@@ -131,6 +134,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("platformsim: duplicate credential key %q", c.Key)
 		}
 		s.creds[c.Key] = c
+	}
+	s.admins = map[string]bool{}
+	for _, c := range cfg.Credentials {
+		s.admins[c.Key] = c.Admin
 	}
 	s.routes()
 	return s, nil
@@ -254,7 +261,7 @@ func (s *Server) api(endpoint string, h func(w http.ResponseWriter, r *http.Requ
 			resetConnection(sw)
 			return
 		}
-		if !cred.Admin {
+		if !s.isAdmin(cred.Key) {
 			writeError(sw, http.StatusForbidden, "the API user is not an admin of this Instance")
 			return
 		}
@@ -348,6 +355,20 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 }
 
 func formatHTTPDate(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
+
+// SetAdmin makes the user behind credential key an admin of the Instance,
+// or not (as a platform admin would).
+func (s *Server) SetAdmin(key string, admin bool) {
+	s.adminsMu.Lock()
+	defer s.adminsMu.Unlock()
+	s.admins[key] = admin
+}
+
+func (s *Server) isAdmin(key string) bool {
+	s.adminsMu.RLock()
+	defer s.adminsMu.RUnlock()
+	return s.admins[key]
+}
 
 // Credentials returns the configured credentials, the first being the one
 // the embedded demo gives the bridge.

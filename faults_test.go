@@ -1,0 +1,219 @@
+package main
+
+import (
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// TestFaultMatrix is one integration test per fault. Each row ends with
+// exactly one platform user for the email and a launch that succeeds once
+// the fault clears.
+func TestFaultMatrix(t *testing.T) {
+	type row struct {
+		name   string
+		opts   testOptions
+		setup  func(t *testing.T, ta *testApp, b *browser) // e.g. a first launch
+		fault  func(sim *platformsim.Server)
+		status int    // of the launch under the fault
+		class  string // error page class; "" for success
+		calls  map[string]int
+		clear  func(sim *platformsim.Server)
+	}
+	rows := []row{
+		{name: "429 twice then OK",
+			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 429, Times: 2}) },
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 3, "create_user": 1, "issue_token": 1}},
+		{name: "429 always: gives up after 5 retries",
+			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 429}) },
+			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 6}},
+		{name: "5xx once on lookup",
+			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 503, Times: 1}) },
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 1, "issue_token": 1}},
+		{name: "5xx always",
+			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 500}) },
+			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 2}},
+		{name: "ghost create: POST answers 500 after creating",
+			fault:  func(s *platformsim.Server) { s.InjectFault("create_user", platformsim.Fault{Ghost: true, Times: 1}) },
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 1, "issue_token": 1}},
+		{name: "409 race: lookup misses, create conflicts",
+			fault: func(s *platformsim.Server) {
+				// someone else creates the user between our lookup and create
+				s.InjectFault("create_user", platformsim.Fault{Ghost: true, Status: 409, Times: 1})
+			},
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 1, "issue_token": 1}},
+		{name: "connection reset on create",
+			fault:  func(s *platformsim.Server) { s.InjectFault("create_user", platformsim.Fault{Reset: true, Times: 1}) },
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 2, "issue_token": 1}},
+		{name: "connection reset on token, twice",
+			fault:  func(s *platformsim.Server) { s.InjectFault("issue_token", platformsim.Fault{Reset: true, Times: 2}) },
+			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 1, "create_user": 1, "issue_token": 2}},
+		{name: "platform slower than the timeout", opts: testOptions{env: []string{"SSOBRIDGE_PLATFORM_TIMEOUT=300ms"}},
+			fault:  func(s *platformsim.Server) { s.SetLatency("", 30*time.Second) },
+			status: http.StatusGatewayTimeout, class: "platform-unavailable", calls: map[string]int{"list_users": 2}},
+		{name: "platform clock 10 minutes off",
+			fault:  func(s *platformsim.Server) { s.SetClockOffset(10 * time.Minute) },
+			status: http.StatusBadGateway, class: "platform-clock-skew", calls: map[string]int{"list_users": 1},
+			clear: func(s *platformsim.Server) { s.SetClockOffset(0) }},
+		{name: "stale link: token 404",
+			setup: func(t *testing.T, ta *testApp, b *browser) {
+				require.Equal(t, http.StatusSeeOther, b.launch().status)
+				for _, u := range ta.sim.Users("ada@example.com") {
+					ta.sim.DeleteUser(u.ID)
+				}
+			},
+			status: http.StatusSeeOther, calls: map[string]int{"issue_token": 2, "list_users": 1, "create_user": 1}},
+		{name: "member credential: 403",
+			fault: func(s *platformsim.Server) { s.SetAdmin(s.Credentials()[0].Key, false) },
+			status: http.StatusBadGateway, class: "platform-forbidden", calls: map[string]int{"list_users": 1},
+			clear: func(s *platformsim.Server) { s.SetAdmin(s.Credentials()[0].Key, true) }},
+	}
+	passed := 0
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			ta := startTestApp(t, r.opts)
+			ta.addAccount(t, "ada@example.com", false)
+			b := ta.browser(t)
+			require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+			if r.setup != nil {
+				r.setup(t, ta, b)
+			}
+			tok := b.csrf("/")
+			ta.calls()
+			if r.fault != nil {
+				r.fault(ta.sim.Server)
+			}
+			leaks := goleak.IgnoreCurrent()
+			start := time.Now()
+			p := b.post("/launch", url.Values{"_csrf": {tok}})
+			took := time.Since(start)
+			assert.Equal(t, r.status, p.status)
+			if r.class != "" {
+				assert.Contains(t, p.body, `data-class="`+r.class+`"`)
+			}
+			assert.Equal(t, r.calls, withoutExchange(ta.calls()), "platform calls under the fault")
+			assert.Less(t, took, 10*time.Second, "the page comes without waiting for the platform")
+
+			if r.name == "platform slower than the timeout" {
+				ta.sim.ClearFaults() // lets the slow handlers finish
+				b.c.CloseIdleConnections()
+				ta.client.CloseIdleConnections()
+				goleak.VerifyNone(t, leaks,
+					goleak.IgnoreTopFunction("net/http.(*conn).serve"),
+					goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+					goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+					goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"))
+			}
+
+			ta.sim.ClearFaults()
+			if r.clear != nil {
+				r.clear(ta.sim.Server)
+			}
+			p = b.launch()
+			assert.Equal(t, http.StatusSeeOther, p.status, "a later launch succeeds once the fault clears")
+			assert.Len(t, ta.sim.Users("ada@example.com"), 1, "exactly one platform user")
+			if !t.Failed() {
+				passed++
+			}
+		})
+	}
+	t.Logf("fault matrix: %d of %d rows passed", passed, len(rows))
+}
+
+func withoutExchange(m map[string]int) map[string]int {
+	delete(m, "exchange")
+	return m
+}
+
+// TestConcurrentFirstLaunches: 200 launches at once for one account create
+// exactly one platform user; every launch succeeds or gets the retry page.
+func TestConcurrentFirstLaunches(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+	tok := b.csrf("/")
+	statuses := launchConcurrently(t, b, tok, 200)
+	assert.Equal(t, 200, statuses[http.StatusSeeOther]+statuses[http.StatusServiceUnavailable], "%v", statuses)
+	assert.Len(t, ta.sim.Users("ada@example.com"), 1)
+	assert.Equal(t, 1, ta.sim.Calls("create_user"))
+	t.Logf("200 concurrent first launches: %v, platform users: %d", statuses, len(ta.sim.Users("ada@example.com")))
+}
+
+// TestTwoBridgesOnePlatform: two bridges with separate stores share one
+// platform, so only the platform's 409 arbitrates; still one user.
+func TestTwoBridgesOnePlatform(t *testing.T) {
+	first := startTestApp(t, testOptions{})
+	admin := first.sim.Credentials()[0]
+	second := startTestApp(t, testOptions{env: []string{"SSOBRIDGE_PLATFORM_BASE_URL=" + first.sim.URL,
+		"SSOBRIDGE_PLATFORM_API_KEY=" + admin.Key, "SSOBRIDGE_PLATFORM_API_SECRET=" + admin.Secret}})
+	var wg sync.WaitGroup
+	results := make([]map[int]int, 2)
+	for i, ta := range []*testApp{first, second} {
+		ta.addAccount(t, "ada@example.com", false)
+		b := ta.browser(t)
+		require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+		tok := b.csrf("/")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = launchConcurrently(t, b, tok, 100)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		assert.Equal(t, 100, r[http.StatusSeeOther]+r[http.StatusServiceUnavailable], "%v", r)
+	}
+	users := first.sim.Users("ada@example.com")
+	require.Len(t, users, 1, "exactly one platform user")
+	l1, err := first.store.LinkFor(t.Context(), 1)
+	require.NoError(t, err)
+	l2, err := second.store.LinkFor(t.Context(), 1)
+	require.NoError(t, err)
+	assert.Equal(t, users[0].ID, l1.PlatformUserID)
+	assert.Equal(t, users[0].ID, l2.PlatformUserID, "both bridges link the same user")
+	t.Logf("two bridges: %v / %v, platform users: %d", results[0], results[1], len(users))
+}
+
+// launchConcurrently posts n launches at once with b's session and
+// returns the count per status.
+func launchConcurrently(t *testing.T, b *browser, csrfToken string, n int) map[int]int {
+	u, _ := url.Parse(b.base)
+	jar, _ := cookiejar.New(nil)
+	jar.SetCookies(u, b.c.Jar.Cookies(u))
+	client := &http.Client{Jar: jar, Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := client.PostForm(b.base+"/launch", url.Values{"_csrf": {csrfToken}})
+			status := -1
+			if err == nil {
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return counts
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// testClock is a settable clock for the app.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: time.Now()} }
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestRegulationBansAfterFailures(t *testing.T) {
+	clk := newTestClock()
+	ta := startTestApp(t, testOptions{now: clk.Now, yaml: "regulation:\n  max_retries: 3\n  max_retries_per_ip: 10\n  find_time: 5m\n  ban_time: 15m\n"})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	for range 3 {
+		assert.Equal(t, http.StatusUnauthorized, b.login("ada@example.com", "guess").status)
+	}
+	p := b.login("ada@example.com", testPassword)
+	assert.Equal(t, http.StatusTooManyRequests, p.status, "banned: refused even with the right password")
+	assert.Contains(t, p.body, "Too many failed sign-ins. Please try again later.")
+	assert.NotContains(t, p.body, "incorrect")
+	assert.Equal(t, http.StatusSeeOther, b.get("/").status, "not signed in")
+
+	// An unknown email is regulated the same way: a ban says nothing of existence.
+	for range 3 {
+		b.login("ghost@example.com", "guess")
+	}
+	assert.Equal(t, http.StatusTooManyRequests, b.login("ghost@example.com", "guess").status)
+
+	clk.Add(15*time.Minute + time.Second)
+	assert.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status, "the ban ends")
+}
+
+func TestRegulationPerIPIgnoresForwardedHeader(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: "regulation:\n  max_retries: 100\n  max_retries_per_ip: 4\n"})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	for i := range 4 {
+		tok := b.csrf("/login")
+		// A forged X-Forwarded-For must not spread the failures over "IPs".
+		b.post("/login", url.Values{"_csrf": {tok}, "email": {"spray" + string(rune('a'+i)) + "@example.com"}, "password": {"x"}},
+			"X-Forwarded-For", "203.0.113."+string(rune('1'+i)))
+	}
+	assert.Equal(t, http.StatusTooManyRequests, b.login("ada@example.com", testPassword).status, "the connection's IP is banned")
+}
+
+func TestUnknownEmailSpendsTheSameHashingWork(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	before := ta.hasher.Verifications()
+	b.login("ada@example.com", "wrong password")
+	wrong := ta.hasher.Verifications() - before
+	before = ta.hasher.Verifications()
+	b.login("nobody@example.com", "wrong password")
+	unknown := ta.hasher.Verifications() - before
+	assert.Equal(t, int64(1), wrong)
+	assert.Equal(t, wrong, unknown, "one argon2id verification either way")
+}
+
+func TestSessionFixationPrevented(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	ta.addAccount(t, "eve@example.com", false)
+	u, _ := url.Parse(ta.srv.URL)
+
+	// Eve signs in and plants her session cookie in Ada's browser.
+	eve := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, eve.login("eve@example.com", testPassword).status)
+	var planted *http.Cookie
+	for _, c := range eve.c.Jar.Cookies(u) {
+		if c.Name == "ssobridge_session" {
+			planted = c
+		}
+	}
+	require.NotNil(t, planted)
+	ada := ta.browser(t)
+	ada.c.Jar.SetCookies(u, []*http.Cookie{planted})
+	// Ada's browser shows Eve's session until Ada signs in herself...
+	assert.Contains(t, ada.get("/").body, "eve@example.com")
+	require.Equal(t, http.StatusSeeOther, ada.post("/logout", url.Values{"_csrf": {ada.csrf("/")}}).status)
+	require.Equal(t, http.StatusSeeOther, ada.login("ada@example.com", testPassword).status)
+	// ...and after sign-in the cookie is a new one that is Ada's alone.
+	var after *http.Cookie
+	for _, c := range ada.c.Jar.Cookies(u) {
+		if c.Name == "ssobridge_session" {
+			after = c
+		}
+	}
+	require.NotNil(t, after)
+	assert.NotEqual(t, planted.Value, after.Value, "a new session on sign-in")
+	assert.Contains(t, ada.get("/").body, "ada@example.com")
+
+	// Signing in over a still-valid session also replaces it.
+	mallory := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, mallory.login("eve@example.com", testPassword).status)
+	before := mallory.c.Jar.Cookies(u)
+	mallory.c.Jar.SetCookies(u, []*http.Cookie{{Name: "ssobridge_session", Value: ""}})
+	require.Equal(t, http.StatusSeeOther, mallory.login("ada@example.com", testPassword).status)
+	for _, c := range mallory.c.Jar.Cookies(u) {
+		for _, o := range before {
+			if c.Name == "ssobridge_session" && o.Name == c.Name {
+				assert.NotEqual(t, o.Value, c.Value)
+			}
+		}
+	}
+}
+
+func TestSessionTimeouts(t *testing.T) {
+	clk := newTestClock()
+	ta := startTestApp(t, testOptions{now: clk.Now, yaml: "session:\n  max_age: 3h\n  idle_timeout: 30m\n"})
+	ta.addAccount(t, "ada@example.com", false)
+
+	idle := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, idle.login("ada@example.com", testPassword).status)
+	clk.Add(29 * time.Minute)
+	require.Equal(t, http.StatusOK, idle.get("/").status, "within the idle timeout")
+	clk.Add(29 * time.Minute)
+	require.Equal(t, http.StatusOK, idle.get("/").status, "activity refreshed the idle clock")
+	clk.Add(31 * time.Minute)
+	p := idle.get("/")
+	assert.Equal(t, "/login?expired=1", p.header.Get("Location"), "idle too long")
+
+	abs := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, abs.login("ada@example.com", testPassword).status)
+	for range 7 {
+		clk.Add(25 * time.Minute)
+		require.Equal(t, http.StatusOK, abs.get("/").status)
+	}
+	clk.Add(10 * time.Minute) // 3h05 after sign-in, never idle
+	assert.Equal(t, "/login?expired=1", abs.get("/").header.Get("Location"), "absolute lifetime")
+
+	// A cookie signed with other keys (another deployment) is signed out.
+	other := startTestApp(t, testOptions{})
+	other.addAccount(t, "ada@example.com", false)
+	foreign := other.browser(t)
+	require.Equal(t, http.StatusSeeOther, foreign.login("ada@example.com", testPassword).status)
+	ou, _ := url.Parse(other.srv.URL)
+	u, _ := url.Parse(ta.srv.URL)
+	victim := ta.browser(t)
+	victim.c.Jar.SetCookies(u, foreign.c.Jar.Cookies(ou))
+	assert.Equal(t, "/login?expired=1", victim.get("/").header.Get("Location"))
+}
+
+// TestSecretsNeverLeak runs the flow and its failures with a known API
+// secret and password and searches every log line and page for them.
+func TestSecretsNeverLeak(t *testing.T) {
+	const apiSecret = "KNOWN-API-SECRET-4f1e9a"
+	admin := platformsim.Credential{Key: "known-key", Secret: apiSecret, Admin: true}
+	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{admin}})
+	require.NoError(t, err)
+	running, err := platformsim.Start(sim, "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { running.Close() })
+
+	ta := startTestApp(t, testOptions{env: []string{"SSOBRIDGE_PLATFORM_BASE_URL=" + running.URL,
+		"SSOBRIDGE_PLATFORM_API_KEY=known-key", "SSOBRIDGE_PLATFORM_API_SECRET=" + apiSecret}})
+	ta.addAccount(t, "ada@example.com", true)
+	b := ta.browser(t)
+	var pages []string
+	keep := func(p page) page { pages = append(pages, p.body); return p }
+
+	keep(b.login("ada@example.com", "wrong password for the log"))
+	keep(b.login("nobody@example.com", testPassword))
+	require.Equal(t, http.StatusSeeOther, keep(b.login("ada@example.com", testPassword)).status)
+	keep(b.get("/"))
+	var tokens []string
+	for range 2 {
+		p := keep(b.launch())
+		require.Equal(t, http.StatusSeeOther, p.status)
+		loc := p.header.Get("Location")
+		tokens = append(tokens, loc[strings.LastIndexByte(loc, '/')+1:])
+		keep(b.get2(loc))
+	}
+	keep(b.get2(running.URL + "/api/5/login-token/login/" + tokens[0])) // reused: 409
+	for _, status := range []int{403, 429, 500} {
+		sim.InjectFault(platformsim.EndpointIssueToken, platformsim.Fault{Status: status, Times: 10})
+		keep(b.launch())
+		sim.ClearFaults()
+	}
+	sim.SetClockOffset(time.Hour)
+	keep(b.launch())
+	keep(b.post("/admin/connection/check", url.Values{"_csrf": {b.csrf("/admin/connection")}}))
+	sim.SetClockOffset(0)
+	keep(b.get("/admin/audit"))
+	keep(b.get("/admin/connection"))
+	keep(b.get("/metrics"))
+	resp, err := http.Get(ta.srv.URL + "/readyz")
+	require.NoError(t, err)
+	rb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	pages = append(pages, string(rb))
+
+	logs := ta.logs.String()
+	require.Contains(t, logs, "msg=launch", "the logs were captured")
+	everything := logs + strings.Join(pages, "\n")
+	for what, secret := range map[string]string{"API secret": apiSecret, "password": testPassword, "wrong password": "wrong password for the log",
+		"token 1": tokens[0], "token 2": tokens[1]} {
+		assert.NotContains(t, everything, secret, "%s leaked", what)
+	}
+	assert.NotContains(t, logs, "Authorization")
+}
