@@ -73,7 +73,7 @@ func TestFaultMatrix(t *testing.T) {
 			},
 			status: http.StatusSeeOther, calls: map[string]int{"issue_token": 2, "list_users": 1, "create_user": 1}},
 		{name: "member credential: 403",
-			fault: func(s *platformsim.Server) { s.SetAdmin(s.Credentials()[0].Key, false) },
+			fault:  func(s *platformsim.Server) { s.SetAdmin(s.Credentials()[0].Key, false) },
 			status: http.StatusBadGateway, class: "platform-forbidden", calls: map[string]int{"list_users": 1},
 			clear: func(s *platformsim.Server) { s.SetAdmin(s.Credentials()[0].Key, true) }},
 	}
