@@ -47,6 +47,8 @@ const usage = `usage:
                                              add a local account; the password is read from stdin
   ssobridge check [--config FILE]            diagnose the platform connection (non-zero exit on failure)
   ssobridge platform-sim [--addr A] ...      run the platform emulator (see --help)
+  ssobridge bench [--accounts N] [--concurrency C] [--duration D] [--latency L]
+                                             load-test launches against an in-process emulator
 `
 
 // run dispatches a command line and returns the exit code.
@@ -70,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = c.check(ctx, args)
 	case "platform-sim":
 		err = c.platformSim(ctx, args)
+	case "bench":
+		err = c.bench(ctx, args)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -19,10 +19,19 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// SQLite is the SQLite backend of Store.
+// SQLite is the SQLite backend of Store. Writes go through one connection
+// (Go queues writers, so SQLite never makes them sleep on its lock); reads
+// use a pool beside it (WAL lets them run while a write commits). Hot
+// statements are prepared once.
 type SQLite struct {
-	db  *sql.DB
+	db  *sql.DB // reads
+	wdb *sql.DB // writes: one connection
 	now func() time.Time
+
+	stmtAccountByID *sql.Stmt
+	stmtLinkFor     *sql.Stmt
+	stmtRecord      *sql.Stmt
+	stmtTouch       *sql.Stmt
 }
 
 // OpenSQLite opens (creating if needed) the database file at path and
@@ -36,39 +45,83 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 			return nil, fmt.Errorf("accounts: create %s: %w", dir, err)
 		}
 	}
-	// WAL lets readers run beside the writer; busy_timeout makes writers
-	// wait for each other instead of failing.
+	// busy_timeout covers other processes (e.g. `ssobridge user add` while
+	// serving); within this one the single writer connection serialises.
 	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	open := func(conns int) (*sql.DB, error) {
+		db, err := sql.Open("sqlite", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+		}
+		db.SetMaxOpenConns(conns)
+		db.SetMaxIdleConns(conns)
+		db.SetConnMaxIdleTime(0)
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+		}
+		return db, nil
+	}
+	wdb, err := open(1)
 	if err != nil {
-		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+		return nil, err
 	}
-	db.SetMaxOpenConns(4)
-	db.SetMaxIdleConns(4)
-	db.SetConnMaxIdleTime(0)
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+	s := &SQLite{wdb: wdb, now: now}
+	if err := migrate(ctx, wdb, path); err != nil {
+		wdb.Close()
+		return nil, err
 	}
+	if s.db, err = open(4); err != nil {
+		wdb.Close()
+		return nil, err
+	}
+	for _, p := range []struct {
+		dst *(*sql.Stmt)
+		db  *sql.DB
+		q   string
+	}{
+		{&s.stmtAccountByID, s.db, "SELECT " + accountCols + " FROM accounts WHERE id = ?"},
+		{&s.stmtLinkFor, s.db, "SELECT account_id, platform_user_id, linked_at, last_launch_at FROM links WHERE account_id = ?"},
+		{&s.stmtRecord, s.wdb, `INSERT INTO audit_log (at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.stmtTouch, s.wdb, "UPDATE links SET last_launch_at = ? WHERE account_id = ?"},
+	} {
+		if *p.dst, err = p.db.PrepareContext(ctx, p.q); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("accounts: prepare: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB, path string) error {
 	sub, err := fs.Sub(migrations, "migrations")
 	if err != nil {
-		db.Close()
-		return nil, err
+		return err
 	}
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub)
 	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("accounts: migrations: %w", err)
+		return fmt.Errorf("accounts: migrations: %w", err)
 	}
 	if _, err := p.Up(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("accounts: migrate %s: %w", path, err)
+		return fmt.Errorf("accounts: migrate %s: %w", path, err)
 	}
-	return &SQLite{db: db, now: now}, nil
+	return nil
 }
 
 // Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+func (s *SQLite) Close() error {
+	var errs []error
+	for _, st := range []*sql.Stmt{s.stmtAccountByID, s.stmtLinkFor, s.stmtRecord, s.stmtTouch} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	return errors.Join(append(errs, s.wdb.Close())...)
+}
 
 // Ping checks the database answers.
 func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
@@ -121,7 +174,7 @@ func (s *SQLite) insertAccount(ctx context.Context, x execer, n NewAccount) (int
 
 // CreateAccount adds an account.
 func (s *SQLite) CreateAccount(ctx context.Context, n NewAccount) (Account, error) {
-	id, err := s.insertAccount(ctx, s.db, n)
+	id, err := s.insertAccount(ctx, s.wdb, n)
 	if err != nil {
 		return Account{}, err
 	}
@@ -130,7 +183,7 @@ func (s *SQLite) CreateAccount(ctx context.Context, n NewAccount) (Account, erro
 
 // CreateAccounts adds all accounts or none.
 func (s *SQLite) CreateAccounts(ctx context.Context, ns []NewAccount) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("accounts: begin: %w", err)
 	}
@@ -150,7 +203,7 @@ func (s *SQLite) AccountByEmail(ctx context.Context, email string) (Account, err
 
 // AccountByID finds an account by id.
 func (s *SQLite) AccountByID(ctx context.Context, id int64) (Account, error) {
-	return scanAccount(s.db.QueryRowContext(ctx, "SELECT "+accountCols+" FROM accounts WHERE id = ?", id))
+	return scanAccount(s.stmtAccountByID.QueryRowContext(ctx, id))
 }
 
 // ListAccounts pages through accounts matching f.Search, by email.
@@ -196,7 +249,11 @@ func (s *SQLite) CountAccounts(ctx context.Context) (int, error) {
 }
 
 func (s *SQLite) updateOne(ctx context.Context, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, query, args...)
+	return updateOneIn(ctx, s.wdb, query, args...)
+}
+
+func updateOneIn(ctx context.Context, x execer, query string, args ...any) error {
+	res, err := x.ExecContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("accounts: update: %w", err)
 	}
@@ -206,33 +263,41 @@ func (s *SQLite) updateOne(ctx context.Context, query string, args ...any) error
 	return nil
 }
 
-// SetDisabled disables or enables an account. Disabling ends its sessions.
-func (s *SQLite) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	if disabled {
-		a, err := s.AccountByID(ctx, id)
-		if err != nil {
-			return err
+// adminChange runs a change that might remove an active admin inside one
+// write transaction with the check, so two admins demoting each other at
+// once cannot both succeed.
+func (s *SQLite) adminChange(ctx context.Context, id int64, removesAdmin bool, query string, args ...any) error {
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("accounts: begin: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
+	if removesAdmin {
+		var isActiveAdmin, others int
+		err := tx.QueryRowContext(ctx, "SELECT is_admin = 1 AND disabled = 0 FROM accounts WHERE id = ?", id).Scan(&isActiveAdmin)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
 		}
-		if a.Admin && !a.Disabled {
-			if err := s.refuseLastAdmin(ctx, id); err != nil {
-				return err
-			}
+		if err != nil {
+			return fmt.Errorf("accounts: read account: %w", err)
+		}
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM accounts WHERE is_admin = 1 AND disabled = 0 AND id <> ?", id).Scan(&others); err != nil {
+			return fmt.Errorf("accounts: count admins: %w", err)
+		}
+		if isActiveAdmin == 1 && others == 0 {
+			return ErrLastAdmin
 		}
 	}
-	return s.updateOne(ctx, "UPDATE accounts SET disabled = ?, session_epoch = session_epoch + ?, updated_at = ? WHERE id = ?",
-		disabled, boolInt(disabled), ms(s.now()), id)
+	if err := updateOneIn(ctx, tx, query, args...); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
 
-// refuseLastAdmin fails when id is the only enabled admin.
-func (s *SQLite) refuseLastAdmin(ctx context.Context, id int64) error {
-	var others int
-	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM accounts WHERE is_admin = 1 AND disabled = 0 AND id <> ?", id).Scan(&others); err != nil {
-		return fmt.Errorf("accounts: count admins: %w", err)
-	}
-	if others == 0 {
-		return ErrLastAdmin
-	}
-	return nil
+// SetDisabled disables or enables an account. Disabling ends its sessions.
+func (s *SQLite) SetDisabled(ctx context.Context, id int64, disabled bool) error {
+	return s.adminChange(ctx, id, disabled, "UPDATE accounts SET disabled = ?, session_epoch = session_epoch + ?, updated_at = ? WHERE id = ?",
+		disabled, boolInt(disabled), ms(s.now()), id)
 }
 
 func boolInt(b bool) int {
@@ -244,12 +309,7 @@ func boolInt(b bool) int {
 
 // SetAdmin grants or revokes the admin role; the last admin stays admin.
 func (s *SQLite) SetAdmin(ctx context.Context, id int64, admin bool) error {
-	if !admin {
-		if err := s.refuseLastAdmin(ctx, id); err != nil {
-			return err
-		}
-	}
-	return s.updateOne(ctx, "UPDATE accounts SET is_admin = ?, updated_at = ? WHERE id = ?", admin, ms(s.now()), id)
+	return s.adminChange(ctx, id, !admin, "UPDATE accounts SET is_admin = ?, updated_at = ? WHERE id = ?", admin, ms(s.now()), id)
 }
 
 // SetPasswordHash replaces the password and ends the account's sessions.
@@ -270,8 +330,7 @@ func (s *SQLite) LinkFor(ctx context.Context, accountID int64) (Link, error) {
 	var l Link
 	var linked int64
 	var last sql.NullInt64
-	err := s.db.QueryRowContext(ctx, "SELECT account_id, platform_user_id, linked_at, last_launch_at FROM links WHERE account_id = ?", accountID).
-		Scan(&l.AccountID, &l.PlatformUserID, &linked, &last)
+	err := s.stmtLinkFor.QueryRowContext(ctx, accountID).Scan(&l.AccountID, &l.PlatformUserID, &linked, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Link{}, ErrNotFound
 	}
@@ -288,7 +347,7 @@ func (s *SQLite) SaveLink(ctx context.Context, accountID int64, platformUserID s
 	if platformUserID == "" {
 		return fmt.Errorf("%w: empty platform user id", ErrInvalid)
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO links (account_id, platform_user_id, linked_at) VALUES (?, ?, ?)
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO links (account_id, platform_user_id, linked_at) VALUES (?, ?, ?)
 		ON CONFLICT(account_id) DO UPDATE SET platform_user_id = excluded.platform_user_id, linked_at = excluded.linked_at
 		WHERE links.platform_user_id <> excluded.platform_user_id`, accountID, platformUserID, ms(s.now()))
 	if err != nil {
@@ -304,7 +363,7 @@ func (s *SQLite) DeleteLink(ctx context.Context, accountID int64, platformUserID
 		q += " AND platform_user_id = ?"
 		args = append(args, platformUserID)
 	}
-	if _, err := s.db.ExecContext(ctx, q, args...); err != nil {
+	if _, err := s.wdb.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("accounts: delete link: %w", err)
 	}
 	return nil
@@ -312,7 +371,7 @@ func (s *SQLite) DeleteLink(ctx context.Context, accountID int64, platformUserID
 
 // TouchLaunch records a launch time on the link.
 func (s *SQLite) TouchLaunch(ctx context.Context, accountID int64) error {
-	_, err := s.db.ExecContext(ctx, "UPDATE links SET last_launch_at = ? WHERE account_id = ?", ms(s.now()), accountID)
+	_, err := s.stmtTouch.ExecContext(ctx, ms(s.now()), accountID)
 	return err
 }
 
@@ -351,8 +410,7 @@ func (s *SQLite) Record(ctx context.Context, e Event) error {
 	if e.AccountID != 0 {
 		account = e.AccountID
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO audit_log (at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
+	_, err := s.stmtRecord.ExecContext(ctx, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
 	if err != nil {
 		return fmt.Errorf("accounts: audit: %w", err)
 	}
@@ -402,7 +460,7 @@ func (s *SQLite) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, e
 
 // PruneEvents deletes events older than before.
 func (s *SQLite) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, "DELETE FROM audit_log WHERE at < ?", ms(before))
+	res, err := s.wdb.ExecContext(ctx, "DELETE FROM audit_log WHERE at < ?", ms(before))
 	if err != nil {
 		return 0, fmt.Errorf("accounts: prune: %w", err)
 	}

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// benchOptions are the load tool's settings.
+type benchOptions struct {
+	accounts    int
+	concurrency int
+	duration    time.Duration
+	latency     time.Duration
+	cpuProfile  string
+}
+
+// bench drives launches against an in-process bridge and emulator on
+// loopback and reports latency, throughput, platform calls per launch,
+// connections and peak RSS. It is bounded in count and time.
+func (c cli) bench(ctx context.Context, args []string) error {
+	fs := c.newFlags("bench")
+	o := benchOptions{}
+	fs.IntVar(&o.accounts, "accounts", 1000, "signed-in accounts (1..20000)")
+	fs.IntVar(&o.concurrency, "concurrency", 64, "launches in flight (1..1024)")
+	fs.DurationVar(&o.duration, "duration", 8*time.Second, "how long to drive returning-user launches (100ms..5m)")
+	fs.DurationVar(&o.latency, "latency", 0, "delay injected into every platform call (0..5s)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the returning-launch phase to this file (go tool pprof)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	switch {
+	case o.accounts < 1 || o.accounts > 20000:
+		return usageError("bench: --accounts must be 1..20000")
+	case o.concurrency < 1 || o.concurrency > 1024:
+		return usageError("bench: --concurrency must be 1..1024")
+	case o.duration < 100*time.Millisecond || o.duration > 5*time.Minute:
+		return usageError("bench: --duration must be 100ms..5m")
+	case o.latency < 0 || o.latency > 5*time.Second:
+		return usageError("bench: --latency must be 0..5s")
+	}
+	return runBench(ctx, o, c.stdout)
+}
+
+// latencies collects durations from many goroutines.
+type latencies struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (l *latencies) add(d time.Duration) { l.mu.Lock(); l.d = append(l.d, d); l.mu.Unlock() }
+
+func (l *latencies) pct(p float64) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.d) == 0 {
+		return 0
+	}
+	s := slices.Clone(l.d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
+
+func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
+	dir, err := os.MkdirTemp("", "ssobridge-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	// Cheap hashing: the bench measures launches, not sign-ins.
+	cfg, err := config.Parse([]byte(fmt.Sprintf("store:\n  dsn: %s/bench.db\npassword:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n", dir)), nil)
+	if err != nil {
+		return err
+	}
+	a, err := buildApp(ctx, cfg, appOptions{logOut: io.Discard})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: a.echo, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
+	sim := a.sim
+	sim.SetLatency("", o.latency)
+
+	unlinked := max(10, o.accounts/10)
+	fmt.Fprintf(out, "bench: %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s\n", o.accounts, unlinked, o.concurrency, o.duration, o.latency)
+
+	// Accounts: N new to the platform, U that exist there but are not linked.
+	hash, err := a.hasher.Hash(ctx, benchPassword)
+	if err != nil {
+		return err
+	}
+	var ns []accounts.NewAccount
+	for i := range o.accounts + unlinked {
+		email := fmt.Sprintf("bench%05d@example.com", i)
+		ns = append(ns, accounts.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
+		if i >= o.accounts {
+			if _, err := sim.AddUser("Bench", strconv.Itoa(i), email); err != nil {
+				return err
+			}
+		}
+	}
+	if err := a.store.CreateAccounts(ctx, ns); err != nil {
+		return err
+	}
+
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+
+	start := time.Now()
+	sessions := make([]string, len(ns))
+	if err := parallel(ctx, len(ns), o.concurrency, func(i int) error {
+		s, err := benchSignIn(client, base, ns[i].Email)
+		sessions[i] = s
+		return err
+	}); err != nil {
+		return fmt.Errorf("sign-in: %w", err)
+	}
+	fmt.Fprintf(out, "signed in %d sessions in %s\n", len(sessions), time.Since(start).Round(time.Millisecond))
+
+	callsPerLaunch := func(n int) float64 {
+		counts := sim.CallCounts()
+		sim.ResetCalls()
+		total := counts[platformsim.EndpointListUsers] + counts[platformsim.EndpointCreateUser] + counts[platformsim.EndpointIssueToken]
+		return float64(total) / float64(n)
+	}
+	sim.ResetCalls()
+	if err := parallel(ctx, o.accounts, o.concurrency, func(i int) error { return benchLaunch(client, base, sessions[i], nil) }); err != nil {
+		return fmt.Errorf("first launches: %w", err)
+	}
+	callsNew := callsPerLaunch(o.accounts)
+	if err := parallel(ctx, unlinked, o.concurrency, func(i int) error { return benchLaunch(client, base, sessions[o.accounts+i], nil) }); err != nil {
+		return fmt.Errorf("unlinked launches: %w", err)
+	}
+	callsUnlinked := callsPerLaunch(unlinked)
+
+	// Returning users: the measured phase.
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	var lat latencies
+	connsBefore := sim.Connections()
+	var launches, failures atomic.Int64
+	phase := time.Now()
+	deadline := phase.Add(o.duration)
+	var wg sync.WaitGroup
+	for range o.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				if err := benchLaunch(client, base, sessions[rand.IntN(o.accounts)], &lat); err != nil {
+					failures.Add(1)
+					continue
+				}
+				launches.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(phase)
+	if o.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+	conns := sim.Connections() - connsBefore
+	callsReturning := callsPerLaunch(int(launches.Load()))
+
+	// The floor: the same token call, signed, straight to the emulator.
+	raw, err := rawTokenLatency(ctx, a, sim, o)
+	if err != nil {
+		return err
+	}
+
+	n := launches.Load()
+	perSec := float64(n) / elapsed.Seconds()
+	p50, p95, p99 := lat.pct(0.50), lat.pct(0.95), lat.pct(0.99)
+	rp50, rp99 := raw.pct(0.50), raw.pct(0.99)
+	ratio := float64(p50) / float64(max(rp50, 1))
+	rss := peakRSS()
+	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, failures.Load())
+	fmt.Fprintf(out, "launch latency:     p50 %s ms, p95 %s ms, p99 %s ms\n", ms(p50), ms(p95), ms(p99))
+	fmt.Fprintf(out, "raw token call:     p50 %s ms, p99 %s ms (signed client straight to the emulator)\n", ms(rp50), ms(rp99))
+	fmt.Fprintf(out, "launch p50 / raw p50: %.3f\n", ratio)
+	fmt.Fprintf(out, "platform calls per launch: new %.2f, unlinked %.2f, returning %.2f\n", callsNew, callsUnlinked, callsReturning)
+	fmt.Fprintf(out, "TCP connections opened to the platform while launching: %d (concurrency %d)\n", conns, o.concurrency)
+	fmt.Fprintf(out, "peak RSS: %.1f MiB\n", rss)
+	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f\n",
+		perSec, ms(p50), ms(p99), ms(rp50), ratio, callsReturning, callsUnlinked, callsNew, conns, rss)
+	if failures.Load() > 0 {
+		return fmt.Errorf("%d launches failed", failures.Load())
+	}
+	return nil
+}
+
+const benchPassword = "bench password"
+
+// parallel runs f(0..n-1) with at most c at once and returns the first error.
+func parallel(ctx context.Context, n, c int, f func(i int) error) error {
+	var next atomic.Int64
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range min(c, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := f(i); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = ctx.Err()
+	}
+	return firstErr
+}
+
+// benchCSRF is the double-submit token the bench sends as cookie and field.
+const benchCSRF = "benchcsrftoken0000000000000000000"
+
+func benchSignIn(client *http.Client, base, email string) (string, error) {
+	form := url.Values{"_csrf": {benchCSRF}, "email": {email}, "password": {benchPassword}}
+	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: "_csrf", Value: benchCSRF})
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "ssobridge_session" {
+			return ck.Value, nil
+		}
+	}
+	return "", fmt.Errorf("sign-in of %s: status %d, no session", email, resp.StatusCode)
+}
+
+var launchBody = url.Values{"_csrf": {benchCSRF}}.Encode()
+
+func benchLaunch(client *http.Client, base, session string, lat *latencies) error {
+	req, _ := http.NewRequest("POST", base+"/launch", strings.NewReader(launchBody))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Cookie", "_csrf="+benchCSRF+"; ssobridge_session="+session)
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if lat != nil {
+		lat.add(time.Since(start))
+	}
+	if resp.StatusCode != http.StatusSeeOther {
+		return fmt.Errorf("launch: status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// rawTokenLatency measures the token call alone: a signed client of its
+// own straight to the emulator, at the same concurrency, for a bounded time.
+func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o benchOptions) (*latencies, error) {
+	admin := sim.Credentials()[0]
+	raw, err := apiclient.New(apiclient.Options{BaseURL: sim.URL,
+		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: admin.Key, APISecret: admin.Secret}})
+	if err != nil {
+		return nil, err
+	}
+	defer raw.CloseIdleConnections()
+	l, err := a.store.LinkFor(ctx, 1)
+	if err != nil {
+		return nil, errors.New("bench: no linked account to issue raw tokens for")
+	}
+	var lat latencies
+	deadline := time.Now().Add(min(o.duration/2, 5*time.Second))
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for range o.concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				start := time.Now()
+				if _, err := raw.IssueLoginToken(ctx, apiclient.UserID(l.PlatformUserID), ""); err != nil {
+					failed.Add(1)
+					continue
+				}
+				lat.add(time.Since(start))
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		return nil, fmt.Errorf("bench: %d raw token calls failed", failed.Load())
+	}
+	return &lat, nil
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in MiB (Linux).
+func peakRSS() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
