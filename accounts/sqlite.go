@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -32,7 +33,22 @@ type SQLite struct {
 	stmtLinkFor     *sql.Stmt
 	stmtRecord      *sql.Stmt
 	stmtTouch       *sql.Stmt
+
+	// Group commit of the hot writes (audit, launch time): see write.
+	ops     chan writeOp
+	stop    chan struct{}
+	stopped chan struct{}
+	closeMu sync.Once
 }
+
+// writeOp is one write waiting for the next group commit.
+type writeOp struct {
+	fn   func(ctx context.Context, tx *sql.Tx) error
+	done chan error
+}
+
+// maxBatch bounds one group commit.
+const maxBatch = 256
 
 // OpenSQLite opens (creating if needed) the database file at path and
 // applies pending migrations.
@@ -91,7 +107,78 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 			return nil, fmt.Errorf("accounts: prepare: %w", err)
 		}
 	}
+	s.ops, s.stop, s.stopped = make(chan writeOp), make(chan struct{}), make(chan struct{})
+	go s.batchWrites()
 	return s, nil
+}
+
+// ErrClosed is a write to a closed store.
+var ErrClosed = errors.New("accounts: store closed")
+
+// write runs fn in the next group commit and waits for it: every write
+// that arrives while one commit runs shares the following one, so under
+// load one commit carries many writes instead of each paying its own.
+func (s *SQLite) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	op := writeOp{fn: fn, done: make(chan error, 1)}
+	select {
+	case s.ops <- op:
+	case <-s.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-op.done // queued: it runs, whatever the caller's context does
+}
+
+func (s *SQLite) batchWrites() {
+	defer close(s.stopped)
+	for {
+		var first writeOp
+		select {
+		case first = <-s.ops:
+		case <-s.stop:
+			return
+		}
+		batch := []writeOp{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case op := <-s.ops:
+				batch = append(batch, op)
+			default:
+				break drain
+			}
+		}
+		s.commitBatch(batch)
+	}
+}
+
+// commitBatch runs the batch in one transaction; if any write fails, it
+// runs each on its own so one failure does not take the others with it.
+func (s *SQLite) commitBatch(batch []writeOp) {
+	ctx := context.Background()
+	run := func(ops []writeOp) error {
+		tx, err := s.wdb.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, op := range ops {
+			if err := op.fn(ctx, tx); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+		}
+		return tx.Commit()
+	}
+	if err := run(batch); err == nil || len(batch) == 1 {
+		for _, op := range batch {
+			op.done <- err
+		}
+		return
+	}
+	for _, op := range batch {
+		op.done <- run([]writeOp{op})
+	}
 }
 
 func migrate(ctx context.Context, db *sql.DB, path string) error {
@@ -109,8 +196,12 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 	return nil
 }
 
-// Close closes the database.
+// Close waits for the writes under way and closes the database.
 func (s *SQLite) Close() error {
+	if s.stop != nil {
+		s.closeMu.Do(func() { close(s.stop) })
+		<-s.stopped
+	}
 	var errs []error
 	for _, st := range []*sql.Stmt{s.stmtAccountByID, s.stmtLinkFor, s.stmtRecord, s.stmtTouch} {
 		if st != nil {
@@ -371,8 +462,11 @@ func (s *SQLite) DeleteLink(ctx context.Context, accountID int64, platformUserID
 
 // TouchLaunch records a launch time on the link.
 func (s *SQLite) TouchLaunch(ctx context.Context, accountID int64) error {
-	_, err := s.stmtTouch.ExecContext(ctx, ms(s.now()), accountID)
-	return err
+	at := ms(s.now())
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, at, accountID)
+		return err
+	})
 }
 
 // ListLinks maps those of platformUserIDs that are linked to their account.
@@ -410,7 +504,10 @@ func (s *SQLite) Record(ctx context.Context, e Event) error {
 	if e.AccountID != 0 {
 		account = e.AccountID
 	}
-	_, err := s.stmtRecord.ExecContext(ctx, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.StmtContext(ctx, s.stmtRecord).ExecContext(ctx, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("accounts: audit: %w", err)
 	}

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -249,4 +250,38 @@ func TestSQLiteReopenKeepsData(t *testing.T) {
 	defer s.Close()
 	_, err = s.AccountByEmail(context.Background(), "keep@example.com")
 	require.NoError(t, err, "migrations are idempotent and data persists")
+}
+
+func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
+	s := backends()["sqlite"](t, nil).(*SQLite)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 50)
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 25 {
+				errs[i] = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+					_, err := tx.ExecContext(ctx, "INSERT INTO no_such_table VALUES (1)")
+					return err
+				})
+				return
+			}
+			errs[i] = s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok", Detail: fmt.Sprint(i)})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if i == 25 {
+			assert.Error(t, err)
+		} else {
+			assert.NoError(t, err)
+		}
+	}
+	_, total, err := s.ListEvents(ctx, AuditFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, 49, total, "every good write committed")
+	require.NoError(t, s.Close())
+	assert.ErrorIs(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok"}), ErrClosed)
 }

@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/http"
 	"time"
 
+	"github.com/gorilla/securecookie"
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
@@ -50,9 +52,63 @@ func newSessionManager(cfg SessionConfig, accts accounts.Store, now func() time.
 		cfg.IdleTimeout = cfg.MaxAge
 	}
 	cs := sessions.NewCookieStore(cfg.HashKey, cfg.BlockKey)
+	for _, codec := range cs.Codecs {
+		if sc, ok := codec.(*securecookie.SecureCookie); ok {
+			sc.SetSerializer(sessionSerializer{})
+		}
+	}
 	cs.Options = &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}
 	cs.MaxAge(int(cfg.MaxAge / time.Second))
 	return &sessionManager{cfg: cfg, store: cs, accts: accts, now: now}
+}
+
+// sessionSerializer encodes the session's four integers compactly; gob,
+// securecookie's default, cost more than the whole signed API call per
+// launch. The bytes are then signed and encrypted by securecookie.
+type sessionSerializer struct{}
+
+// sessionKeys is the fixed order of the encoded values.
+var sessionKeys = [...]string{keyAccount, keyEpoch, keyIssued, keyLastSeen}
+
+const sessionFormat = 1
+
+func (sessionSerializer) Serialize(src interface{}) ([]byte, error) {
+	m, ok := src.(map[interface{}]interface{})
+	if !ok || len(m) != len(sessionKeys) {
+		return nil, errors.New("session: unexpected values")
+	}
+	b := make([]byte, 1, 1+len(sessionKeys)*binary.MaxVarintLen64)
+	b[0] = sessionFormat
+	for _, k := range sessionKeys {
+		v, ok := m[k].(int64)
+		if !ok {
+			return nil, errors.New("session: value " + k + " missing")
+		}
+		b = binary.AppendVarint(b, v)
+	}
+	return b, nil
+}
+
+func (sessionSerializer) Deserialize(src []byte, dst interface{}) error {
+	m, ok := dst.(*map[interface{}]interface{})
+	if !ok || len(src) == 0 || src[0] != sessionFormat {
+		return errors.New("session: unknown format")
+	}
+	src = src[1:]
+	vals := make(map[interface{}]interface{}, len(sessionKeys))
+	for _, k := range sessionKeys {
+		v, n := binary.Varint(src)
+		if n <= 0 {
+			return errors.New("session: truncated")
+		}
+		vals[k] = v
+		src = src[n:]
+	}
+	if len(src) != 0 {
+		return errors.New("session: trailing bytes")
+	}
+	*m = vals
+	return nil
 }
 
 // Why a request has no usable session.
