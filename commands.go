@@ -221,8 +221,8 @@ func printCheck(w io.Writer, client *apiclient.Client, r apiclient.CheckResult) 
 	if r.Status != 0 {
 		fmt.Fprintf(w, "answer:    %d in %s\n", r.Status, r.Latency.Round(time.Millisecond))
 	}
-	if r.HaveOffset {
-		fmt.Fprintf(w, "clock:     platform %s\n", describeOffset(r.ClockOffset))
+	if c := r.DescribeClock(); c != "" {
+		fmt.Fprintf(w, "clock:     platform clock %s\n", c)
 	}
 	fmt.Fprintf(w, "verdict:   %s\n", strings.ToUpper(string(r.Verdict)))
 	fmt.Fprintf(w, "%s\n", r.Summary)
@@ -236,16 +236,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func describeOffset(d time.Duration) string {
-	switch {
-	case d.Abs() < 2*time.Second:
-		return "in step with ours"
-	case d > 0:
-		return d.Round(time.Second).String() + " ahead of ours"
-	}
-	return d.Abs().Round(time.Second).String() + " behind ours"
 }
 
 // platformSim runs the emulator standalone.

@@ -44,6 +44,21 @@ type CheckResult struct {
 	Err         error  // the underlying error, nil when OK
 }
 
+// DescribeClock says how the platform's clock stands to ours, e.g.
+// "10m0s ahead of this server's"; empty when the answer had no Date.
+func (r CheckResult) DescribeClock() string {
+	switch d := r.ClockOffset; {
+	case !r.HaveOffset:
+		return ""
+	case d.Abs() < 2*time.Second:
+		return "in step with this server's"
+	case d > 0:
+		return d.Round(time.Second).String() + " ahead of this server's"
+	default:
+		return d.Abs().Round(time.Second).String() + " behind this server's"
+	}
+}
+
 // OK reports whether the connection works.
 func (r CheckResult) OK() bool { return r.Verdict == VerdictOK }
 

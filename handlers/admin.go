@@ -68,16 +68,7 @@ func checkView(r apiclient.CheckResult) *views.CheckView {
 	if r.Status != 0 {
 		v.Status = strconv.Itoa(r.Status)
 	}
-	if r.HaveOffset {
-		switch d := r.ClockOffset; {
-		case d.Abs() < 2*time.Second:
-			v.Clock = "in step with this server's"
-		case d > 0:
-			v.Clock = d.Round(time.Second).String() + " ahead of this server's"
-		default:
-			v.Clock = d.Abs().Round(time.Second).String() + " behind this server's"
-		}
-	}
+	v.Clock = r.DescribeClock()
 	return v
 }
 
