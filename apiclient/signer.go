@@ -158,16 +158,26 @@ type macState struct {
 	buf []byte
 }
 
-// appendStringToSign appends the string to sign to b without building the
-// full URL as a separate string.
-func appendStringToSign(b []byte, method string, body []byte, date string, u *url.URL) []byte {
+// StringToSign joins verb, md5hex(body), date and the full URL with LF.
+func StringToSign(method string, body []byte, date, fullURL string) string {
+	return string(append(appendSignPrefix(nil, method, body, date), fullURL...))
+}
+
+// appendSignPrefix appends "VERB\nmd5hex(body)\nDate\n".
+func appendSignPrefix(b []byte, method string, body []byte, date string) []byte {
 	sum := md5.Sum(body)
 	b = append(b, method...)
 	b = append(b, '\n')
 	b = hex.AppendEncode(b, sum[:])
 	b = append(b, '\n')
 	b = append(b, date...)
-	b = append(b, '\n')
+	return append(b, '\n')
+}
+
+// appendStringToSign appends the string to sign to b without building the
+// full URL as a separate string.
+func appendStringToSign(b []byte, method string, body []byte, date string, u *url.URL) []byte {
+	b = appendSignPrefix(b, method, body, date)
 	b = append(b, u.Scheme...)
 	b = append(b, "://"...)
 	b = append(b, u.Host...)
@@ -177,36 +187,6 @@ func appendStringToSign(b []byte, method string, body []byte, date string, u *ur
 		b = append(b, u.RawQuery...)
 	}
 	return b
-}
-
-func (s *Signer) signature(stringToSign string) string {
-	st := s.macs.Get().(*macState)
-	defer s.macs.Put(st)
-	st.mac.Reset()
-	st.mac.Write([]byte(stringToSign))
-	var sum [sha256.Size]byte
-	return base64.StdEncoding.EncodeToString(st.mac.Sum(sum[:0]))
-}
-
-// Signature returns the HMAC signature of a string to sign (for tests and
-// diagnostics; it reveals nothing of the secret).
-func (s *Signer) Signature(stringToSign string) string { return s.signature(stringToSign) }
-
-// StringToSign joins verb, md5hex(body), date and the full URL with LF.
-func StringToSign(method string, body []byte, date, fullURL string) string {
-	sum := md5.Sum(body)
-	var b strings.Builder
-	b.Grow(len(method) + 1 + 32 + 1 + len(date) + 1 + len(fullURL))
-	b.WriteString(method)
-	b.WriteByte('\n')
-	var hexsum [32]byte
-	hex.Encode(hexsum[:], sum[:])
-	b.Write(hexsum[:])
-	b.WriteByte('\n')
-	b.WriteString(date)
-	b.WriteByte('\n')
-	b.WriteString(fullURL)
-	return b.String()
 }
 
 // FullURL is the URL exactly as Go's HTTP client puts it on the wire:

@@ -69,6 +69,9 @@ func TestSignerKnownAnswers(t *testing.T) {
 			assert.Equal(t, v.URL, FullURL(req.URL))
 			sum := md5.Sum(body)
 			assert.Equal(t, v.BodyMD5, hex.EncodeToString(sum[:]))
+			m := hmac.New(sha256.New, []byte(vf.APISecret))
+			m.Write([]byte(StringToSign(v.Method, body, v.Date, v.URL)))
+			assert.Equal(t, v.Signature, base64.StdEncoding.EncodeToString(m.Sum(nil)), "StringToSign is the spec's string")
 			for what, wrong := range v.Wrong {
 				assert.NotEqual(t, wrong, v.Signature, "the %s variant must differ", what)
 				assert.NotContains(t, req.Header.Get("Authorization"), wrong, "signer matches the %s mistake", what)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -137,10 +138,10 @@ func (h *Handlers) securityHeaders(formAction string) echo.MiddlewareFunc {
 			if h.Sessions.Secure {
 				hd.Set("Strict-Transport-Security", "max-age=31536000")
 			}
-			if len(c.Request().URL.Path) < 8 || c.Request().URL.Path[:8] != "/static/" {
-				hd.Set("Cache-Control", "no-store")
-			} else {
+			if strings.HasPrefix(c.Request().URL.Path, "/static/") {
 				hd.Set("Cache-Control", "public, max-age=3600")
+			} else {
+				hd.Set("Cache-Control", "no-store")
 			}
 			return next(c)
 		}

@@ -28,7 +28,6 @@ type Portal struct {
 	Email          string
 	LastLaunch     string // human time, empty if never
 	PlatformUserID string // empty if not linked yet
-	PlatformURL    string // where the editor lives
 }
 
 // ErrorInfo is what an error page shows beyond its fixed text.
