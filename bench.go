@@ -325,7 +325,7 @@ func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o be
 			defer wg.Done()
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				start := time.Now()
-				if _, err := raw.IssueLoginToken(ctx, apiclient.UserID(l.PlatformUserID), ""); err != nil {
+				if _, err := raw.IssueLoginToken(ctx, apiclient.UserID(l.PlatformUserID), apiclient.TokenProperties{}); err != nil {
 					failed.Add(1)
 					continue
 				}

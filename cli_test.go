@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,4 +180,31 @@ func TestServeDemoPrintsLoginAndStops(t *testing.T) {
 		return s[strings.Index(s, "demo login:"):][:strings.Index(s[strings.Index(s, "demo login:"):], "\n")]
 	}
 	assert.Equal(t, line(out.String()), line(out2.String()))
+}
+
+func TestPlatformSimCommand(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"platform-sim", "--addr", "127.0.0.1:0", "--api-key", "k1", "--api-secret", "s1", "--rate-limit", "100"},
+			strings.NewReader(""), &out, &errOut, nil)
+	}()
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "member credential") }, 10*time.Second, 10*time.Millisecond)
+	assert.Contains(t, out.String(), "admin credential:  key=k1 secret=s1")
+	base := strings.Fields(out.String())[3] // "platform emulator at <url> ..."
+	// A call signed by hand in the simple method is accepted.
+	req, _ := http.NewRequest("GET", base+"/api/5/public/users", nil)
+	req.Header.Set("Authorization", "SVCSIMPLE s1")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.NotContains(t, errOut.String(), "s1\"", "the log does not repeat the secret")
+	cancel()
+	assert.Equal(t, 0, <-done)
+
+	code, _, stderr := runCLI(t, "", nil, "platform-sim", "--rate-limit", "-1")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "--rate-limit")
 }

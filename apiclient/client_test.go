@@ -167,7 +167,7 @@ func TestRetryPolicy(t *testing.T) {
 			case "create":
 				_, err = h.client.CreateUser(ctx, NewUser{FirstName: "A", LastName: "B", Email: "a@example.com"})
 			case "token":
-				_, err = h.client.IssueLoginToken(ctx, "7", "")
+				_, err = h.client.IssueLoginToken(ctx, "7", TokenProperties{})
 			}
 			if tt.wantErr == nil {
 				require.NoError(t, err)
@@ -514,18 +514,18 @@ func TestIssueLoginTokenAndExchangeURL(t *testing.T) {
 		}
 		writeJSON(w, 200, map[string]any{"loginToken": "a/b+c", "expiresIn": 300})
 	})
-	tok, err := h.client.IssueLoginToken(context.Background(), "9007199254740993", "/editor?x=1")
+	tok, err := h.client.IssueLoginToken(context.Background(), "9007199254740993", TokenProperties{RedirectTo: "/editor?x=1"})
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"properties":{"redirectTo":"/editor?x=1"}}`, gotBody)
 	assert.Equal(t, 300*time.Second, tok.ExpiresIn)
 	assert.Equal(t, h.server.URL+"/api/5/login-token/login/a%2Fb+c", h.client.ExchangeURL(tok))
 	assert.NotContains(t, fmt.Sprint(tok), "a/b+c", "a token prints redacted")
 
-	_, err = h.client.IssueLoginToken(context.Background(), "9007199254740993", "")
+	_, err = h.client.IssueLoginToken(context.Background(), "9007199254740993", TokenProperties{})
 	require.NoError(t, err)
 	assert.Empty(t, gotBody, "no properties: no body")
 
-	_, err = h.client.IssueLoginToken(context.Background(), "1", "")
+	_, err = h.client.IssueLoginToken(context.Background(), "1", TokenProperties{})
 	require.ErrorIs(t, err, ErrNotFound)
 }
 

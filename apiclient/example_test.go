@@ -48,7 +48,7 @@ func ExampleClient_EnsureUser() {
 	if err != nil {
 		panic(err)
 	}
-	tok, err := c.IssueLoginToken(ctx, res.User.UserID, "")
+	tok, err := c.IssueLoginToken(ctx, res.User.UserID, apiclient.TokenProperties{})
 	if err != nil {
 		panic(err)
 	}

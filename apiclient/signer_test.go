@@ -142,7 +142,7 @@ func TestClientProducesVectors(t *testing.T) {
 	})
 	t.Run("port", func(t *testing.T) {
 		rt := &capture{answer: func(*http.Request) *http.Response { return jsonResponse(200, `{"loginToken":"t","expiresIn":300}`) }}
-		_, err := newClient("http://127.0.0.1:8443", rt).IssueLoginToken(context.Background(), "9007199254740993", "/editor/projects?id=7")
+		_, err := newClient("http://127.0.0.1:8443", rt).IssueLoginToken(context.Background(), "9007199254740993", TokenProperties{RedirectTo: "/editor/projects?id=7"})
 		require.NoError(t, err)
 		check(t, rt, 3)
 	})

@@ -18,18 +18,24 @@ type LoginToken struct {
 // String hides the token from logs.
 func (t LoginToken) String() string { return "LoginToken{redacted}" }
 
+// TokenProperties travel with a login token to the exchange.
+type TokenProperties struct {
+	// RedirectTo is the relative platform path the browser lands on after
+	// the exchange; empty: the platform's landing page.
+	RedirectTo string
+}
+
 // IssueLoginToken asks the platform for a one-time login token for userID.
-// redirectTo, when not empty, is the relative platform path the browser
-// lands on after the exchange. Issuance is safe to retry (unused tokens
-// expire on their own). A 404 means the user no longer exists.
-func (c *Client) IssueLoginToken(ctx context.Context, userID UserID, redirectTo string) (LoginToken, error) {
+// Issuance is safe to retry (unused tokens expire on their own). A 404
+// means the user no longer exists.
+func (c *Client) IssueLoginToken(ctx context.Context, userID UserID, props TokenProperties) (LoginToken, error) {
 	if userID == "" {
 		return LoginToken{}, fmt.Errorf("%w: empty userId", ErrInvalidInput)
 	}
 	path := strings.ReplaceAll(c.opts.Shapes.TokenPath, "{userId}", url.PathEscape(string(userID)))
 	var body any
-	if redirectTo != "" {
-		body = map[string]map[string]string{"properties": {c.opts.Shapes.RedirectField: redirectTo}}
+	if props.RedirectTo != "" {
+		body = map[string]map[string]string{"properties": {c.opts.Shapes.RedirectField: props.RedirectTo}}
 	}
 	var out struct {
 		LoginToken string `json:"loginToken"`

@@ -21,7 +21,7 @@ import (
 // Platform is what a launch needs of the Partner API (apiclient.Client).
 type Platform interface {
 	EnsureUser(ctx context.Context, nu apiclient.NewUser) (apiclient.EnsureResult, error)
-	IssueLoginToken(ctx context.Context, userID apiclient.UserID, redirectTo string) (apiclient.LoginToken, error)
+	IssueLoginToken(ctx context.Context, userID apiclient.UserID, props apiclient.TokenProperties) (apiclient.LoginToken, error)
 	ExchangeURL(t apiclient.LoginToken) string
 }
 
@@ -149,7 +149,7 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 	link, err := s.store.LinkFor(ctx, account.ID)
 	switch {
 	case err == nil:
-		tok, terr := s.platform.IssueLoginToken(ctx, apiclient.UserID(link.PlatformUserID), returnTo)
+		tok, terr := s.platform.IssueLoginToken(ctx, apiclient.UserID(link.PlatformUserID), apiclient.TokenProperties{RedirectTo: returnTo})
 		if terr == nil {
 			s.touch(ctx, account.ID)
 			return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: link.PlatformUserID, Path: PathReturning}, nil
@@ -178,7 +178,7 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 	if err := s.store.SaveLink(ctx, account.ID, userID); err != nil {
 		return Result{Path: path}, fmt.Errorf("launch: save link: %w", err)
 	}
-	tok, err := s.platform.IssueLoginToken(ctx, ens.User.UserID, returnTo)
+	tok, err := s.platform.IssueLoginToken(ctx, ens.User.UserID, apiclient.TokenProperties{RedirectTo: returnTo})
 	if err != nil {
 		return Result{Path: path, PlatformUserID: userID}, err
 	}

@@ -49,7 +49,7 @@ func TestClientAndEmulatorAgree(t *testing.T) {
 				id, err := strconv.ParseInt(string(res.User.UserID), 10, 64)
 				require.NoError(t, err)
 				assert.Greater(t, id, int64(1)<<53, "ids beyond float precision survive")
-				tok, err := c.IssueLoginToken(ctx, res.User.UserID, "/editor/projects?x=1&y=ü")
+				tok, err := c.IssueLoginToken(ctx, res.User.UserID, apiclient.TokenProperties{RedirectTo: "/editor/projects?x=1&y=ü"})
 				require.NoError(t, err)
 				assert.Equal(t, platformsim.TokenUnconsumed, sim.TokenState(tok.Token))
 			}
@@ -101,7 +101,7 @@ func BenchmarkEmulatorIssueToken(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if _, err := c.IssueLoginToken(context.Background(), apiclient.UserID(u.ID), ""); err != nil {
+			if _, err := c.IssueLoginToken(context.Background(), apiclient.UserID(u.ID), apiclient.TokenProperties{}); err != nil {
 				errs.Add(1)
 			}
 		}
