@@ -155,3 +155,12 @@ func FuzzParse(f *testing.F) {
 		assert.Empty(t, cfg.validate(), "a parsed config is valid")
 	})
 }
+
+// TestREADMEDocumentsEveryKey keeps the README's configuration table true.
+func TestREADMEDocumentsEveryKey(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	for _, k := range Keys() {
+		assert.Contains(t, string(readme), "| `"+k+"` |", "README.md documents %s", k)
+	}
+}
