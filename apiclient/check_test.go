@@ -69,9 +69,10 @@ func TestCheckTransportVerdicts(t *testing.T) {
 	closed.Close()
 	for _, tt := range []struct {
 		url     string
+		timeout time.Duration // short only where the timeout is the point: a TLS handshake under -race is slow
 		verdict Verdict
-	}{{tlsSrv.URL, VerdictTLS}, {slow.URL, VerdictTimeout}, {closedURL, VerdictUnreachable}} {
-		c, err := New(Options{BaseURL: tt.url, Timeout: 200 * time.Millisecond, Credentials: Credentials{Method: AuthSimple, APISecret: testSecret}})
+	}{{tlsSrv.URL, 10 * time.Second, VerdictTLS}, {slow.URL, 200 * time.Millisecond, VerdictTimeout}, {closedURL, 10 * time.Second, VerdictUnreachable}} {
+		c, err := New(Options{BaseURL: tt.url, Timeout: tt.timeout, Credentials: Credentials{Method: AuthSimple, APISecret: testSecret}})
 		require.NoError(t, err)
 		r := c.Check(context.Background())
 		assert.Equal(t, tt.verdict, r.Verdict, r.Summary)
