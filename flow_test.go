@@ -221,7 +221,11 @@ func TestRoutesAndHeaders(t *testing.T) {
 	assert.NotContains(t, p.body, "<script")
 	assert.Equal(t, "nosniff", p.header.Get("X-Content-Type-Options"))
 	assert.Equal(t, "DENY", p.header.Get("X-Frame-Options"))
-	assert.NotEmpty(t, p.header.Get("X-Request-Id"))
+	assert.Regexp(t, `^[0-9a-f]{16}$`, p.header.Get("X-Request-Id"))
+	req, _ := http.NewRequest("GET", ta.srv.URL+"/login", nil)
+	req.Header.Set("X-Request-Id", "forged-by-the-client")
+	forged := b.do(req)
+	assert.Regexp(t, `^[0-9a-f]{16}$`, forged.header.Get("X-Request-Id"), "a client's id is not adopted")
 	assert.Contains(t, p.body, `<label for="email">`)
 	assert.Contains(t, p.body, `<label for="password">`)
 

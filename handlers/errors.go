@@ -74,10 +74,16 @@ func (h *Handlers) rotateCSRF(c echo.Context) {
 	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode})
 }
 
-func newRequestID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// assignRequestID gives every request an id of ours. Echo's RequestID
+// middleware would adopt a client's X-Request-Id, and the id ends up in
+// logs, the audit log and error pages, so a client must not choose it.
+func assignRequestID(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		b := make([]byte, 8)
+		_, _ = rand.Read(b)
+		c.Response().Header().Set(echo.HeaderXRequestID, hex.EncodeToString(b))
+		return next(c)
+	}
 }
 
 func requestID(c echo.Context) string {

@@ -88,11 +88,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	if d.TrustProxyHeaders {
 		e.IPExtractor = echo.ExtractIPFromXFFHeader()
 	}
-	e.Use(middleware.RequestIDWithConfig(middleware.RequestIDConfig{
-		// Never trust a client's id: it ends up in logs and pages.
-		Generator: newRequestID,
-		Skipper:   func(echo.Context) bool { return false },
-	}))
+	e.Use(assignRequestID)
 	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
 	e.Use(h.recoverer)
 	e.Use(h.securityHeaders(cspFormAction(d.Platform.BaseURL())))
