@@ -14,7 +14,6 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
-	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -123,8 +122,7 @@ func (c cli) userAdd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	pw := cfg.Password
-	hasher, err := accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, 1)
+	hasher, err := newHasher(cfg.Password, 1)
 	if err != nil {
 		return err
 	}
@@ -177,7 +175,7 @@ func (c cli) check(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	client, closeFn, err := checkClient(cfg, c.stderr)
+	client, _, closeFn, err := connectPlatform(cfg, newLogger(cfg.Log, c.stderr), nil, nil)
 	if err != nil {
 		return err
 	}
@@ -188,28 +186,6 @@ func (c cli) check(ctx context.Context, args []string) error {
 		return errCheckFailed
 	}
 	return nil
-}
-
-// checkClient builds the Partner API client of cfg (starting the emulator
-// when the platform is embedded).
-func checkClient(cfg config.Config, logOut io.Writer) (*apiclient.Client, func() error, error) {
-	p := cfg.Platform
-	creds := apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret, SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}
-	base, closeFn := p.BaseURL, func() error { return nil }
-	if base == config.Embedded {
-		sim, err := startEmbeddedPlatform(p, newLogger(cfg.Log, logOut), nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		admin := sim.Credentials()[0]
-		creds.APIKey, creds.APISecret, base, closeFn = admin.Key, admin.Secret, sim.URL, sim.Close
-	}
-	client, err := apiclient.New(apiclient.Options{BaseURL: base, Credentials: creds, Timeout: p.Timeout})
-	if err != nil {
-		closeFn()
-		return nil, nil, err
-	}
-	return client, closeFn, nil
 }
 
 // printCheck writes the verdict the way an admin reads it.

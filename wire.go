@@ -77,41 +77,23 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 	}
 	a.closers = append(a.closers, a.store.Close)
 
-	pw := cfg.Password
-	a.hasher, err = accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, pw.HashConcurrency)
+	a.hasher, err = newHasher(cfg.Password, cfg.Password.HashConcurrency)
 	if err != nil {
 		return nil, err
 	}
 
 	metrics := handlers.NewMetrics()
-	p := cfg.Platform
-	creds := apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret,
-		SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}
-	baseURL := p.BaseURL
-	if baseURL == config.Embedded {
-		a.sim, err = startEmbeddedPlatform(p, a.logger, o.simConfig)
-		if err != nil {
-			return nil, err
+	var closePlatform func() error
+	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.simConfig, func(co *apiclient.Options) {
+		co.Hooks = apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}
+		if o.clientOptions != nil {
+			o.clientOptions(co)
 		}
-		a.closers = append(a.closers, a.sim.Close)
-		baseURL = a.sim.URL
-		admin := a.sim.Credentials()[0]
-		creds.APIKey, creds.APISecret = admin.Key, admin.Secret
-	}
-	// The client signs with the real clock: the platform checks Date
-	// against its own, whatever clock the rest of the app is given.
-	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout,
-		Hooks: apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}}
-	if o.clientOptions != nil {
-		o.clientOptions(&copts)
-	}
-	a.client, err = apiclient.New(copts)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("platform client: %w", err)
+		return nil, err
 	}
-	// Closed before the embedded emulator stops: a dialled but unused
-	// connection would hold its Shutdown for 5 s.
-	a.closers = append(a.closers, func() error { a.client.CloseIdleConnections(); return nil })
+	a.closers = append(a.closers, closePlatform)
 
 	hashKey, blockKey, generated, err := cfg.SessionKeys()
 	if err != nil {
@@ -133,6 +115,52 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 		Platform: a.client, PlatformEmbedded: a.sim != nil, AuditRetention: cfg.Audit.Retention,
 	})
 	return a, nil
+}
+
+// newHasher builds the password hasher from the configuration.
+func newHasher(pw config.Password, concurrency int) (*accounts.Hasher, error) {
+	return accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, concurrency)
+}
+
+// connectPlatform builds the Partner API client of cfg. When the platform
+// is embedded it first starts the emulator and gives the client its admin
+// credential (sim is nil otherwise). closeFn releases both, the client's
+// idle connections first: a dialled but unused one would hold the
+// emulator's Shutdown for 5 s.
+func connectPlatform(cfg config.Config, logger *slog.Logger, simTweak func(*platformsim.Config), clientTweak func(*apiclient.Options)) (
+	client *apiclient.Client, sim *platformsim.Running, closeFn func() error, err error) {
+	p := cfg.Platform
+	creds := apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret,
+		SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}
+	baseURL := p.BaseURL
+	if baseURL == config.Embedded {
+		if sim, err = startEmbeddedPlatform(p, logger, simTweak); err != nil {
+			return nil, nil, nil, err
+		}
+		baseURL = sim.URL
+		admin := sim.Credentials()[0]
+		creds.APIKey, creds.APISecret = admin.Key, admin.Secret
+	}
+	// The client signs with the real clock: the platform checks Date
+	// against its own, whatever clock the rest of the app is given.
+	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout}
+	if clientTweak != nil {
+		clientTweak(&copts)
+	}
+	if client, err = apiclient.New(copts); err != nil {
+		if sim != nil {
+			sim.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("platform client: %w", err)
+	}
+	closeFn = func() error {
+		client.CloseIdleConnections()
+		if sim != nil {
+			return sim.Close()
+		}
+		return nil
+	}
+	return client, sim, closeFn, nil
 }
 
 // startEmbeddedPlatform runs the emulator in-process on a loopback port,

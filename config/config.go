@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strconv"
@@ -396,13 +397,7 @@ func checkHexKey(s string, minBytes, maxBytes int) string {
 }
 
 // DataDir is the directory that holds the store and generated keys.
-func (c *Config) DataDir() string {
-	dir := c.Store.DSN
-	if i := strings.LastIndexAny(dir, "/\\"); i >= 0 {
-		return dir[:i]
-	}
-	return "."
-}
+func (c *Config) DataDir() string { return filepath.Dir(c.Store.DSN) }
 
 // Secure reports whether cookies must be Secure (public URL is https).
 func (c *Config) Secure() bool { return strings.HasPrefix(c.Server.PublicURL, "https://") }
