@@ -144,10 +144,13 @@ type Store interface {
 	// DeleteLink removes the link only if it still points at platformUserID
 	// (empty: whatever it points at).
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
-	TouchLaunch(ctx context.Context, accountID int64) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
 
 	Record(ctx context.Context, e Event) error
+	// RecordLaunch records a launch event (Kind is set to launch) and, when
+	// its outcome is "ok", stamps the account's link with its time, in one
+	// write.
+	RecordLaunch(ctx context.Context, e Event) error
 	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
 	PruneEvents(ctx context.Context, before time.Time) (int64, error)
 

@@ -460,15 +460,6 @@ func (s *SQLite) DeleteLink(ctx context.Context, accountID int64, platformUserID
 	return nil
 }
 
-// TouchLaunch records a launch time on the link.
-func (s *SQLite) TouchLaunch(ctx context.Context, accountID int64) error {
-	at := ms(s.now())
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, at, accountID)
-		return err
-	})
-}
-
 // ListLinks maps those of platformUserIDs that are linked to their account.
 func (s *SQLite) ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error) {
 	out := map[string]int64{}
@@ -497,6 +488,17 @@ func (s *SQLite) ListLinks(ctx context.Context, platformUserIDs []string) (map[s
 
 // Record appends an audit event.
 func (s *SQLite) Record(ctx context.Context, e Event) error {
+	return s.recordEvent(ctx, e, false)
+}
+
+// RecordLaunch records a launch event and, when it succeeded, stamps the
+// account's link with its time: one write, one commit per launch.
+func (s *SQLite) RecordLaunch(ctx context.Context, e Event) error {
+	e.Kind = KindLaunch
+	return s.recordEvent(ctx, e, e.Outcome == "ok" && e.AccountID != 0)
+}
+
+func (s *SQLite) recordEvent(ctx context.Context, e Event, stampLink bool) error {
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
@@ -506,6 +508,9 @@ func (s *SQLite) Record(ctx context.Context, e Event) error {
 	}
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, s.stmtRecord).ExecContext(ctx, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
+		if err == nil && stampLink {
+			_, err = tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, ms(e.At), e.AccountID)
+		}
 		return err
 	})
 	if err != nil {

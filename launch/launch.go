@@ -118,13 +118,14 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	res.PlatformCalls = int(calls.Load())
 	elapsed := s.now().Sub(start)
 	outcome := Classify(err)
-	ev := accounts.Event{Kind: accounts.KindLaunch, AccountID: account.ID, Email: account.Email, Outcome: outcome,
+	ev := accounts.Event{AccountID: account.ID, Email: account.Email, Outcome: outcome,
 		PlatformCalls: res.PlatformCalls, Latency: elapsed, Detail: string(res.Path), RequestID: requestID}
 	if err != nil {
 		ev.Detail = err.Error()
 	}
-	// The audit write must not be lost to a client that went away.
-	if aerr := s.store.Record(context.WithoutCancel(ctx), ev); aerr != nil {
+	// The audit write (which also stamps the link's last launch) must not be
+	// lost to a client that went away.
+	if aerr := s.store.RecordLaunch(context.WithoutCancel(ctx), ev); aerr != nil {
 		s.logger.Error("audit write failed", "err", aerr, "request_id", requestID)
 	}
 	if s.onDone != nil {
@@ -151,7 +152,6 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 	case err == nil:
 		tok, terr := s.platform.IssueLoginToken(ctx, apiclient.UserID(link.PlatformUserID), apiclient.TokenProperties{RedirectTo: returnTo})
 		if terr == nil {
-			s.touch(ctx, account.ID)
 			return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: link.PlatformUserID, Path: PathReturning}, nil
 		}
 		if !errors.Is(terr, apiclient.ErrNotFound) {
@@ -182,14 +182,7 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 	if err != nil {
 		return Result{Path: path, PlatformUserID: userID}, err
 	}
-	s.touch(ctx, account.ID)
 	return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: userID, Path: path}, nil
-}
-
-func (s *Service) touch(ctx context.Context, accountID int64) {
-	if err := s.store.TouchLaunch(context.WithoutCancel(ctx), accountID); err != nil {
-		s.logger.Error("record launch time failed", "account_id", accountID, "err", err)
-	}
 }
 
 // Outcome classes, used by audit, metrics and error pages.
