@@ -13,7 +13,7 @@ import (
 
 func (h *Handlers) portal(c echo.Context) error {
 	acct, _ := account(c)
-	d := views.Portal{Email: acct.Email}
+	var d views.Portal
 	link, err := h.Store.LinkFor(c.Request().Context(), acct.ID)
 	switch {
 	case err == nil:

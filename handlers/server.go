@@ -152,6 +152,9 @@ func (h *Handlers) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err) // render now, so the status below is the one sent
 		}
 		req := c.Request()
+		if !h.Logger.Enabled(req.Context(), slog.LevelInfo) {
+			return nil // build no attributes for a line nobody reads
+		}
 		// The path only: no query strings, no tokens (they never appear in
 		// our own paths), no headers.
 		attrs := []any{"method", req.Method, "path", req.URL.Path, "status", c.Response().Status,

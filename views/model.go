@@ -23,9 +23,8 @@ type LoginForm struct {
 	Notice string // e.g. "You have been signed out."
 }
 
-// Portal is the portal page's state.
+// Portal is the portal page's state (who is signed in is in Page.User).
 type Portal struct {
-	Email          string
 	LastLaunch     string // human time, empty if never
 	PlatformUserID string // empty if not linked yet
 }
