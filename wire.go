@@ -28,7 +28,7 @@ import (
 type app struct {
 	cfg      config.Config
 	logger   *slog.Logger
-	store    *accounts.SQLite
+	store    accounts.Store // the SQLite store, behind the cache when store.cache_ttl > 0
 	hasher   *accounts.Hasher
 	client   *apiclient.Client
 	sim      *platformsim.Running // nil unless the platform is embedded
@@ -71,11 +71,15 @@ func buildApp(ctx context.Context, cfg config.Config, o appOptions) (_ *app, err
 		}
 	}()
 
-	a.store, err = accounts.OpenSQLite(ctx, cfg.Store.DSN, o.now)
+	db, err := accounts.OpenSQLite(ctx, cfg.Store.DSN, o.now)
 	if err != nil {
 		return nil, err
 	}
-	a.closers = append(a.closers, a.store.Close)
+	a.closers = append(a.closers, db.Close)
+	a.store = db
+	if cfg.Store.CacheTTL > 0 {
+		a.store = accounts.NewCache(db, cfg.Store.CacheTTL, o.now)
+	}
 
 	a.hasher, err = newHasher(cfg.Password, cfg.Password.HashConcurrency)
 	if err != nil {

@@ -23,6 +23,14 @@ func backends() map[string]func(t *testing.T, now func() time.Time) Store {
 			t.Cleanup(func() { s.Close() })
 			return s
 		},
+		// The cache must keep every promise of the store it wraps.
+		"sqlite+cache": func(t *testing.T, now func() time.Time) Store {
+			s, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "test.db"), now)
+			require.NoError(t, err)
+			c := NewCache(s, time.Minute, now)
+			t.Cleanup(func() { c.Close() })
+			return c
+		},
 	}
 }
 

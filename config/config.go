@@ -68,6 +68,10 @@ type Session struct {
 type Store struct {
 	Driver string `yaml:"driver"` // sqlite
 	DSN    string `yaml:"dsn"`    // for sqlite, a file path
+	// CacheTTL keeps accounts and links read by id in memory this long (0:
+	// off). Writes through this process are seen at once; writes by other
+	// processes on the same database within CacheTTL.
+	CacheTTL time.Duration `yaml:"cache_ttl"`
 }
 
 // Platform is the connection to the platform's Partner API.
@@ -109,7 +113,7 @@ func Defaults() Config {
 	return Config{
 		Server:     Server{Addr: "127.0.0.1:8080"},
 		Session:    Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
-		Store:      Store{Driver: "sqlite", DSN: "data/ssobridge.db"},
+		Store:      Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second},
 		Platform:   Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0"},
 		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
 		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
@@ -319,6 +323,9 @@ func (c *Config) validate() Errors {
 		}
 	default:
 		bad("store.driver", fmt.Sprintf("%q is not supported; use sqlite", c.Store.Driver))
+	}
+	if c.Store.CacheTTL < 0 || c.Store.CacheTTL > time.Minute {
+		bad("store.cache_ttl", fmt.Sprintf("%s is out of range; use 0 (off) up to 1m (e.g. 1s)", c.Store.CacheTTL))
 	}
 	p := c.Platform
 	if p.BaseURL != Embedded {

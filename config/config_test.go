@@ -48,7 +48,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 func TestEnvNameForEveryKey(t *testing.T) {
 	assert.Equal(t, "SSOBRIDGE_PLATFORM_API_SECRET", EnvName("platform.api_secret"))
 	assert.Contains(t, Keys(), "session.max_age")
-	assert.Len(t, Keys(), 29)
+	assert.Len(t, Keys(), 30)
 }
 
 func TestSecretFromFile(t *testing.T) {
@@ -83,6 +83,8 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"idle beyond max", "session:\n  max_age: 1h\n  idle_timeout: 2h\n", nil, "session.idle_timeout", "max_age"},
 		{"driver", "store:\n  driver: mysql\n", nil, "store.driver", "sqlite"},
 		{"dsn", "store:\n  dsn: \"\"\n", nil, "store.dsn", "file path"},
+		{"cache ttl", "", []string{"SSOBRIDGE_STORE_CACHE_TTL=10m"}, "store.cache_ttl", "0 (off) up to 1m"},
+		{"cache ttl negative", "store:\n  cache_ttl: -1s\n", nil, "store.cache_ttl", "out of range"},
 		{"base url", "platform:\n  base_url: video.example.com\n", nil, "platform.base_url", "without /api/5"},
 		{"no secret", "platform:\n  base_url: https://v.example\n  api_key: k\n", nil, "platform.api_secret", "SSOBRIDGE_PLATFORM_API_SECRET"},
 		{"no key for hmac", "platform:\n  base_url: https://v.example\n  api_secret: s\n", nil, "platform.api_key", "HMAC"},
