@@ -61,14 +61,15 @@ type Server struct {
 
 	clockOffset atomic.Int64 // moves the platform's clock, in ns
 
-	mu       sync.Mutex
-	users    []*user
-	byEmail  map[string]*user // lower-cased email
-	byID     map[string]*user
-	nextID   int64
-	tokens   map[string]*loginToken
-	sessions map[string]string // session id -> userId
-	issued   int
+	mu        sync.Mutex
+	users     []*user
+	byEmail   map[string]*user // lower-cased email
+	byID      map[string]*user
+	nextID    int64
+	tokenKey  [32]byte          // authenticates login tokens (see sealToken)
+	consumed  map[nonce]int64   // consumed tokens' nonces -> expiry (Unix ns)
+	sessions  map[string]string // session id -> userId
+	exchanged int
 
 	adminsMu sync.RWMutex
 	admins   map[string]bool // credential key -> admin of the Instance
@@ -86,13 +87,6 @@ type user struct {
 	LastName  string `json:"lastName"`
 	Email     string `json:"email"`
 	Role      string `json:"role"`
-}
-
-type loginToken struct {
-	userID     string
-	redirectTo string
-	expires    time.Time
-	consumed   bool
 }
 
 // New returns an emulator for cfg.
@@ -125,7 +119,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("platformsim: at least one credential is needed")
 	}
 	s := &Server{cfg: cfg, creds: map[string]Credential{}, byEmail: map[string]*user{}, byID: map[string]*user{},
-		nextID: FirstUserID, tokens: map[string]*loginToken{}, sessions: map[string]string{}, limiters: map[string]*rate.Limiter{}}
+		nextID: FirstUserID, consumed: map[nonce]int64{}, sessions: map[string]string{}, limiters: map[string]*rate.Limiter{}}
+	if _, err := rand.Read(s.tokenKey[:]); err != nil {
+		return nil, fmt.Errorf("platformsim: token key: %w", err)
+	}
 	for _, c := range cfg.Credentials {
 		if c.Key == "" || c.Secret == "" {
 			return nil, fmt.Errorf("platformsim: credential key and secret must not be empty")

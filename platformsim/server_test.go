@@ -272,6 +272,13 @@ func TestLoginTokenLifecycle(t *testing.T) {
 
 	assert.Equal(t, 409, e.exchange(t, tok, nil).StatusCode, "consumed")
 	assert.Equal(t, 404, e.exchange(t, "no-such-token", nil).StatusCode)
+	flipped := []byte(tok)
+	flipped[5] = 'A'
+	if tok[5] == 'A' {
+		flipped[5] = 'B'
+	}
+	assert.Equal(t, 404, e.exchange(t, string(flipped), nil).StatusCode, "one character off")
+	assert.Equal(t, 404, e.exchange(t, strings.Repeat("*", len(tok)), nil).StatusCode, "right length, not base64url")
 
 	withRedirect := e.issueToken(t, u.ID, `{"properties":{"redirectTo":"/editor/projects?id=7"}}`)
 	resp = e.exchange(t, withRedirect, nil)
@@ -291,6 +298,39 @@ func TestTokenTTLSetting(t *testing.T) {
 	assert.Equal(t, float64(10), body["expiresIn"])
 	e.clock.Add(11 * time.Second)
 	assert.Equal(t, TokenExpired, e.sim.TokenState(body["loginToken"].(string)))
+}
+
+// Issued tokens cost the emulator no memory (they carry their own state);
+// consumed ones are remembered until a lifetime after they expire, so a
+// platform that logs users in all day keeps a bounded table.
+func TestConsumedTokensAreForgottenAfterExpiry(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.TokenTTL = 10 * time.Second })
+	u, err := e.sim.AddUser("A", "B", "a@example.com")
+	require.NoError(t, err)
+	old := e.issueToken(t, u.ID, "")
+	require.Equal(t, 302, e.exchange(t, old, nil).StatusCode)
+	e.clock.Add(15 * time.Second)
+	assert.Equal(t, TokenConsumed, e.sim.TokenState(old), "expired but remembered: reuse still answers 409")
+	assert.Equal(t, 409, e.exchange(t, old, nil).StatusCode)
+	e.clock.Add(6 * time.Second)
+	for range 1023 { // the table is swept every 1024 exchanges
+		require.Equal(t, 302, e.exchange(t, e.issueToken(t, u.ID, ""), nil).StatusCode)
+	}
+	e.sim.mu.Lock()
+	held := len(e.sim.consumed)
+	e.sim.mu.Unlock()
+	assert.Equal(t, 1023, held, "the old token was swept")
+	assert.Equal(t, TokenExpired, e.sim.TokenState(old))
+	assert.Equal(t, 404, e.exchange(t, old, nil).StatusCode)
+}
+
+func TestTokensOfADeletedUserAreUnknown(t *testing.T) {
+	e := newEnv(t)
+	u, err := e.sim.AddUser("A", "B", "a@example.com")
+	require.NoError(t, err)
+	tok := e.issueToken(t, u.ID, "")
+	require.True(t, e.sim.DeleteUser(u.ID))
+	assert.Equal(t, 404, e.exchange(t, tok, nil).StatusCode)
 }
 
 func TestParallelExchangesOfOneToken(t *testing.T) {

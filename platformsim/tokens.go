@@ -1,9 +1,15 @@
 package platformsim
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,28 +35,86 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, body []byte)
 		}
 	}
 	id := r.PathValue("userId")
-	token := randomString(32) // 256 bits
-	now := s.now()
 	s.mu.Lock()
-	if _, ok := s.byID[id]; !ok {
-		s.mu.Unlock()
+	u, ok := s.byID[id]
+	s.mu.Unlock()
+	if !ok {
 		writeError(w, http.StatusNotFound, "user not found")
 		return
 	}
-	s.tokens[token] = &loginToken{userID: id, redirectTo: redirectTo, expires: now.Add(s.cfg.TokenTTL)}
-	s.issued++
-	if s.issued%1024 == 0 {
-		s.purgeTokensLocked(now)
-	}
-	s.mu.Unlock()
+	token := s.sealToken(u.ID, s.now().Add(s.cfg.TokenTTL), redirectTo)
 	writeJSON(w, http.StatusOK, map[string]any{"loginToken": token, "expiresIn": int64(s.cfg.TokenTTL / time.Second)})
 }
 
-// purgeTokensLocked drops tokens expired for a while, keeping memory bounded.
-func (s *Server) purgeTokensLocked(now time.Time) {
-	for k, t := range s.tokens {
-		if now.Sub(t.expires) > s.cfg.TokenTTL {
-			delete(s.tokens, k)
+// A login token carries its own state, authenticated with the emulator's
+// key: 128 random bits, the user, the expiry and the redirect. Only
+// consumed tokens are remembered (until they expire), so memory follows
+// exchanges, not issues: a platform issuing thousands of tokens a second
+// that are never used (the load tool does) holds nothing for them. Before,
+// a table of every issued token was 60% of the load tool's live heap.
+const (
+	nonceLen  = 16
+	tokenMAC  = 16
+	tokenHead = nonceLen + 8 + 8 // nonce, user id, expiry
+)
+
+type nonce [nonceLen]byte
+
+// sealedToken is a token's content once its MAC is checked.
+type sealedToken struct {
+	nonce      nonce
+	userID     int64
+	expires    int64 // Unix nanoseconds
+	redirectTo string
+}
+
+func (s *Server) sealToken(userID int64, expires time.Time, redirectTo string) string {
+	buf := make([]byte, tokenHead, tokenHead+len(redirectTo)+tokenMAC)
+	if _, err := rand.Read(buf[:nonceLen]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	binary.BigEndian.PutUint64(buf[nonceLen:], uint64(userID))
+	binary.BigEndian.PutUint64(buf[nonceLen+8:], uint64(expires.UnixNano()))
+	buf = append(buf, redirectTo...)
+	m := hmac.New(sha256.New, s.tokenKey[:])
+	m.Write(buf)
+	buf = m.Sum(buf)[:len(buf)+tokenMAC]
+	return tokenEncoding.EncodeToString(buf)
+}
+
+// tokenEncoding is strict: base64's last character has spare bits, and
+// lenient decoding let a token found by FuzzOpenToken open under two
+// spellings. Read-only after init.
+var tokenEncoding = base64.RawURLEncoding.Strict()
+
+// openToken checks a token's MAC and reads it; false for text the
+// emulator never issued.
+func (s *Server) openToken(text string) (sealedToken, bool) {
+	buf, err := tokenEncoding.DecodeString(text)
+	if err != nil || len(buf) < tokenHead+tokenMAC {
+		return sealedToken{}, false
+	}
+	body, mac := buf[:len(buf)-tokenMAC], buf[len(buf)-tokenMAC:]
+	m := hmac.New(sha256.New, s.tokenKey[:])
+	m.Write(body)
+	if !hmac.Equal(m.Sum(nil)[:tokenMAC], mac) {
+		return sealedToken{}, false
+	}
+	var t sealedToken
+	copy(t.nonce[:], body)
+	t.userID = int64(binary.BigEndian.Uint64(body[nonceLen:]))
+	t.expires = int64(binary.BigEndian.Uint64(body[nonceLen+8:]))
+	t.redirectTo = string(body[tokenHead:])
+	return t, true
+}
+
+// purgeConsumedLocked forgets consumed tokens a lifetime after they
+// expired (a consumed token answers 409 until then, then 404 as expired).
+func (s *Server) purgeConsumedLocked(now time.Time) {
+	cutoff := now.Add(-s.cfg.TokenTTL).UnixNano()
+	for n, expires := range s.consumed {
+		if expires < cutoff {
+			delete(s.consumed, n)
 		}
 	}
 }
@@ -72,15 +136,17 @@ const (
 
 // TokenState reports the state of a token (for tests).
 func (s *Server) TokenState(token string) TokenState {
+	t, ok := s.openToken(token)
+	if !ok {
+		return TokenUnknown
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.tokens[token]
+	_, consumed := s.consumed[t.nonce]
 	switch {
-	case !ok:
-		return TokenUnknown
-	case t.consumed:
+	case consumed:
 		return TokenConsumed
-	case !s.now().Before(t.expires):
+	case s.now().UnixNano() >= t.expires:
 		return TokenExpired
 	}
 	return TokenUnconsumed
@@ -90,7 +156,7 @@ func (s *Server) TokenState(token string) TokenState {
 // only, then a session cookie and a redirect.
 func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
 	s.calls.add(EndpointExchange)
-	token := r.PathValue("token")
+	t, known := s.openToken(r.PathValue("token"))
 	now := s.now()
 	f := s.faults.take(EndpointExchange)
 	if f.Status != 0 {
@@ -98,22 +164,27 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	t, ok := s.tokens[token]
+	_, consumed := s.consumed[t.nonce]
+	_, userExists := s.byID[strconv.FormatInt(t.userID, 10)]
 	var status int
 	switch {
-	case !ok:
+	case !known || !userExists:
 		status = http.StatusNotFound
-	case t.consumed:
+	case consumed:
 		status = http.StatusConflict
-	case !now.Before(t.expires):
+	case now.UnixNano() >= t.expires:
 		status = http.StatusNotFound
 	default:
-		t.consumed = true
+		s.consumed[t.nonce] = t.expires
+		s.exchanged++
+		if s.exchanged%1024 == 0 {
+			s.purgeConsumedLocked(now)
+		}
 	}
 	var sid string
 	if status == 0 {
 		sid = randomString(32)
-		s.sessions[sid] = t.userID
+		s.sessions[sid] = strconv.FormatInt(t.userID, 10)
 	}
 	s.mu.Unlock()
 	switch status {
