@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +34,7 @@ type benchOptions struct {
 	duration    time.Duration
 	latency     time.Duration
 	cpuProfile  string
+	memProfile  string
 }
 
 // bench drives launches against an in-process bridge and emulator on
@@ -44,6 +48,7 @@ func (c cli) bench(ctx context.Context, args []string) error {
 	fs.DurationVar(&o.duration, "duration", 8*time.Second, "how long to drive returning-user launches (100ms..5m)")
 	fs.DurationVar(&o.latency, "latency", 0, "delay injected into every platform call (0..5s)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the returning-launch phase to this file (go tool pprof)")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile taken after the run to this file (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,6 +83,8 @@ func (l *latencies) pct(p float64) time.Duration {
 	slices.Sort(s)
 	return s[min(len(s)-1, int(float64(len(s))*p))]
 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
@@ -172,6 +179,11 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 			return err
 		}
 	}
+	if tf := os.Getenv("BENCH_TRACE"); tf != "" {
+		f, _ := os.Create(tf)
+		trace.Start(f)
+		go func() { time.Sleep(time.Second); trace.Stop(); f.Close() }()
+	}
 	var lat latencies
 	connsBefore := sim.Connections()
 	var launches, failures atomic.Int64
@@ -182,8 +194,10 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			l := &launcher{addr: ln.Addr().String()}
+			defer l.close()
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				if err := benchLaunch(client, base, sessions[rand.IntN(o.accounts)], &lat); err != nil {
+				if err := l.launch(sessions[rand.IntN(o.accounts)], &lat); err != nil {
 					failures.Add(1)
 					continue
 				}
@@ -217,7 +231,15 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	fmt.Fprintf(out, "launch p50 / raw p50: %.3f\n", ratio)
 	fmt.Fprintf(out, "platform calls per launch: new %.2f, unlinked %.2f, returning %.2f\n", callsNew, callsUnlinked, callsReturning)
 	fmt.Fprintf(out, "TCP connections opened to the platform while launching: %d (concurrency %d)\n", conns, o.concurrency)
-	fmt.Fprintf(out, "peak RSS: %.1f MiB\n", rss)
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return err
+		}
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	fmt.Fprintf(out, "peak RSS: %.1f MiB (now: Go heap in use %.1f MiB, goroutine stacks %.1f MiB, Go runtime total %.1f MiB, %d GCs)\n",
+		rss, mib(m.HeapInuse), mib(m.StackInuse), mib(m.Sys-m.HeapReleased), m.NumGC)
 	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f\n",
 		perSec, ms(p50), ms(p99), ms(rp50), ratio, callsReturning, callsUnlinked, callsNew, conns, rss)
 	if failures.Load() > 0 {
@@ -301,6 +323,61 @@ func benchLaunch(client *http.Client, base, session string, lat *latencies) erro
 	return nil
 }
 
+// launcher drives launches over one kept-alive connection of its own,
+// writing the request and reading the answer in the calling goroutine (as
+// wrk does). net/http's client hands every request to a writer and a
+// reader goroutine; with 64 of them on 2 cores those hand-offs were the
+// load generator's largest cost and added scheduling delay to what the
+// bench reports as the bridge's latency.
+type launcher struct {
+	addr string
+	conn net.Conn
+	r    *bufio.Reader
+	req  []byte
+}
+
+func (l *launcher) close() {
+	if l.conn != nil {
+		l.conn.Close()
+		l.conn = nil
+	}
+}
+
+// launch posts one launch with session and expects the 303 to the editor.
+func (l *launcher) launch(session string, lat *latencies) error {
+	if l.conn == nil {
+		c, err := net.Dial("tcp", l.addr)
+		if err != nil {
+			return err
+		}
+		l.conn, l.r = c, bufio.NewReader(c)
+	}
+	l.req = fmt.Appendf(l.req[:0], "POST /launch HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
+		"Content-Length: %d\r\nCookie: _csrf=%s; ssobridge_session=%s\r\n\r\n%s", l.addr, len(launchBody), benchCSRF, session, launchBody)
+	start := time.Now()
+	if _, err := l.conn.Write(l.req); err != nil {
+		l.close()
+		return err
+	}
+	resp, err := http.ReadResponse(l.r, nil)
+	if err != nil {
+		l.close()
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.Close {
+		l.close()
+	}
+	if lat != nil {
+		lat.add(time.Since(start))
+	}
+	if resp.StatusCode != http.StatusSeeOther {
+		return fmt.Errorf("launch: status %d", resp.StatusCode)
+	}
+	return err
+}
+
 // rawTokenLatency measures the token call alone: a signed client of its
 // own straight to the emulator, at the same concurrency, for a bounded time.
 func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o benchOptions) (*latencies, error) {
@@ -353,4 +430,16 @@ func peakRSS() float64 {
 		}
 	}
 	return 0
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
