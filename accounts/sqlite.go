@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -37,8 +38,11 @@ type SQLite struct {
 	// Group commit of the hot writes (audit, launch time): see write.
 	ops     chan writeOp
 	stop    chan struct{}
-	stopped chan struct{}
+	stopped chan struct{} // closed when batchWrites and checkpoints have returned
 	closeMu sync.Once
+
+	checkpointEvery time.Duration
+	checkpointsRun  atomic.Int64 // background checkpoints that copied WAL frames into the database
 }
 
 // writeOp is one write waiting for the next group commit.
@@ -63,7 +67,10 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	}
 	// busy_timeout covers other processes (e.g. `ssobridge user add` while
 	// serving); within this one the single writer connection serialises.
-	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
+	// wal_autocheckpoint(0): commits never checkpoint, see checkpoints.
+	// journal_size_limit trims a WAL that a burst grew, once it restarts.
+	dsn := "file:" + path + "?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)" +
+		"&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(67108864)&_txlock=immediate"
 	open := func(conns int) (*sql.DB, error) {
 		db, err := sql.Open("sqlite", dsn)
 		if err != nil {
@@ -82,7 +89,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{wdb: wdb, now: now}
+	s := &SQLite{wdb: wdb, now: now, checkpointEvery: checkpointEvery}
 	if err := migrate(ctx, wdb, path); err != nil {
 		wdb.Close()
 		return nil, err
@@ -108,8 +115,39 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 		}
 	}
 	s.ops, s.stop, s.stopped = make(chan writeOp), make(chan struct{}), make(chan struct{})
-	go s.batchWrites()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.batchWrites() }()
+	go func() { defer wg.Done(); s.checkpoints() }()
+	go func() { wg.Wait(); close(s.stopped) }()
 	return s, nil
+}
+
+// checkpointEvery is how often the WAL is folded into the database file.
+// SQLite's default is to do it inside the commit that crosses 1,000 WAL
+// pages: that commit then waits for the copy and its fsync, and so does
+// every launch in its group. Those stalls were the launch latency's tail
+// (at 8 in flight, p99 13.6 ms against p50 1.1 ms; at 64, p99 25-28 ms).
+const checkpointEvery = 250 * time.Millisecond
+
+// checkpoints folds the WAL into the database in the background, off the
+// writers' path. PASSIVE neither waits for nor blocks readers and writers;
+// what it cannot copy now it copies next time. A failed checkpoint is
+// retried at the next tick (the WAL only grows meanwhile).
+func (s *SQLite) checkpoints() {
+	t := time.NewTicker(s.checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		var busy, walFrames, copied int64
+		if err := s.db.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &walFrames, &copied); err == nil && copied > 0 {
+			s.checkpointsRun.Add(1)
+		}
+	}
 }
 
 // ErrClosed is a write to a closed store.
@@ -131,7 +169,6 @@ func (s *SQLite) write(ctx context.Context, fn func(ctx context.Context, tx *sql
 }
 
 func (s *SQLite) batchWrites() {
-	defer close(s.stopped)
 	for {
 		var first writeOp
 		select {

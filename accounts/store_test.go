@@ -300,3 +300,21 @@ func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.ErrorIs(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok"}), ErrClosed)
 }
+
+// Commits never checkpoint (a commit that did waited for the copy and its
+// fsync, and so did every launch in its group); a background checkpoint
+// folds the WAL into the database instead.
+func TestWALIsCheckpointedInTheBackgroundNotByCommits(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "wal.db"), nil)
+	require.NoError(t, err)
+	defer s.Close()
+	var auto int
+	require.NoError(t, s.wdb.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto))
+	assert.Equal(t, 0, auto, "the writer connection never checkpoints")
+	for i := range 20 {
+		require.NoError(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok", Detail: fmt.Sprint(i)}))
+	}
+	assert.Eventually(t, func() bool { return s.checkpointsRun.Load() > 0 }, 5*time.Second, 10*time.Millisecond,
+		"a background checkpoint copied the writes into the database file")
+}
