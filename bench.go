@@ -13,7 +13,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +32,7 @@ type benchOptions struct {
 	concurrency int
 	duration    time.Duration
 	latency     time.Duration
+	rate        float64 // offered launches/s; 0: each worker goes again as soon as it is answered
 	cpuProfile  string
 	memProfile  string
 }
@@ -47,6 +47,7 @@ func (c cli) bench(ctx context.Context, args []string) error {
 	fs.IntVar(&o.concurrency, "concurrency", 64, "launches in flight (1..1024)")
 	fs.DurationVar(&o.duration, "duration", 8*time.Second, "how long to drive returning-user launches (100ms..5m)")
 	fs.DurationVar(&o.latency, "latency", 0, "delay injected into every platform call (0..5s)")
+	fs.Float64Var(&o.rate, "rate", 0, "offer this many launches/s in all, spread over the connections (0: as fast as answered)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the returning-launch phase to this file (go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile taken after the run to this file (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
@@ -61,6 +62,8 @@ func (c cli) bench(ctx context.Context, args []string) error {
 		return usageError("bench: --duration must be 100ms..5m")
 	case o.latency < 0 || o.latency > 5*time.Second:
 		return usageError("bench: --latency must be 0..5s")
+	case o.rate < 0 || o.rate > 100000:
+		return usageError("bench: --rate must be 0..100000 launches/s")
 	}
 	return runBench(ctx, o, c.stdout)
 }
@@ -116,7 +119,11 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	sim.SetLatency("", o.latency)
 
 	unlinked := max(10, o.accounts/10)
-	fmt.Fprintf(out, "bench: %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s\n", o.accounts, unlinked, o.concurrency, o.duration, o.latency)
+	load := "closed loop: each connection goes again when answered"
+	if o.rate > 0 {
+		load = fmt.Sprintf("open loop: %.0f launches/s offered", o.rate)
+	}
+	fmt.Fprintf(out, "bench: %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s, %s\n", o.accounts, unlinked, o.concurrency, o.duration, o.latency, load)
 
 	// Accounts: N new to the platform, U that exist there but are not linked.
 	hash, err := a.hasher.Hash(ctx, benchPassword)
@@ -179,39 +186,22 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 			return err
 		}
 	}
-	if tf := os.Getenv("BENCH_TRACE"); tf != "" {
-		f, _ := os.Create(tf)
-		trace.Start(f)
-		go func() { time.Sleep(time.Second); trace.Stop(); f.Close() }()
-	}
-	var lat latencies
 	connsBefore := sim.Connections()
-	var launches, failures atomic.Int64
-	phase := time.Now()
-	deadline := phase.Add(o.duration)
-	var wg sync.WaitGroup
-	for range o.concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l := &launcher{addr: ln.Addr().String()}
-			defer l.close()
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				if err := l.launch(sessions[rand.IntN(o.accounts)], &lat); err != nil {
-					failures.Add(1)
-					continue
-				}
-				launches.Add(1)
-			}
-		}()
+	launchers := make([]*launcher, o.concurrency)
+	for i := range launchers {
+		launchers[i] = &launcher{addr: ln.Addr().String()}
+		defer launchers[i].close()
 	}
-	wg.Wait()
+	phase := time.Now()
+	lat, launches, failures := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
+		return launchers[worker].launch(sessions[rand.IntN(o.accounts)])
+	})
 	elapsed := time.Since(phase)
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
 	conns := sim.Connections() - connsBefore
-	callsReturning := callsPerLaunch(int(launches.Load()))
+	callsReturning := callsPerLaunch(int(launches))
 
 	// The floor: the same token call, signed, straight to the emulator.
 	raw, err := rawTokenLatency(ctx, a, sim, o)
@@ -219,13 +209,13 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		return err
 	}
 
-	n := launches.Load()
+	n := launches
 	perSec := float64(n) / elapsed.Seconds()
 	p50, p95, p99 := lat.pct(0.50), lat.pct(0.95), lat.pct(0.99)
 	rp50, rp99 := raw.pct(0.50), raw.pct(0.99)
 	ratio := float64(p50) / float64(max(rp50, 1))
 	rss := peakRSS()
-	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, failures.Load())
+	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, failures)
 	fmt.Fprintf(out, "launch latency:     p50 %s ms, p95 %s ms, p99 %s ms\n", ms(p50), ms(p95), ms(p99))
 	fmt.Fprintf(out, "raw token call:     p50 %s ms, p99 %s ms (signed client straight to the emulator)\n", ms(rp50), ms(rp99))
 	fmt.Fprintf(out, "launch p50 / raw p50: %.3f\n", ratio)
@@ -240,10 +230,10 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	runtime.ReadMemStats(&m)
 	fmt.Fprintf(out, "peak RSS: %.1f MiB (now: Go heap in use %.1f MiB, goroutine stacks %.1f MiB, Go runtime total %.1f MiB, %d GCs)\n",
 		rss, mib(m.HeapInuse), mib(m.StackInuse), mib(m.Sys-m.HeapReleased), m.NumGC)
-	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f\n",
-		perSec, ms(p50), ms(p99), ms(rp50), ratio, callsReturning, callsUnlinked, callsNew, conns, rss)
-	if failures.Load() > 0 {
-		return fmt.Errorf("%d launches failed", failures.Load())
+	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f offered_per_s=%.0f\n",
+		perSec, ms(p50), ms(p99), ms(rp50), ratio, callsReturning, callsUnlinked, callsNew, conns, rss, o.rate)
+	if failures > 0 {
+		return fmt.Errorf("%d launches failed", failures)
 	}
 	return nil
 }
@@ -323,6 +313,50 @@ func benchLaunch(client *http.Client, base, session string, lat *latencies) erro
 	return nil
 }
 
+// drive runs op on workers goroutines for d and returns the latencies and
+// the counts of successes and failures. With rate 0 (closed loop) each
+// worker goes again as soon as it is answered: the load is as high as the
+// machine allows, and latency is mostly the queue that load builds. With a
+// rate, operations are due at fixed times (rate per second in all) and each
+// latency is measured from when the operation was due, not when a worker got
+// to it, so time spent waiting for a free worker counts (no coordinated
+// omission, as in wrk2).
+func drive(ctx context.Context, workers int, rate float64, d time.Duration, op func(worker int) error) (*latencies, int64, int64) {
+	var lat latencies
+	var ok, failed atomic.Int64
+	var next atomic.Int64
+	start := time.Now()
+	deadline := start.Add(d)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				begin := time.Now()
+				if rate > 0 {
+					due := start.Add(time.Duration(float64(next.Add(1)-1) * float64(time.Second) / rate))
+					if !due.Before(deadline) {
+						return
+					}
+					time.Sleep(time.Until(due))
+					begin = due
+				} else if !begin.Before(deadline) {
+					return
+				}
+				if err := op(w); err != nil {
+					failed.Add(1)
+					continue
+				}
+				lat.add(time.Since(begin))
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return &lat, ok.Load(), failed.Load()
+}
+
 // launcher drives launches over one kept-alive connection of its own,
 // writing the request and reading the answer in the calling goroutine (as
 // wrk does). net/http's client hands every request to a writer and a
@@ -344,7 +378,7 @@ func (l *launcher) close() {
 }
 
 // launch posts one launch with session and expects the 303 to the editor.
-func (l *launcher) launch(session string, lat *latencies) error {
+func (l *launcher) launch(session string) error {
 	if l.conn == nil {
 		c, err := net.Dial("tcp", l.addr)
 		if err != nil {
@@ -354,7 +388,6 @@ func (l *launcher) launch(session string, lat *latencies) error {
 	}
 	l.req = fmt.Appendf(l.req[:0], "POST /launch HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
 		"Content-Length: %d\r\nCookie: _csrf=%s; ssobridge_session=%s\r\n\r\n%s", l.addr, len(launchBody), benchCSRF, session, launchBody)
-	start := time.Now()
 	if _, err := l.conn.Write(l.req); err != nil {
 		l.close()
 		return err
@@ -369,9 +402,6 @@ func (l *launcher) launch(session string, lat *latencies) error {
 	if err != nil || resp.Close {
 		l.close()
 	}
-	if lat != nil {
-		lat.add(time.Since(start))
-	}
 	if resp.StatusCode != http.StatusSeeOther {
 		return fmt.Errorf("launch: status %d", resp.StatusCode)
 	}
@@ -379,7 +409,8 @@ func (l *launcher) launch(session string, lat *latencies) error {
 }
 
 // rawTokenLatency measures the token call alone: a signed client of its
-// own straight to the emulator, at the same concurrency, for a bounded time.
+// own straight to the emulator, driven like the launches (same concurrency
+// and rate), for a bounded time.
 func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o benchOptions) (*latencies, error) {
 	admin := sim.Credentials()[0]
 	raw, err := apiclient.New(apiclient.Options{BaseURL: sim.URL,
@@ -392,29 +423,14 @@ func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o be
 	if err != nil {
 		return nil, errors.New("bench: no linked account to issue raw tokens for")
 	}
-	var lat latencies
-	deadline := time.Now().Add(min(o.duration/2, 5*time.Second))
-	var wg sync.WaitGroup
-	var failed atomic.Int64
-	for range o.concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				start := time.Now()
-				if _, err := raw.IssueLoginToken(ctx, apiclient.UserID(l.PlatformUserID), apiclient.TokenProperties{}); err != nil {
-					failed.Add(1)
-					continue
-				}
-				lat.add(time.Since(start))
-			}
-		}()
+	lat, _, failed := drive(ctx, o.concurrency, o.rate, min(o.duration/2, 5*time.Second), func(int) error {
+		_, err := raw.IssueLoginToken(ctx, apiclient.UserID(l.PlatformUserID), apiclient.TokenProperties{})
+		return err
+	})
+	if failed > 0 {
+		return nil, fmt.Errorf("bench: %d raw token calls failed", failed)
 	}
-	wg.Wait()
-	if failed.Load() > 0 {
-		return nil, fmt.Errorf("bench: %d raw token calls failed", failed.Load())
-	}
-	return &lat, nil
+	return lat, nil
 }
 
 // peakRSS is the process's peak resident set (VmHWM) in MiB (Linux).
