@@ -41,8 +41,7 @@ type SQLite struct {
 	stopped chan struct{} // closed when batchWrites and checkpoints have returned
 	closeMu sync.Once
 
-	checkpointEvery time.Duration
-	checkpointsRun  atomic.Int64 // background checkpoints that copied WAL frames into the database
+	checkpointsRun atomic.Int64 // background checkpoints that copied WAL frames into the database
 }
 
 // writeOp is one write waiting for the next group commit.
@@ -89,7 +88,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{wdb: wdb, now: now, checkpointEvery: checkpointEvery}
+	s := &SQLite{wdb: wdb, now: now}
 	if err := migrate(ctx, wdb, path); err != nil {
 		wdb.Close()
 		return nil, err
@@ -135,7 +134,7 @@ const checkpointEvery = 250 * time.Millisecond
 // what it cannot copy now it copies next time. A failed checkpoint is
 // retried at the next tick (the WAL only grows meanwhile).
 func (s *SQLite) checkpoints() {
-	t := time.NewTicker(s.checkpointEvery)
+	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	for {
 		select {
