@@ -88,18 +88,23 @@ func (c *Cache) sweepLocked(now time.Time) {
 	}
 }
 
-func (c *Cache) dropAccount(id int64) {
+// afterAccountWrite drops the account once its write has returned
+// (whatever the outcome) and passes the write's error on.
+func (c *Cache) afterAccountWrite(id int64, err error) error {
 	c.mu.Lock()
 	c.gen++
 	delete(c.accounts, id)
 	c.mu.Unlock()
+	return err
 }
 
-func (c *Cache) dropLink(accountID int64) {
+// afterLinkWrite does the same for the account's link.
+func (c *Cache) afterLinkWrite(accountID int64, err error) error {
 	c.mu.Lock()
 	c.gen++
 	delete(c.links, accountID)
 	c.mu.Unlock()
+	return err
 }
 
 // AccountByID serves the account from memory while fresh.
@@ -114,39 +119,33 @@ func (c *Cache) LinkFor(ctx context.Context, accountID int64) (Link, error) {
 
 // SetDisabled writes through and drops the account.
 func (c *Cache) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	defer c.dropAccount(id)
-	return c.inner.SetDisabled(ctx, id, disabled)
+	return c.afterAccountWrite(id, c.inner.SetDisabled(ctx, id, disabled))
 }
 
 // SetAdmin writes through and drops the account.
 func (c *Cache) SetAdmin(ctx context.Context, id int64, admin bool) error {
-	defer c.dropAccount(id)
-	return c.inner.SetAdmin(ctx, id, admin)
+	return c.afterAccountWrite(id, c.inner.SetAdmin(ctx, id, admin))
 }
 
 // SetPasswordHash writes through and drops the account.
 func (c *Cache) SetPasswordHash(ctx context.Context, id int64, hash string) error {
-	defer c.dropAccount(id)
-	return c.inner.SetPasswordHash(ctx, id, hash)
+	return c.afterAccountWrite(id, c.inner.SetPasswordHash(ctx, id, hash))
 }
 
 // EndSessions writes through and drops the account, so its sessions end
 // on their next request.
 func (c *Cache) EndSessions(ctx context.Context, id int64) error {
-	defer c.dropAccount(id)
-	return c.inner.EndSessions(ctx, id)
+	return c.afterAccountWrite(id, c.inner.EndSessions(ctx, id))
 }
 
 // SaveLink writes through and drops the link.
 func (c *Cache) SaveLink(ctx context.Context, accountID int64, platformUserID string) error {
-	defer c.dropLink(accountID)
-	return c.inner.SaveLink(ctx, accountID, platformUserID)
+	return c.afterLinkWrite(accountID, c.inner.SaveLink(ctx, accountID, platformUserID))
 }
 
 // DeleteLink writes through and drops the link.
 func (c *Cache) DeleteLink(ctx context.Context, accountID int64, platformUserID string) error {
-	defer c.dropLink(accountID)
-	return c.inner.DeleteLink(ctx, accountID, platformUserID)
+	return c.afterLinkWrite(accountID, c.inner.DeleteLink(ctx, accountID, platformUserID))
 }
 
 // RecordLaunch writes through and moves a cached link's LastLaunchAt to the
