@@ -22,7 +22,7 @@ func TestBenchCommand(t *testing.T) {
 			require.Equal(t, 0, code, errOut)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			last := lines[len(lines)-1]
-			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "conns=0"} {
+			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "conns=0", "behind="} {
 				assert.Contains(t, last, want)
 			}
 			assert.Contains(t, out, ", 0 failed")
