@@ -251,6 +251,9 @@ func TestSQLiteConcurrentWriters(t *testing.T) {
 	}
 	_, total, _ := s.ListEvents(ctx, AuditFilter{})
 	assert.Equal(t, 100, total)
+	// SaveLink writes outside the group commit; the 100 audit records share
+	// commits (a commit each would be 100).
+	assert.Less(t, s.(*SQLite).commits.Load(), int64(100), "concurrent writes were grouped")
 }
 
 func TestSQLiteReopenKeepsData(t *testing.T) {
@@ -303,8 +306,9 @@ func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 
 // Commits never checkpoint (a commit that did waited for the copy and its
 // fsync, and so did every launch in its group); a background checkpoint
-// folds the WAL into the database instead.
-func TestWALIsCheckpointedInTheBackgroundNotByCommits(t *testing.T) {
+// folds the WAL into the database instead, and once the WAL is long the
+// writer restarts it, so steady writes do not grow the file without end.
+func TestWALIsCheckpointedInTheBackgroundAndRestarted(t *testing.T) {
 	ctx := context.Background()
 	s, err := OpenSQLite(ctx, filepath.Join(t.TempDir(), "wal.db"), nil)
 	require.NoError(t, err)
@@ -312,9 +316,20 @@ func TestWALIsCheckpointedInTheBackgroundNotByCommits(t *testing.T) {
 	var auto int
 	require.NoError(t, s.wdb.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto))
 	assert.Equal(t, 0, auto, "the writer connection never checkpoints")
-	for i := range 20 {
-		require.NoError(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok", Detail: fmt.Sprint(i)}))
+	// Each event is its own commit of a few pages: enough for a restart.
+	for i := range restartFrames {
+		require.NoError(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok", AccountID: int64(i%500 + 1), Detail: fmt.Sprint(i)}))
 	}
 	assert.Eventually(t, func() bool { return s.checkpointsRun.Load() > 0 }, 5*time.Second, 10*time.Millisecond,
 		"a background checkpoint copied the writes into the database file")
+	assert.Eventually(t, func() bool { return s.restarts.Load() > 0 }, 5*time.Second, 10*time.Millisecond,
+		"the writer restarted the WAL")
+	var busy, walFrames, copied int64
+	require.NoError(t, s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &walFrames, &copied))
+	// Each commit wrote at least 3 pages (table, two indexes): without a
+	// restart the WAL would hold 3 x restartFrames frames.
+	assert.Less(t, walFrames, int64(2*restartFrames), "the WAL was written from its start again")
+	_, total, err := s.ListEvents(ctx, AuditFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, restartFrames, total, "nothing lost on the way")
 }
