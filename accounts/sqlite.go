@@ -155,6 +155,7 @@ const restartFrames = 4096
 func (s *SQLite) checkpoints() {
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
+	var asked int64 // the WAL length at the last restart request: an idle WAL is not asked again
 	for {
 		select {
 		case <-s.stop:
@@ -164,7 +165,8 @@ func (s *SQLite) checkpoints() {
 		var busy, walFrames, copied int64
 		if err := s.db.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &walFrames, &copied); err == nil && copied > 0 {
 			s.checkpointsRun.Add(1)
-			if walFrames >= restartFrames {
+			if walFrames >= restartFrames && walFrames != asked {
+				asked = walFrames
 				select {
 				case s.restart <- struct{}{}:
 				default:
