@@ -63,7 +63,7 @@ func (c cli) bench(ctx context.Context, args []string) error {
 		return usageError("bench: --duration must be 100ms..5m")
 	case o.latency < 0 || o.latency > 5*time.Second:
 		return usageError("bench: --latency must be 0..5s")
-	case o.rate < 0 || o.rate > 100000:
+	case !(o.rate >= 0 && o.rate <= 100000): // also refuses NaN
 		return usageError("bench: --rate must be 0..100000 launches/s")
 	}
 	return runBench(ctx, o, c.stdout)

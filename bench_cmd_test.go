@@ -33,6 +33,7 @@ func TestBenchCommand(t *testing.T) {
 func TestBenchRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"bench", "--rate", "-1"},
+		{"bench", "--rate", "NaN"},
 		{"bench", "--concurrency", "0"},
 		{"bench", "--duration", "1h"},
 		{"bench", "--accounts", "0"},
