@@ -77,15 +77,19 @@ type latencies struct {
 
 func (l *latencies) add(d time.Duration) { l.mu.Lock(); l.d = append(l.d, d); l.mu.Unlock() }
 
-func (l *latencies) pct(p float64) time.Duration {
+// percentiles returns the p-th fraction of the samples for each p
+// (0 when there are none), sorting them once.
+func (l *latencies) percentiles(ps ...float64) []time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.d) == 0 {
-		return 0
+	slices.Sort(l.d)
+	out := make([]time.Duration, len(ps))
+	for i, p := range ps {
+		if len(l.d) > 0 {
+			out[i] = l.d[min(len(l.d)-1, int(float64(len(l.d))*p))]
+		}
 	}
-	s := slices.Clone(l.d)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(float64(len(s))*p))]
+	return out
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
@@ -151,7 +155,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 
 	start := time.Now()
 	sessions := make([]string, len(ns))
-	if err := parallel(ctx, len(ns), o.concurrency, func(i int) error {
+	if err := parallel(ctx, len(ns), o.concurrency, func(_, i int) error {
 		s, err := benchSignIn(client, base, ns[i].Email)
 		sessions[i] = s
 		return err
@@ -167,11 +171,17 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		return float64(total) / float64(n)
 	}
 	sim.ResetCalls()
-	if err := parallel(ctx, o.accounts, o.concurrency, func(i int) error { return benchLaunch(client, base, sessions[i], nil) }); err != nil {
+	// One kept-alive connection per worker, for every launch phase.
+	launchers := make([]*launcher, o.concurrency)
+	for i := range launchers {
+		launchers[i] = &launcher{addr: ln.Addr().String()}
+		defer launchers[i].close()
+	}
+	if err := parallel(ctx, o.accounts, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[i]) }); err != nil {
 		return fmt.Errorf("first launches: %w", err)
 	}
 	callsNew := callsPerLaunch(o.accounts)
-	if err := parallel(ctx, unlinked, o.concurrency, func(i int) error { return benchLaunch(client, base, sessions[o.accounts+i], nil) }); err != nil {
+	if err := parallel(ctx, unlinked, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[o.accounts+i]) }); err != nil {
 		return fmt.Errorf("unlinked launches: %w", err)
 	}
 	callsUnlinked := callsPerLaunch(unlinked)
@@ -188,11 +198,6 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		}
 	}
 	connsBefore := sim.Connections()
-	launchers := make([]*launcher, o.concurrency)
-	for i := range launchers {
-		launchers[i] = &launcher{addr: ln.Addr().String()}
-		defer launchers[i].close()
-	}
 	phase := time.Now()
 	run := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
 		return launchers[worker].launch(sessions[rand.IntN(o.accounts)])
@@ -213,8 +218,10 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 
 	n := launches
 	perSec := float64(n) / elapsed.Seconds()
-	p50, p95, p99 := lat.pct(0.50), lat.pct(0.95), lat.pct(0.99)
-	rp50, rp99 := raw.pct(0.50), raw.pct(0.99)
+	q := lat.percentiles(0.50, 0.95, 0.99)
+	p50, p95, p99 := q[0], q[1], q[2]
+	rq := raw.percentiles(0.50, 0.99)
+	rp50, rp99 := rq[0], rq[1]
 	ratio := float64(p50) / float64(max(rp50, 1))
 	rss := peakRSS()
 	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, failures)
@@ -245,13 +252,14 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 
 const benchPassword = "bench password"
 
-// parallel runs f(0..n-1) with at most c at once and returns the first error.
-func parallel(ctx context.Context, n, c int, f func(i int) error) error {
+// parallel runs f(worker, 0..n-1) on min(c, n) workers (numbered from 0)
+// and returns the first error.
+func parallel(ctx context.Context, n, c int, f func(worker, i int) error) error {
 	var next atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
-	for range min(c, n) {
+	for w := range min(c, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -260,7 +268,7 @@ func parallel(ctx context.Context, n, c int, f func(i int) error) error {
 				if i >= n || ctx.Err() != nil {
 					return
 				}
-				if err := f(i); err != nil {
+				if err := f(w, i); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
@@ -297,26 +305,6 @@ func benchSignIn(client *http.Client, base, email string) (string, error) {
 }
 
 var launchBody = url.Values{"_csrf": {benchCSRF}}.Encode()
-
-func benchLaunch(client *http.Client, base, session string, lat *latencies) error {
-	req, _ := http.NewRequest("POST", base+"/launch", strings.NewReader(launchBody))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Cookie", "_csrf="+benchCSRF+"; ssobridge_session="+session)
-	start := time.Now()
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if lat != nil {
-		lat.add(time.Since(start))
-	}
-	if resp.StatusCode != http.StatusSeeOther {
-		return fmt.Errorf("launch: status %d", resp.StatusCode)
-	}
-	return nil
-}
 
 // drive runs op on workers goroutines for d. With rate 0 (closed loop) each
 // worker goes again as soon as it is answered: the load is as high as the
