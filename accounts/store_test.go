@@ -324,6 +324,8 @@ func TestWALIsCheckpointedInTheBackgroundAndRestarted(t *testing.T) {
 		"a background checkpoint copied the writes into the database file")
 	assert.Eventually(t, func() bool { return s.restarts.Load() > 0 }, 5*time.Second, 10*time.Millisecond,
 		"the writer restarted the WAL")
+	// A restart takes effect at the next commit, which writes the WAL from its start.
+	require.NoError(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok"}))
 	var busy, walFrames, copied int64
 	require.NoError(t, s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &walFrames, &copied))
 	// Each commit wrote at least 3 pages (table, two indexes): without a
@@ -331,5 +333,5 @@ func TestWALIsCheckpointedInTheBackgroundAndRestarted(t *testing.T) {
 	assert.Less(t, walFrames, int64(2*restartFrames), "the WAL was written from its start again")
 	_, total, err := s.ListEvents(ctx, AuditFilter{})
 	require.NoError(t, err)
-	assert.Equal(t, restartFrames, total, "nothing lost on the way")
+	assert.Equal(t, restartFrames+1, total, "nothing lost on the way")
 }
