@@ -159,7 +159,7 @@ func (c *Cache) RecordLaunch(ctx context.Context, e Event) error {
 		return err
 	}
 	if e.Outcome == "ok" && e.AccountID != 0 {
-		at := e.At.UTC().Truncate(time.Millisecond) // the store keeps milliseconds
+		at := time.UnixMilli(ms(e.At)).UTC() // as the store keeps it
 		c.mu.Lock()
 		if l, ok := c.links[e.AccountID]; ok && l.v.LastLaunchAt.Before(at) {
 			l.v.LastLaunchAt = at
