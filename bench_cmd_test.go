@@ -1,8 +1,10 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,10 +24,42 @@ func TestBenchCommand(t *testing.T) {
 			require.Equal(t, 0, code, errOut)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			last := lines[len(lines)-1]
-			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "conns=0", "behind="} {
+			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "conns=0", "behind=", "cpu_us_per_launch=", "sched_p99_ms="} {
 				assert.Contains(t, last, want)
 			}
 			assert.Contains(t, out, ", 0 failed")
+			assert.Contains(t, out, "goroutines created per launch")
+		})
+	}
+}
+
+// The process cost is the difference of two samples; the scheduler latency
+// quantiles come from the histogram counts added between them: the upper
+// bound of the bucket (counts[i] is [buckets[i], buckets[i+1])), the last
+// finite bound for the open-ended bucket.
+func TestProcessCostSince(t *testing.T) {
+	buckets := []float64{0, 1e-6, 1e-3, 1e-2, math.Inf(1)}
+	before := processSample{cpu: time.Second, created: 100, gcs: 3, sched: []uint64{5, 5, 5, 5}, buckets: buckets}
+	tests := []struct {
+		name     string
+		counts   []uint64
+		p50, p99 time.Duration
+	}{
+		{"mostly fast", []uint64{5 + 98, 5 + 1, 5 + 1, 5}, time.Microsecond, time.Millisecond},
+		{"a slow tail", []uint64{5 + 60, 5 + 20, 5 + 20, 5}, time.Microsecond, 10 * time.Millisecond},
+		{"open-ended bucket", []uint64{5, 5, 5, 5 + 10}, 10 * time.Millisecond, 10 * time.Millisecond},
+		{"nothing ran", []uint64{5, 5, 5, 5}, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			after := processSample{cpu: 3 * time.Second, created: 300, gcs: 5, sched: tt.counts, buckets: buckets}
+			c := after.since(before)
+			assert.Equal(t, 2*time.Second, c.cpu)
+			assert.Equal(t, uint64(200), c.created)
+			assert.Equal(t, uint32(2), c.gcs)
+			assert.Equal(t, tt.p50, c.schedP50)
+			assert.Equal(t, tt.p99, c.schedP99)
+			assert.Contains(t, c.perLaunch(100), "goroutines created per launch")
 		})
 	}
 }

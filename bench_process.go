@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"time"
+)
+
+// processSample is what the whole process (bridge, emulator and load
+// generator) had spent at one moment. The difference of two samples
+// taken around the measured phase says how much work a launch cost and
+// how long goroutines waited for a CPU: the first tells a slower machine
+// (CPU per launch up) from a slower bridge, the second is where latency
+// goes on two cores that are not busy.
+type processSample struct {
+	cpu     time.Duration // user + system; 0 where the OS does not say
+	created uint64        // goroutines created
+	gcs     uint32
+	sched   []uint64 // scheduler latency histogram counts
+	buckets []float64
+}
+
+var processMetrics = []string{"/sched/goroutines-created:goroutines", "/sched/latencies:seconds"}
+
+func sampleProcess() processSample {
+	ms := make([]metrics.Sample, len(processMetrics))
+	for i, n := range processMetrics {
+		ms[i].Name = n
+	}
+	metrics.Read(ms)
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	s := processSample{cpu: processCPU(), gcs: m.NumGC}
+	if ms[0].Value.Kind() == metrics.KindUint64 {
+		s.created = ms[0].Value.Uint64()
+	}
+	if ms[1].Value.Kind() == metrics.KindFloat64Histogram {
+		h := ms[1].Value.Float64Histogram()
+		s.sched, s.buckets = slices.Clone(h.Counts), h.Buckets
+	}
+	return s
+}
+
+// processCost is the difference of two samples.
+type processCost struct {
+	cpu                time.Duration
+	created            uint64
+	gcs                uint32
+	schedP50, schedP99 time.Duration // upper bounds of the histogram buckets
+}
+
+func (s processSample) since(before processSample) processCost {
+	c := processCost{cpu: s.cpu - before.cpu, created: s.created - before.created, gcs: s.gcs - before.gcs}
+	if len(s.sched) == 0 || len(before.sched) != len(s.sched) {
+		return c
+	}
+	counts := make([]uint64, len(s.sched))
+	var total uint64
+	for i := range counts {
+		counts[i] = s.sched[i] - before.sched[i]
+		total += counts[i]
+	}
+	quantile := func(p float64) time.Duration {
+		var acc uint64
+		for i, n := range counts {
+			acc += n
+			if total > 0 && float64(acc) >= p*float64(total) {
+				upper := s.buckets[i+1]
+				if math.IsInf(upper, 1) {
+					upper = s.buckets[i]
+				}
+				return time.Duration(upper * float64(time.Second))
+			}
+		}
+		return 0
+	}
+	c.schedP50, c.schedP99 = quantile(0.50), quantile(0.99)
+	return c
+}
+
+// perLaunch formats the cost for the report.
+func (c processCost) perLaunch(launches int64) string {
+	n := float64(max(launches, 1))
+	cpu := "CPU not measured on this OS"
+	if c.cpu > 0 {
+		cpu = fmt.Sprintf("CPU %.0f µs per launch", float64(c.cpu.Microseconds())/n)
+	}
+	return fmt.Sprintf("%s, %.1f goroutines created per launch, %d GCs, scheduler latency p50 %s p99 %s",
+		cpu, float64(c.created)/n, c.gcs, c.schedP50.Round(time.Microsecond), c.schedP99.Round(time.Microsecond))
+}
