@@ -23,22 +23,17 @@ type processSample struct {
 	buckets []float64
 }
 
-var processMetrics = []string{"/sched/goroutines-created:goroutines", "/sched/latencies:seconds"}
-
 func sampleProcess() processSample {
-	ms := make([]metrics.Sample, len(processMetrics))
-	for i, n := range processMetrics {
-		ms[i].Name = n
-	}
-	metrics.Read(ms)
+	samples := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}, {Name: "/sched/latencies:seconds"}}
+	metrics.Read(samples)
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	s := processSample{cpu: processCPU(), gcs: m.NumGC}
-	if ms[0].Value.Kind() == metrics.KindUint64 {
-		s.created = ms[0].Value.Uint64()
+	if samples[0].Value.Kind() == metrics.KindUint64 { // KindBad on a Go without the metric
+		s.created = samples[0].Value.Uint64()
 	}
-	if ms[1].Value.Kind() == metrics.KindFloat64Histogram {
-		h := ms[1].Value.Float64Histogram()
+	if samples[1].Value.Kind() == metrics.KindFloat64Histogram {
+		h := samples[1].Value.Float64Histogram()
 		s.sched, s.buckets = slices.Clone(h.Counts), h.Buckets
 	}
 	return s
@@ -71,6 +66,9 @@ func (s processSample) since(before processSample) processCost {
 				upper := s.buckets[i+1]
 				if math.IsInf(upper, 1) {
 					upper = s.buckets[i]
+				}
+				if math.IsInf(upper, 0) {
+					return 0
 				}
 				return time.Duration(upper * float64(time.Second))
 			}

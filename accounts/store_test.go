@@ -270,6 +270,34 @@ func TestSQLiteReopenKeepsData(t *testing.T) {
 	require.NoError(t, err, "migrations are idempotent and data persists")
 }
 
+// Reads by id run without the context's cancellation (it would cost two
+// goroutines per query) but still refuse a context that has already ended,
+// and keep working for one that has not.
+func TestSQLitePointLookupsHonourAnEndedContext(t *testing.T) {
+	s := backends()["sqlite"](t, nil).(*SQLite)
+	ctx := context.Background()
+	acct, err := s.CreateAccount(ctx, newAcct("ctx@example.com", false))
+	id := acct.ID
+	require.NoError(t, err)
+	require.NoError(t, s.SaveLink(ctx, id, "u-ctx"))
+
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	_, err = s.AccountByID(ended, id)
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = s.LinkFor(ended, id)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	live, cancelLive := context.WithCancel(ctx)
+	defer cancelLive()
+	a, err := s.AccountByID(live, id)
+	require.NoError(t, err)
+	assert.Equal(t, "ctx@example.com", a.Email)
+	l, err := s.LinkFor(live, id)
+	require.NoError(t, err)
+	assert.Equal(t, "u-ctx", l.PlatformUserID)
+}
+
 func TestGroupCommitIsolatesAFailingWrite(t *testing.T) {
 	s := backends()["sqlite"](t, nil).(*SQLite)
 	ctx := context.Background()
