@@ -245,9 +245,9 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	runtime.ReadMemStats(&m)
 	fmt.Fprintf(out, "peak RSS: %.1f MiB (now: Go heap in use %.1f MiB, goroutine stacks %.1f MiB, Go runtime total %.1f MiB, %d GCs)\n",
 		rss, mib(m.HeapInuse), mib(m.StackInuse), mib(m.Sys-m.HeapReleased), m.NumGC)
-	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f offered_per_s=%.0f behind=%d cpu_us_per_launch=%.0f sched_p99_ms=%s\n",
+	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f offered_per_s=%.0f behind=%d cpu_us_per_launch=%s sched_p99_ms=%s\n",
 		perSec, ms(p50), ms(p99), ms(rp50), ratio, callsReturning, callsUnlinked, callsNew, conns, rss, o.rate, run.behind,
-		float64(cost.cpu.Microseconds())/float64(max(n, 1)), ms(cost.schedP99))
+		cost.cpuPerLaunch(n), ms(cost.schedP99))
 	if failures > 0 {
 		return fmt.Errorf("%d launches failed", failures)
 	}

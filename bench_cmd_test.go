@@ -59,7 +59,10 @@ func TestProcessCostSince(t *testing.T) {
 			assert.Equal(t, uint32(2), c.gcs)
 			assert.Equal(t, tt.p50, c.schedP50)
 			assert.Equal(t, tt.p99, c.schedP99)
-			assert.Contains(t, c.perLaunch(100), "goroutines created per launch")
+			assert.Equal(t, "20000", c.cpuPerLaunch(100))
+			assert.Contains(t, c.perLaunch(100), "CPU 20000 µs per launch, 2.0 goroutines created per launch, 2 GCs")
+			c.cpu = 0
+			assert.Equal(t, "-", c.cpuPerLaunch(100), "not measured is not zero")
 		})
 	}
 }

@@ -79,13 +79,18 @@ func (s processSample) since(before processSample) processCost {
 	return c
 }
 
+// cpuPerLaunch is the CPU time per launch in whole microseconds, "-" where
+// the OS does not say.
+func (c processCost) cpuPerLaunch(launches int64) string {
+	if c.cpu <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", float64(c.cpu.Microseconds())/float64(max(launches, 1)))
+}
+
 // perLaunch formats the cost for the report.
 func (c processCost) perLaunch(launches int64) string {
-	n := float64(max(launches, 1))
-	cpu := "CPU not measured on this OS"
-	if c.cpu > 0 {
-		cpu = fmt.Sprintf("CPU %.0f µs per launch", float64(c.cpu.Microseconds())/n)
-	}
-	return fmt.Sprintf("%s, %.1f goroutines created per launch, %d GCs, scheduler latency p50 %s p99 %s",
-		cpu, float64(c.created)/n, c.gcs, c.schedP50.Round(time.Microsecond), c.schedP99.Round(time.Microsecond))
+	return fmt.Sprintf("CPU %s µs per launch, %.1f goroutines created per launch, %d GCs, scheduler latency p50 %s p99 %s",
+		c.cpuPerLaunch(launches), float64(c.created)/float64(max(launches, 1)), c.gcs,
+		c.schedP50.Round(time.Microsecond), c.schedP99.Round(time.Microsecond))
 }
