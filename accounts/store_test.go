@@ -301,6 +301,7 @@ func TestSQLiteUpgradeFromSchema1(t *testing.T) {
 	evs, total, err := s.ListEvents(ctx, AuditFilter{AccountID: 2})
 	require.NoError(t, err)
 	assert.Equal(t, 3, total)
+	require.Len(t, evs, 3)
 	for _, e := range evs {
 		assert.Equal(t, int64(2), e.AccountID)
 	}

@@ -4,7 +4,7 @@
 -- commit wrote, and the checkpoints that copied and synced them were the
 -- launch latency's tail (docs/performance.md, fix 11). Listing one
 -- account's events now scans the log, as the kind and outcome filters
--- already did: 2 million events, 3 ms -> 0.4-0.55 s.
+-- already did: 2 million events, 3 ms -> 0.38-0.55 s.
 
 -- +goose Up
 DROP INDEX audit_log_account;
