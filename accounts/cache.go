@@ -88,21 +88,13 @@ func (c *Cache) sweepLocked(now time.Time) {
 	}
 }
 
-// afterAccountWrite drops the account once its write has returned
-// (whatever the outcome) and passes the write's error on.
-func (c *Cache) afterAccountWrite(id int64, err error) error {
+// dropAfterWrite drops id from m once its write has returned (whatever the
+// outcome), so that no fill begun before it is kept, and passes the write's
+// error on.
+func dropAfterWrite[T any](c *Cache, m map[int64]cached[T], id int64, err error) error {
 	c.mu.Lock()
 	c.gen++
-	delete(c.accounts, id)
-	c.mu.Unlock()
-	return err
-}
-
-// afterLinkWrite does the same for the account's link.
-func (c *Cache) afterLinkWrite(accountID int64, err error) error {
-	c.mu.Lock()
-	c.gen++
-	delete(c.links, accountID)
+	delete(m, id)
 	c.mu.Unlock()
 	return err
 }
@@ -119,33 +111,33 @@ func (c *Cache) LinkFor(ctx context.Context, accountID int64) (Link, error) {
 
 // SetDisabled writes through and drops the account.
 func (c *Cache) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	return c.afterAccountWrite(id, c.inner.SetDisabled(ctx, id, disabled))
+	return dropAfterWrite(c, c.accounts, id, c.inner.SetDisabled(ctx, id, disabled))
 }
 
 // SetAdmin writes through and drops the account.
 func (c *Cache) SetAdmin(ctx context.Context, id int64, admin bool) error {
-	return c.afterAccountWrite(id, c.inner.SetAdmin(ctx, id, admin))
+	return dropAfterWrite(c, c.accounts, id, c.inner.SetAdmin(ctx, id, admin))
 }
 
 // SetPasswordHash writes through and drops the account.
 func (c *Cache) SetPasswordHash(ctx context.Context, id int64, hash string) error {
-	return c.afterAccountWrite(id, c.inner.SetPasswordHash(ctx, id, hash))
+	return dropAfterWrite(c, c.accounts, id, c.inner.SetPasswordHash(ctx, id, hash))
 }
 
 // EndSessions writes through and drops the account, so its sessions end
 // on their next request.
 func (c *Cache) EndSessions(ctx context.Context, id int64) error {
-	return c.afterAccountWrite(id, c.inner.EndSessions(ctx, id))
+	return dropAfterWrite(c, c.accounts, id, c.inner.EndSessions(ctx, id))
 }
 
 // SaveLink writes through and drops the link.
 func (c *Cache) SaveLink(ctx context.Context, accountID int64, platformUserID string) error {
-	return c.afterLinkWrite(accountID, c.inner.SaveLink(ctx, accountID, platformUserID))
+	return dropAfterWrite(c, c.links, accountID, c.inner.SaveLink(ctx, accountID, platformUserID))
 }
 
 // DeleteLink writes through and drops the link.
 func (c *Cache) DeleteLink(ctx context.Context, accountID int64, platformUserID string) error {
-	return c.afterLinkWrite(accountID, c.inner.DeleteLink(ctx, accountID, platformUserID))
+	return dropAfterWrite(c, c.links, accountID, c.inner.DeleteLink(ctx, accountID, platformUserID))
 }
 
 // RecordLaunch writes through and moves a cached link's LastLaunchAt to the
