@@ -1,10 +1,7 @@
 // Command ssobridge signs a partner portal's users in to the video
-// platform's editor. See README.md.
-//
-//	ssobridge [serve] [--config FILE]
-//	ssobridge user add --email E --first-name F --last-name L [--admin] [--config FILE]  (password on stdin)
-//	ssobridge check [--config FILE]
-//	ssobridge platform-sim [--addr A] [...]
+// platform's editor (README.md). This file only dispatches: each
+// sub-command lives in the package that owns it (app, loadtest), and the
+// wiring in app.
 package main
 
 import (
@@ -13,13 +10,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 
-	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/loadtest"
 )
 
 // defaultConfig is config.yaml, used when no file is given and none is in
@@ -28,32 +26,26 @@ import (
 //go:embed config.yaml
 var defaultConfig []byte
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ()))
-}
-
-// cli is one invocation's streams and environment.
-type cli struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	environ        []string
-}
-
 const usage = `usage:
   ssobridge [serve] [--config FILE]          serve the bridge (default: ./config.yaml, else the embedded demo)
   ssobridge user add --email E --first-name F --last-name L [--admin] [--config FILE]
                                              add a local account; the password is read from stdin
   ssobridge check [--config FILE]            diagnose the platform connection (non-zero exit on failure)
   ssobridge platform-sim [--addr A] ...      run the platform emulator (see --help)
-  ssobridge bench [--accounts N] [--concurrency C] [--duration D] [--latency L]
+  ssobridge bench [--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R]
                                              load-test launches against an in-process emulator
 `
 
-// run dispatches a command line and returns the exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
-	c := cli{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Environ: os.Environ(), DefaultConfig: defaultConfig}
+	os.Exit(run(ctx, os.Args[1:], env))
+}
+
+// run dispatches a command line and returns the exit code: 0 done, 1
+// failed, 2 bad command line or input (nothing changed).
+func run(ctx context.Context, args []string, env cli.Env) int {
 	cmd := "serve"
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd, args = args[0], args[1:]
@@ -61,75 +53,36 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var err error
 	switch cmd {
 	case "serve":
-		err = c.serve(ctx, args)
+		err = app.ServeCmd(ctx, env, args)
 	case "user":
 		if len(args) == 0 || args[0] != "add" {
-			err = usageError("user: the only sub-command is 'user add'")
+			err = cli.UsageError("user: the only sub-command is 'user add'")
 		} else {
-			err = c.userAdd(ctx, args[1:])
+			err = app.UserAddCmd(ctx, env, args[1:])
 		}
 	case "check":
-		err = c.check(ctx, args)
+		err = app.CheckCmd(ctx, env, args)
 	case "platform-sim":
-		err = c.platformSim(ctx, args)
+		err = app.PlatformSimCmd(ctx, env, args)
 	case "bench":
-		err = c.bench(ctx, args)
+		err = loadtest.BenchCmd(ctx, env, args)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(env.Stdout, usage)
 		return 0
 	default:
-		err = usageError(fmt.Sprintf("unknown command %q", cmd))
+		err = cli.UsageError(fmt.Sprintf("unknown command %q", cmd))
 	}
-	var ue usageError
+	var ue cli.UsageError
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
+	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "ssobridge: %s\n\n%s", ue, usage)
+		fmt.Fprintf(env.Stderr, "ssobridge: %s\n\n%s", ue, usage)
 		return 2
-	case errors.Is(err, errCheckFailed):
-		return 1
+	case errors.Is(err, cli.ErrFailed):
+		return 1 // the command printed its verdict
 	default:
-		fmt.Fprintf(stderr, "ssobridge: %v\n", err)
+		fmt.Fprintf(env.Stderr, "ssobridge: %v\n", err)
 		return 1
 	}
-}
-
-// usageError is a wrong command line.
-type usageError string
-
-func (e usageError) Error() string { return string(e) }
-
-// newFlags returns a flag set that reports errors instead of exiting.
-func (c cli) newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
-	return fs
-}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError(err.Error())
-	}
-	if fs.NArg() > 0 {
-		return usageError(fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0)))
-	}
-	return nil
-}
-
-// loadConfig reads --config, else ./config.yaml, else the embedded demo,
-// then the SSOBRIDGE_* environment.
-func (c cli) loadConfig(path string) (config.Config, error) {
-	if path != "" {
-		return config.Load(path, c.environ)
-	}
-	if _, err := os.Stat("config.yaml"); err == nil {
-		return config.Load("config.yaml", c.environ)
-	}
-	return config.Parse(defaultConfig, c.environ)
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // Errors of the store.
@@ -66,11 +66,10 @@ func (n *NewAccount) Normalize() error {
 	return nil
 }
 
-// ValidateEmail accepts a bare address such as ada@example.com. It is the
-// Partner API client's rule: an account the client would refuse could
-// never launch.
+// ValidateEmail accepts a bare address such as ada@example.com (the rule
+// of mailaddr, which the Partner API client applies too).
 func ValidateEmail(s string) error {
-	if !apiclient.ValidEmail(s) {
+	if !mailaddr.Valid(s) {
 		return fmt.Errorf("%w: %q is not an e-mail address such as ada@example.com", ErrInvalid, s)
 	}
 	return nil

@@ -3,27 +3,15 @@ package accounts
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/fakeclock"
 )
-
-// clock is a settable clock for TTL tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // countingStore counts the reads that reach the database and can hold one
 // AccountByID until released.
@@ -49,13 +37,13 @@ func (s *countingStore) LinkFor(ctx context.Context, id int64) (Link, error) {
 	return s.SQLite.LinkFor(ctx, id)
 }
 
-func newCacheFixture(t *testing.T) (*Cache, *countingStore, *clock, Account) {
+func newCacheFixture(t *testing.T) (*Cache, *countingStore, *fakeclock.Clock, Account) {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	db, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "cache.db"), clk.now)
+	clk := fakeclock.New(time.Time{})
+	db, err := OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "cache.db"), clk.Now)
 	require.NoError(t, err)
 	inner := &countingStore{SQLite: db}
-	c := NewCache(inner, time.Second, clk.now)
+	c := NewCache(inner, time.Second, clk.Now)
 	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
 	_, err = c.CreateAccount(ctx, newAcct("keeper@example.com", true)) // so the last-admin rule never blocks
@@ -82,7 +70,7 @@ func TestCacheServesRepeatReadsFromMemoryForTTL(t *testing.T) {
 	require.NoError(t, inner.SQLite.SetDisabled(ctx, a.ID, true))
 	got, _ := c.AccountByID(ctx, a.ID)
 	assert.False(t, got.Disabled, "within ttl, a write by another process is not seen yet")
-	clk.add(time.Second)
+	clk.Advance(time.Second)
 	got, _ = c.AccountByID(ctx, a.ID)
 	assert.True(t, got.Disabled, "after ttl it is")
 	assert.Equal(t, int64(2), inner.accountReads.Load())
@@ -179,7 +167,7 @@ func TestCacheForgetsIdleAccounts(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.LinkFor(ctx, a.ID)
 	require.NoError(t, err)
-	clk.add(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	_, err = c.AccountByID(ctx, 1) // any fill after a ttl sweeps
 	require.NoError(t, err)
 	c.mu.Lock()

@@ -28,6 +28,8 @@ type Hasher struct {
 	dummy  string // verified against for unknown emails, to spend equal work
 	// verifications counts argon2id verifications (tests, diagnostics).
 	verifications atomic.Int64
+	// kdf is argon2.IDKey; a test swaps it to watch how many run at once.
+	kdf func(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte
 }
 
 // Verifications reports how many argon2id verifications ran.
@@ -47,7 +49,7 @@ func NewHasher(p HashParams, concurrency int) (*Hasher, error) {
 	if concurrency < 1 {
 		concurrency = 1
 	}
-	h := &Hasher{params: p, slots: make(chan struct{}, concurrency)}
+	h := &Hasher{params: p, slots: make(chan struct{}, concurrency), kdf: argon2.IDKey}
 	dummy, err := h.Hash(context.Background(), "dummy password for unknown accounts")
 	if err != nil {
 		return nil, err
@@ -89,7 +91,7 @@ func (h *Hasher) Hash(ctx context.Context, pw string) (string, error) {
 	}
 	defer h.release()
 	p := h.params
-	key := argon2.IDKey([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, 32)
+	key := h.kdf([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, 32)
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, p.MemoryKiB, p.Iterations, p.Parallelism,
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
@@ -127,7 +129,7 @@ func (h *Hasher) Verify(ctx context.Context, pw, encoded string) error {
 	}
 	defer h.release()
 	h.verifications.Add(1)
-	got := argon2.IDKey([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, uint32(len(want)))
+	got := h.kdf([]byte(pw), salt, p.Iterations, p.MemoryKiB, p.Parallelism, uint32(len(want)))
 	if subtle.ConstantTimeCompare(got, want) != 1 {
 		return ErrPasswordMismatch
 	}

@@ -3,9 +3,9 @@ package accounts
 import (
 	"context"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,38 +45,59 @@ func TestCheckPassword(t *testing.T) {
 	assert.NoError(t, CheckPassword("long enough"))
 }
 
+// TestHashingIsBoundedByConcurrency drives the real Hash and Verify from
+// 20 goroutines with a key derivation that holds until released: inside a
+// synctest bubble, once every goroutine is blocked, exactly Concurrency of
+// them are deriving and the rest wait for a slot. Then all finish.
 func TestHashingIsBoundedByConcurrency(t *testing.T) {
-	h, err := NewHasher(cheap, 2)
-	require.NoError(t, err)
-	var inFlight, peak atomic.Int32
-	// Occupy the slots by hand to observe the bound.
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			require.NoError(t, h.acquire(context.Background()))
-			n := inFlight.Add(1)
-			for {
-				p := peak.Load()
-				if n <= p || peak.CompareAndSwap(p, n) {
-					break
-				}
-			}
-			inFlight.Add(-1)
-			h.release()
-		}()
-	}
-	wg.Wait()
-	assert.LessOrEqual(t, peak.Load(), int32(2))
+	synctest.Test(t, func(t *testing.T) {
+		h, err := NewHasher(cheap, 2)
+		require.NoError(t, err)
+		ctx := context.Background()
+		enc, err := h.Hash(ctx, "correct horse")
+		require.NoError(t, err)
 
-	// A waiting hash gives up when its context ends.
-	require.NoError(t, h.acquire(context.Background()))
-	require.NoError(t, h.acquire(context.Background()))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = h.Hash(ctx, "x")
-	assert.ErrorIs(t, err, context.Canceled)
-	h.release()
-	h.release()
+		derive := h.kdf
+		release := make(chan struct{})
+		var inFlight, peak atomic.Int32
+		h.kdf = func(pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+			n := inFlight.Add(1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			<-release
+			inFlight.Add(-1)
+			return derive(pw, salt, time, memory, threads, keyLen)
+		}
+		errs := make(chan error, 20)
+		for i := range 20 {
+			go func() {
+				if i%2 == 0 {
+					_, err := h.Hash(ctx, "correct horse")
+					errs <- err
+				} else {
+					errs <- h.Verify(ctx, "correct horse", enc)
+				}
+			}()
+		}
+		synctest.Wait() // every goroutine is deriving or waiting for a slot
+		assert.Equal(t, int32(2), inFlight.Load(), "two derive, eighteen wait")
+
+		// A hash that is still waiting gives up when its context ends.
+		cctx, cancel := context.WithCancel(ctx)
+		late := make(chan error, 1)
+		go func() {
+			_, err := h.Hash(cctx, "x")
+			late <- err
+		}()
+		synctest.Wait()
+		cancel()
+		assert.ErrorIs(t, <-late, context.Canceled)
+
+		close(release)
+		for range 20 {
+			assert.NoError(t, <-errs)
+		}
+		assert.Equal(t, int32(2), peak.Load(), "never more than hash_concurrency at once")
+		assert.Equal(t, int64(10), h.Verifications())
+	})
 }

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // UserID is the platform's opaque user identifier. The platform may send it
@@ -62,7 +63,7 @@ func (u NewUser) Validate() error {
 	if strings.TrimSpace(u.FirstName) == "" || strings.TrimSpace(u.LastName) == "" {
 		return fmt.Errorf("%w: first and last name are required", ErrInvalidInput)
 	}
-	if !ValidEmail(u.Email) {
+	if !mailaddr.Valid(u.Email) {
 		return fmt.Errorf("%w: %q is not a valid e-mail address", ErrInvalidInput, u.Email)
 	}
 	return nil
@@ -70,15 +71,6 @@ func (u NewUser) Validate() error {
 
 // ErrInvalidInput is input refused before any platform call.
 var ErrInvalidInput = errors.New("invalid input")
-
-// ValidEmail reports whether s is a bare e-mail address (no display name).
-func ValidEmail(s string) bool {
-	if len(s) > 254 || strings.ContainsAny(s, " \t\r\n<>") {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && strings.Contains(s[strings.LastIndexByte(s, '@'):], ".")
-}
 
 // UserPage is one page of GET /public/users.
 type UserPage struct {

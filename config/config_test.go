@@ -2,8 +2,10 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -45,10 +47,44 @@ func TestEnvironmentOverrides(t *testing.T) {
 	assert.Equal(t, uint8(2), cfg.Password.Argon2Parallelism)
 }
 
-func TestEnvNameForEveryKey(t *testing.T) {
+// TestEveryKeyIsSetByItsEnvironmentVariable: for every key, the variable
+// EnvName names sets that key's value and nothing else (DESIGN §5: every
+// key as SSOBRIDGE_<PATH> with _ for .).
+func TestEveryKeyIsSetByItsEnvironmentVariable(t *testing.T) {
 	assert.Equal(t, "SSOBRIDGE_PLATFORM_API_SECRET", EnvName("platform.api_secret"))
-	assert.Contains(t, Keys(), "session.max_age")
-	assert.Len(t, Keys(), 30)
+	assert.Equal(t, "SSOBRIDGE_SESSION_MAX_AGE", EnvName("session.max_age"))
+	keys := Keys()
+	require.NotEmpty(t, keys)
+	for _, key := range keys {
+		t.Run(key, func(t *testing.T) {
+			cfg := Defaults()
+			var target leaf
+			for _, l := range leaves(&cfg) {
+				if l.key == key {
+					target = l
+				}
+			}
+			require.True(t, target.v.IsValid(), "Keys lists %s but no field has it", key)
+			value := map[reflect.Kind]string{reflect.Bool: "true", reflect.String: "from-env", reflect.Int: "7",
+				reflect.Int64: "7s", reflect.Uint8: "7", reflect.Uint32: "7"}[target.v.Kind()]
+			require.NotEmpty(t, value, "no test value for %s (%s)", key, target.v.Kind())
+			before := Defaults()
+			require.NoError(t, applyEnv(&cfg, []string{EnvName(key) + "=" + value}))
+			for _, l := range leaves(&cfg) {
+				var was any
+				for _, b := range leaves(&before) {
+					if b.key == l.key {
+						was = b.v.Interface()
+					}
+				}
+				if l.key == key {
+					assert.Equal(t, value, fmt.Sprint(l.v.Interface()), "%s sets %s", EnvName(key), key)
+				} else {
+					assert.Equal(t, was, l.v.Interface(), "%s changed %s too", EnvName(key), l.key)
+				}
+			}
+		})
+	}
 }
 
 func TestSecretFromFile(t *testing.T) {
@@ -107,37 +143,6 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.mention)
 		})
 	}
-}
-
-func TestSessionKeysGeneratedOnceAndKept(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := Parse([]byte("store:\n  dsn: "+filepath.Join(dir, "db.sqlite")+"\n"), nil)
-	require.NoError(t, err)
-	h1, b1, gen, err := cfg.SessionKeys()
-	require.NoError(t, err)
-	assert.True(t, gen)
-	assert.Len(t, h1, 32)
-	assert.Len(t, b1, 32)
-	st, err := os.Stat(filepath.Join(dir, SessionKeyFile))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
-
-	h2, b2, gen, err := cfg.SessionKeys()
-	require.NoError(t, err)
-	assert.False(t, gen, "kept, not generated again")
-	assert.Equal(t, h1, h2)
-	assert.Equal(t, b1, b2)
-
-	require.NoError(t, os.WriteFile(filepath.Join(dir, SessionKeyFile), []byte("hash_key=zz\n"), 0o600))
-	_, _, _, err = cfg.SessionKeys()
-	assert.ErrorContains(t, err, "delete it")
-
-	configured := strings.Repeat("ab", 32)
-	cfg.Session.HashKey, cfg.Session.BlockKey = configured, configured
-	h3, _, gen, err := cfg.SessionKeys()
-	require.NoError(t, err)
-	assert.False(t, gen)
-	assert.Equal(t, byte(0xab), h3[0])
 }
 
 // FuzzParse: any input either parses into a valid configuration or fails

@@ -14,7 +14,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -42,12 +41,12 @@ func (h *Handlers) adminRoutes(g *echo.Group) {
 // --- connection ---
 
 func (h *Handlers) connection() views.Connection {
-	sg := h.Platform.Signer()
-	key := sg.KeyID()
+	c := h.Platform.Connection()
+	key := c.KeyID
 	if key == "" {
 		key = "(none: simple method)"
 	}
-	return views.Connection{BaseURL: h.Platform.BaseURL(), Embedded: h.PlatformEmbedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: key}
+	return views.Connection{BaseURL: c.BaseURL, Embedded: c.Embedded, Method: c.Method, Scheme: c.Scheme, KeyID: key}
 }
 
 func (h *Handlers) connectionPage(c echo.Context) error {
@@ -56,19 +55,18 @@ func (h *Handlers) connectionPage(c echo.Context) error {
 
 func (h *Handlers) connectionCheck(c echo.Context) error {
 	r := h.Platform.Check(c.Request().Context())
-	h.adminAudit(c, "connection check: "+string(r.Verdict), "")
+	h.adminAudit(c, "connection check: "+r.Verdict, "")
 	d := h.connection()
 	d.Result = checkView(r)
 	return h.render(c, http.StatusOK, views.ConnectionPage(h.page(c, "Connection"), d))
 }
 
-func checkView(r apiclient.CheckResult) *views.CheckView {
-	v := &views.CheckView{OK: r.OK(), Verdict: string(r.Verdict), Summary: r.Summary, Advice: r.Advice, URL: r.URL,
-		Latency: r.Latency.Round(100 * time.Microsecond).String()}
+func checkView(r CheckReport) *views.CheckView {
+	v := &views.CheckView{OK: r.OK(), Verdict: r.Verdict, Summary: r.Summary, Advice: r.Advice, URL: r.URL,
+		Latency: r.Latency.Round(100 * time.Microsecond).String(), Clock: r.Clock}
 	if r.Status != 0 {
 		v.Status = strconv.Itoa(r.Status)
 	}
-	v.Clock = r.DescribeClock()
 	return v
 }
 
@@ -86,13 +84,13 @@ func (h *Handlers) accountsPage(c echo.Context) error {
 func (h *Handlers) accountsData(c echo.Context, d views.AccountsPage) (views.AccountsPage, error) {
 	ctx := c.Request().Context()
 	page := pageParam(c)
-	rows, total, err := h.Store.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
+	rows, total, err := h.Accounts.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
 	if err != nil {
 		return d, err
 	}
 	for _, a := range rows {
 		r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
-		l, err := h.Store.LinkFor(ctx, a.ID)
+		l, err := h.Accounts.LinkFor(ctx, a.ID)
 		switch {
 		case err == nil:
 			r.PlatformUserID = l.PlatformUserID
@@ -135,12 +133,12 @@ func (h *Handlers) createAccount(c echo.Context) error {
 	if err := accounts.CheckPassword(password); err != nil {
 		return fail(userMessage(err))
 	}
-	hash, err := h.Hasher.Hash(c.Request().Context(), password)
+	hash, err := h.Passwords.Hash(c.Request().Context(), password)
 	if err != nil {
 		return err
 	}
 	n.PasswordHash = hash
-	acct, err := h.Store.CreateAccount(c.Request().Context(), n)
+	acct, err := h.Accounts.CreateAccount(c.Request().Context(), n)
 	if errors.Is(err, accounts.ErrEmailTaken) {
 		return h.accountsResult(c, http.StatusConflict, views.AccountsPage{Error: "An account with email " + n.Email + " exists already.", New: form})
 	}
@@ -162,7 +160,7 @@ func (h *Handlers) accountAction(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
-	target, err := h.Store.AccountByID(ctx, id)
+	target, err := h.Accounts.AccountByID(ctx, id)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
@@ -172,25 +170,25 @@ func (h *Handlers) accountAction(c echo.Context) error {
 	var notice string
 	switch c.Param("action") {
 	case "disable":
-		err, notice = h.Store.SetDisabled(ctx, id, true), "Disabled "+target.Email+": it can no longer sign in or launch, and its sessions have ended."
+		err, notice = h.Accounts.SetDisabled(ctx, id, true), "Disabled "+target.Email+": it can no longer sign in or launch, and its sessions have ended."
 	case "enable":
-		err, notice = h.Store.SetDisabled(ctx, id, false), "Enabled "+target.Email+"."
+		err, notice = h.Accounts.SetDisabled(ctx, id, false), "Enabled "+target.Email+"."
 	case "grant-admin":
-		err, notice = h.Store.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
+		err, notice = h.Accounts.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
 	case "revoke-admin":
-		err, notice = h.Store.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
+		err, notice = h.Accounts.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
 	case "unlink":
-		err, notice = h.Store.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
+		err, notice = h.Accounts.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
 	case "password":
 		pw := c.FormValue("password")
 		if perr := accounts.CheckPassword(pw); perr != nil {
 			return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{Error: "Password for " + target.Email + ": " + userMessage(perr)})
 		}
-		hash, herr := h.Hasher.Hash(ctx, pw)
+		hash, herr := h.Passwords.Hash(ctx, pw)
 		if herr != nil {
 			return herr
 		}
-		err, notice = h.Store.SetPasswordHash(ctx, id, hash), "Set a new password for "+target.Email+"; its sessions have ended."
+		err, notice = h.Accounts.SetPasswordHash(ctx, id, hash), "Set a new password for "+target.Email+"; its sessions have ended."
 	default:
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
@@ -227,7 +225,7 @@ func (h *Handlers) importAccounts(c echo.Context) error {
 	ctx := c.Request().Context()
 	if len(problems) == 0 {
 		for _, r := range rows {
-			if _, err := h.Store.AccountByEmail(ctx, r.Email); err == nil {
+			if _, err := h.Accounts.AccountByEmail(ctx, r.Email); err == nil {
 				problems = append(problems, fmt.Sprintf("row %d: %s has an account already", r.line, r.Email))
 			} else if !errors.Is(err, accounts.ErrNotFound) {
 				return err
@@ -241,7 +239,7 @@ func (h *Handlers) importAccounts(c echo.Context) error {
 	for i, r := range rows {
 		ns[i] = r.NewAccount
 	}
-	if err := h.Store.CreateAccounts(ctx, ns); err != nil {
+	if err := h.Accounts.CreateAccounts(ctx, ns); err != nil {
 		if errors.Is(err, accounts.ErrEmailTaken) || errors.Is(err, accounts.ErrInvalid) {
 			return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{ImportErrors: []string{err.Error()}, ImportCSV: text})
 		}
@@ -309,31 +307,30 @@ func (h *Handlers) platformUsersPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	page := pageParam(c)
 	d := views.PlatformUsersPage{Query: c.QueryParam("q")}
-	shapes := h.Platform.Shapes()
 	// One platform call per page view: the admin pages, the bridge never loops.
-	p, err := h.Platform.ListUsers(ctx, d.Query, shapes.FirstPage+page-1, platformUsersPerPage)
+	p, err := h.Platform.ListUsers(ctx, d.Query, page, platformUsersPerPage)
 	if err != nil {
 		d.Error = "The platform did not list its users: " + err.Error()
 		return h.render(c, http.StatusBadGateway, views.PlatformUsers(h.page(c, "Platform users"), d))
 	}
-	ids := make([]string, len(p.Content))
-	for i, u := range p.Content {
-		ids[i] = string(u.UserID)
+	ids := make([]string, len(p.Users))
+	for i, u := range p.Users {
+		ids[i] = u.ID
 	}
-	linked, err := h.Store.ListLinks(ctx, ids)
+	linked, err := h.Accounts.ListLinks(ctx, ids)
 	if err != nil {
 		return err
 	}
-	for _, u := range p.Content {
-		row := views.PlatformUserRow{UserID: string(u.UserID), Name: strings.TrimSpace(u.FirstName + " " + u.LastName), Email: u.Email}
-		if aid, ok := linked[string(u.UserID)]; ok {
-			if a, err := h.Store.AccountByID(ctx, aid); err == nil {
+	for _, u := range p.Users {
+		row := views.PlatformUserRow{UserID: u.ID, Name: strings.TrimSpace(u.FirstName + " " + u.LastName), Email: u.Email}
+		if aid, ok := linked[u.ID]; ok {
+			if a, err := h.Accounts.AccountByID(ctx, aid); err == nil {
 				row.LinkedTo = a.Email
 			}
 		}
 		d.Rows = append(d.Rows, row)
 	}
-	d.Pager = makePager(c, page, int(p.TotalElements), platformUsersPerPage)
+	d.Pager = makePager(c, page, p.Total, platformUsersPerPage)
 	return h.render(c, http.StatusOK, views.PlatformUsers(h.page(c, "Platform users"), d))
 }
 
@@ -349,7 +346,7 @@ func (h *Handlers) auditPage(c echo.Context) error {
 	}
 	f := accounts.AuditFilter{Kind: d.Kind, Outcome: d.Outcome, Offset: (page - 1) * auditPerPage, Limit: auditPerPage}
 	if d.Account != "" {
-		a, err := h.Store.AccountByEmail(ctx, d.Account)
+		a, err := h.Accounts.AccountByEmail(ctx, d.Account)
 		if errors.Is(err, accounts.ErrNotFound) {
 			d.Error = "No account has the email " + d.Account + "."
 			return h.render(c, http.StatusOK, views.AuditLog(h.page(c, "Audit log"), d))
@@ -359,7 +356,7 @@ func (h *Handlers) auditPage(c echo.Context) error {
 		}
 		f.AccountID = a.ID
 	}
-	evs, total, err := h.Store.ListEvents(ctx, f)
+	evs, total, err := h.Accounts.ListEvents(ctx, f)
 	if err != nil {
 		return err
 	}

@@ -56,18 +56,18 @@ func (h *Handlers) login(c echo.Context) error {
 		h.Metrics.login("banned")
 		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginBanned}))
 	}
-	acct, err := h.Store.AccountByEmail(ctx, email)
+	acct, err := h.Accounts.AccountByEmail(ctx, email)
 	switch {
 	case errors.Is(err, accounts.ErrNotFound):
 		// Spend the same hashing work as for a wrong password.
-		if err := h.Hasher.VerifyDummy(ctx, password); !errors.Is(err, accounts.ErrPasswordMismatch) {
+		if err := h.Passwords.VerifyDummy(ctx, password); !errors.Is(err, accounts.ErrPasswordMismatch) {
 			return err
 		}
 		return h.loginFailure(c, email, 0, "unknown email")
 	case err != nil:
 		return err
 	}
-	if err := h.Hasher.Verify(ctx, password, acct.PasswordHash); err != nil {
+	if err := h.Passwords.Verify(ctx, password, acct.PasswordHash); err != nil {
 		if !errors.Is(err, accounts.ErrPasswordMismatch) {
 			return err
 		}
@@ -105,7 +105,7 @@ func (h *Handlers) logout(c echo.Context) error {
 	if acct, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
 		// Cookie sessions cannot be deleted on the server; raising the
 		// epoch voids this cookie even if a copy of it survives.
-		if err := h.Store.EndSessions(ctx, acct.ID); err != nil {
+		if err := h.Accounts.EndSessions(ctx, acct.ID); err != nil {
 			return err
 		}
 		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
@@ -117,7 +117,7 @@ func (h *Handlers) logout(c echo.Context) error {
 // audit records an event; a failure is logged, not shown.
 func (h *Handlers) audit(c echo.Context, e accounts.Event) {
 	e.RequestID = requestID(c)
-	if err := h.Store.Record(c.Request().Context(), e); err != nil {
+	if err := h.Accounts.Record(c.Request().Context(), e); err != nil {
 		h.Logger.Error("audit write failed", "err", err, "request_id", e.RequestID)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -151,11 +151,9 @@ func (h *Handlers) errorPage(c echo.Context, err error) (int, func(views.Page, v
 // timeouts 504, with Retry-After where the platform gave one.
 func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
 	info.Detail = err.Error()
-	var ae *apiclient.APIError
-	if errors.As(err, &ae) {
-		info.Endpoint = ae.Endpoint
-	}
-	switch launch.Classify(err) {
+	f := launch.Explain(err)
+	info.Endpoint = f.Endpoint
+	switch f.Outcome {
 	case launch.OutcomeInvalidInput:
 		return http.StatusBadRequest, views.BadRequest, info
 	case launch.OutcomeDisabled:
@@ -164,20 +162,17 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 	case launch.OutcomeForbidden:
 		return http.StatusBadGateway, views.PlatformForbidden, info
 	case launch.OutcomeClockSkew:
-		var cs *apiclient.ClockSkewError
-		if errors.As(err, &cs) {
-			info.ClockSkew = cs.Offset.Abs().Round(1e9).String()
-		}
+		info.ClockSkew = f.ClockSkew.Abs().Round(time.Second).String()
 		return http.StatusBadGateway, views.PlatformClockSkew, info
 	case launch.OutcomeUnauthorized:
 		return http.StatusBadGateway, views.PlatformUnauthorized, info
 	case launch.OutcomeRateLimited:
-		if ae != nil && ae.RetryAfter > 0 {
-			info.RetryAfter = int(ae.RetryAfter.Seconds() + 0.999)
+		if f.RetryAfter > 0 {
+			info.RetryAfter = int(f.RetryAfter.Seconds() + 0.999)
 		}
 		return http.StatusServiceUnavailable, views.PlatformUnavailable, info
 	case launch.OutcomeUnavailable:
-		if errors.Is(err, apiclient.ErrTimeout) {
+		if f.Timeout {
 			return http.StatusGatewayTimeout, views.PlatformUnavailable, info
 		}
 		return http.StatusServiceUnavailable, views.PlatformUnavailable, info

@@ -14,7 +14,7 @@ import (
 func (h *Handlers) portal(c echo.Context) error {
 	acct, _ := account(c)
 	var d views.Portal
-	link, err := h.Store.LinkFor(c.Request().Context(), acct.ID)
+	link, err := h.Accounts.LinkFor(c.Request().Context(), acct.ID)
 	switch {
 	case err == nil:
 		d.PlatformUserID = link.PlatformUserID

@@ -5,14 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 )
 
 // readiness checks the store and the platform. The platform's answer is
 // cached briefly so frequent probes do not spend its rate limit.
 type readiness struct {
-	store    accounts.Store
+	store    interface{ Ping(context.Context) error }
 	platform func(ctx context.Context) error
 	now      func() time.Time
 
@@ -23,7 +22,7 @@ type readiness struct {
 
 const platformCheckTTL = 15 * time.Second
 
-func newReadiness(s accounts.Store, p func(ctx context.Context) error, now func() time.Time) *readiness {
+func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context.Context) error, now func() time.Time) *readiness {
 	return &readiness{store: s, platform: p, now: now}
 }
 

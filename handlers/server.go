@@ -14,44 +14,27 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/apiclient"
-	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/static"
 )
 
-// Deps are what the handlers need; main wires them.
+// Deps are what the handlers need; app wires them.
 type Deps struct {
-	Store  accounts.Store
-	Hasher *accounts.Hasher
+	Accounts  Accounts
+	Passwords Passwords
 	// Regulator bans after repeated failed sign-ins; nil: no regulation.
-	Regulator *accounts.Regulator
+	Regulator Regulator
 	// TrustProxyHeaders takes the client IP from X-Forwarded-For.
 	TrustProxyHeaders bool
-	Launcher          *launch.Service
+	Launcher          Launcher
+	Platform          Platform
 	Sessions          SessionConfig
 	Metrics           *Metrics
 	Logger            *slog.Logger
 	Now               func() time.Time
-	// Platform is the Partner API as the console and /readyz use it.
-	Platform Platform
-	// PlatformEmbedded says the platform is the built-in emulator.
-	PlatformEmbedded bool
 	// AuditRetention is shown on the audit page (0: kept forever).
 	AuditRetention time.Duration
 	// LaunchTimeout bounds one launch, retries included; default 60 s.
 	LaunchTimeout time.Duration
-}
-
-// Platform is what the handlers need of the Partner API client beyond
-// launches: the diagnosis, one page of users, and what to show of the
-// connection. *apiclient.Client implements it.
-type Platform interface {
-	Check(ctx context.Context) apiclient.CheckResult
-	ListUsers(ctx context.Context, query string, page, size int) (apiclient.UserPage, error)
-	BaseURL() string
-	Signer() *apiclient.Signer
-	Shapes() apiclient.Shapes
 }
 
 // Handlers holds the dependencies of every route.
@@ -75,8 +58,8 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	if d.LaunchTimeout <= 0 {
 		d.LaunchTimeout = 60 * time.Second
 	}
-	h := &Handlers{Deps: d, sessions: newSessionManager(d.Sessions, d.Store, d.Now)}
-	h.ready = newReadiness(d.Store, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now)
+	h := &Handlers{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now)}
+	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now)
 
 	e := echo.New()
 	e.HideBanner = true
@@ -91,7 +74,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	e.Use(assignRequestID)
 	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
 	e.Use(h.recoverer)
-	e.Use(h.securityHeaders(cspFormAction(d.Platform.BaseURL())))
+	e.Use(h.securityHeaders(cspFormAction(d.Platform.Connection().BaseURL)))
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(h.csrf(d.Sessions.Secure))
 

@@ -40,11 +40,13 @@ const (
 type sessionManager struct {
 	cfg   SessionConfig
 	store *sessions.CookieStore
-	accts accounts.Store
-	now   func() time.Time
+	accts interface {
+		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+	}
+	now func() time.Time
 }
 
-func newSessionManager(cfg SessionConfig, accts accounts.Store, now func() time.Time) *sessionManager {
+func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) *sessionManager {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = 12 * time.Hour
 	}

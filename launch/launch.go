@@ -227,3 +227,27 @@ func Classify(err error) string {
 	}
 	return OutcomeInternalError
 }
+
+// Failure is what the page reporting a failed launch needs beyond the
+// error's text, so callers need not know the Partner API client's types.
+type Failure struct {
+	Outcome    string        // Classify's class
+	Endpoint   string        // the platform call that failed, when one did
+	RetryAfter time.Duration // the platform's Retry-After, when it sent one
+	ClockSkew  time.Duration // platform clock minus ours (clock-skew outcome)
+	Timeout    bool          // a platform call timed out (not the launch's own bound)
+}
+
+// Explain describes err for the page that reports it.
+func Explain(err error) Failure {
+	f := Failure{Outcome: Classify(err), Timeout: errors.Is(err, apiclient.ErrTimeout)}
+	var ae *apiclient.APIError
+	if errors.As(err, &ae) {
+		f.Endpoint, f.RetryAfter = ae.Endpoint, ae.RetryAfter
+	}
+	var cs *apiclient.ClockSkewError
+	if errors.As(err, &cs) {
+		f.ClockSkew = cs.Offset
+	}
+	return f
+}

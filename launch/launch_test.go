@@ -233,3 +233,27 @@ func TestClassify(t *testing.T) {
 		assert.Equal(t, tt.want, launch.Classify(tt.err), "%v", tt.err)
 	}
 }
+
+func TestExplain(t *testing.T) {
+	wrapped := func(err error) error { return fmt.Errorf("ensure user: %w", err) }
+	tests := []struct {
+		name string
+		err  error
+		want launch.Failure
+	}{
+		{"429 with Retry-After", wrapped(&apiclient.APIError{Endpoint: "list_users", Status: 429, RetryAfter: 7 * time.Second}),
+			launch.Failure{Outcome: launch.OutcomeRateLimited, Endpoint: "list_users", RetryAfter: 7 * time.Second}},
+		{"clock skew", &apiclient.ClockSkewError{Offset: -10 * time.Minute, Err: &apiclient.APIError{Endpoint: "issue_token", Status: 401}},
+			launch.Failure{Outcome: launch.OutcomeClockSkew, Endpoint: "issue_token", ClockSkew: -10 * time.Minute}},
+		{"platform call timed out", wrapped(&apiclient.TransportError{Endpoint: "list_users", Timeout: true, Err: context.DeadlineExceeded}),
+			launch.Failure{Outcome: launch.OutcomeUnavailable, Timeout: true}},
+		{"the launch's own bound is not a platform timeout", context.DeadlineExceeded,
+			launch.Failure{Outcome: launch.OutcomeUnavailable}},
+		{"not the platform's", launch.ErrAccountDisabled, launch.Failure{Outcome: launch.OutcomeDisabled}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, launch.Explain(tt.err))
+		})
+	}
+}

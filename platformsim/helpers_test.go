@@ -11,11 +11,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/fakeclock"
 )
 
 var (
@@ -23,29 +24,16 @@ var (
 	member = Credential{Key: "member-key", Secret: "member-secret"}
 )
 
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 type env struct {
 	sim   *Server
 	srv   *httptest.Server
-	clock *testClock
+	clock *fakeclock.Clock
 	http  *http.Client
 }
 
 func newEnv(t *testing.T, tweak ...func(*Config)) *env {
 	t.Helper()
-	clock := &testClock{t: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+	clock := fakeclock.New(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC))
 	cfg := Config{Credentials: []Credential{admin, member}, Now: clock.Now}
 	for _, f := range tweak {
 		f(&cfg)

@@ -35,10 +35,9 @@ func TestClientAndEmulatorAgree(t *testing.T) {
 		t.Run(string(m), func(t *testing.T) {
 			sim, c := newPair(t, m)
 			ctx := context.Background()
-			for _, email := range []string{"jürgen+o x@example.com", "zoë@example.com", "plain@example.com"} {
-				if !apiclient.ValidEmail(email) {
-					continue
-				}
+			// "+", "." and non-ASCII must survive the query encoding the
+			// signature covers, and a lookup must find the user again.
+			for _, email := range []string{"jürgen+o.x@example.com", "zoë@example.com", "plain@example.com"} {
 				res, err := c.EnsureUser(ctx, apiclient.NewUser{FirstName: "Zoë", LastName: "Ångström", Email: email})
 				require.NoError(t, err, email)
 				assert.True(t, res.Created)

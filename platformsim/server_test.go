@@ -285,7 +285,7 @@ func TestLoginTokenLifecycle(t *testing.T) {
 	assert.Equal(t, "/editor/projects?id=7", resp.Header.Get("Location"))
 
 	expiring := e.issueToken(t, u.ID, "")
-	e.clock.Add(301 * time.Second)
+	e.clock.Advance(301 * time.Second)
 	assert.Equal(t, TokenExpired, e.sim.TokenState(expiring))
 	assert.Equal(t, 404, e.exchange(t, expiring, nil).StatusCode, "expired")
 }
@@ -296,7 +296,7 @@ func TestTokenTTLSetting(t *testing.T) {
 	require.NoError(t, err)
 	_, body := e.call(t, admin, "POST", "/api/5/login-token/"+u.ID, nil)
 	assert.Equal(t, float64(10), body["expiresIn"])
-	e.clock.Add(11 * time.Second)
+	e.clock.Advance(11 * time.Second)
 	assert.Equal(t, TokenExpired, e.sim.TokenState(body["loginToken"].(string)))
 }
 
@@ -309,10 +309,10 @@ func TestConsumedTokensAreForgottenAfterExpiry(t *testing.T) {
 	require.NoError(t, err)
 	old := e.issueToken(t, u.ID, "")
 	require.Equal(t, 302, e.exchange(t, old, nil).StatusCode)
-	e.clock.Add(15 * time.Second)
+	e.clock.Advance(15 * time.Second)
 	assert.Equal(t, TokenConsumed, e.sim.TokenState(old), "expired but remembered: reuse still answers 409")
 	assert.Equal(t, 409, e.exchange(t, old, nil).StatusCode)
-	e.clock.Add(6 * time.Second)
+	e.clock.Advance(6 * time.Second)
 	for range 1023 { // the table is swept every 1024 exchanges
 		require.Equal(t, 302, e.exchange(t, e.issueToken(t, u.ID, ""), nil).StatusCode)
 	}
@@ -379,7 +379,7 @@ func TestRateLimitPerCredential(t *testing.T) {
 	s, _ := e.call(t, Credential{Key: "admin2", Secret: "admin2-secret"}, "GET", "/api/5/public/users", nil)
 	assert.Equal(t, 200, s, "another credential has its own bucket")
 
-	e.clock.Add(time.Second)
+	e.clock.Advance(time.Second)
 	s, _ = e.call(t, admin, "GET", "/api/5/public/users", nil)
 	assert.Equal(t, 200, s, "the bucket refills with time")
 }

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -26,14 +26,6 @@ type sharedBrowser struct {
 }
 
 var browserOnce sharedBrowser
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if browserOnce.cancel != nil {
-		browserOnce.cancel()
-	}
-	os.Exit(code)
-}
 
 func chromiumPath() string {
 	for _, p := range []string{os.Getenv("CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"} {

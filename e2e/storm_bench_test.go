@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ssobridge/ssobridge/loadtest"
 )
 
 // BenchmarkLoginStorm signs in 200 users at once with the production
@@ -15,7 +17,7 @@ import (
 // RSS: hashing runs under password.hash_concurrency, so memory stays
 // bounded. Run alone for a clean peak:
 //
-//	go test -run '^$' -bench LoginStorm -benchtime 1x .
+//	go test -run '^$' -bench LoginStorm -benchtime 1x ./e2e
 func BenchmarkLoginStorm(b *testing.B) {
 	ta := startTestApp(b, testOptions{yaml: "regulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n",
 		env: []string{"SSOBRIDGE_PASSWORD_ARGON2_MEMORY_KIB=19456", "SSOBRIDGE_PASSWORD_ARGON2_ITERATIONS=2", "SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=" + stormConcurrency()}})
@@ -24,7 +26,7 @@ func BenchmarkLoginStorm(b *testing.B) {
 		ta.addAccount(b, "user"+strconv.Itoa(i)+"@example.com", false)
 	}
 	tok := ta.browser(b).csrf("/login")
-	setupPeak := peakRSS() // 200 accounts hashed one at a time
+	setupPeak := loadtest.PeakRSS() // 200 accounts hashed one at a time
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport: &http.Transport{MaxIdleConnsPerHost: users}}
 	b.ResetTimer()
@@ -57,7 +59,7 @@ func BenchmarkLoginStorm(b *testing.B) {
 		}
 	}
 	b.ReportMetric(setupPeak, "setup_peak_rss_MiB")
-	b.ReportMetric(peakRSS(), "peak_rss_MiB")
+	b.ReportMetric(loadtest.PeakRSS(), "peak_rss_MiB")
 	b.ReportMetric(float64(users*b.N)/b.Elapsed().Seconds(), "logins/s")
 }
 

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"net/http"
@@ -27,7 +27,14 @@ func TestFaultMatrix(t *testing.T) {
 		status int    // of the launch under the fault
 		class  string // error page class; "" for success
 		calls  map[string]int
-		clear  func(sim *platformsim.Server)
+		// waits are the back-offs the client asks for (sleeps are switched
+		// off, so they are checked, not waited): 429s 1 s, 2 s, 4 s ...
+		// ±25%, one 250 ms pause before the retry of a 5xx or network error.
+		waits []time.Duration
+		// latency is injected into every platform call; the page must come
+		// before it passes (the per-call timeout ends the wait).
+		latency time.Duration
+		clear   func(sim *platformsim.Server)
 		// leakCheck: requests were cut off mid-flight, so check that no
 		// goroutine of them is left behind.
 		leakCheck bool
@@ -35,16 +42,16 @@ func TestFaultMatrix(t *testing.T) {
 	rows := []row{
 		{name: "429 twice then OK",
 			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 429, Times: 2}) },
-			status: http.StatusSeeOther, calls: map[string]int{"list_users": 3, "create_user": 1, "issue_token": 1}},
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 3, "create_user": 1, "issue_token": 1}, waits: backoff(2)},
 		{name: "429 always: gives up after 5 retries",
 			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 429}) },
-			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 6}},
+			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 6}, waits: backoff(5)},
 		{name: "5xx once on lookup",
 			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 503, Times: 1}) },
-			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 1, "issue_token": 1}},
+			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 1, "issue_token": 1}, waits: pause(1)},
 		{name: "5xx always",
 			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 500}) },
-			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 2}},
+			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 2}, waits: pause(1)},
 		{name: "ghost create: POST answers 500 after creating",
 			fault:  func(s *platformsim.Server) { s.InjectFault("create_user", platformsim.Fault{Ghost: true, Times: 1}) },
 			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 1, "issue_token": 1}},
@@ -59,10 +66,10 @@ func TestFaultMatrix(t *testing.T) {
 			status: http.StatusSeeOther, calls: map[string]int{"list_users": 2, "create_user": 2, "issue_token": 1}},
 		{name: "connection reset on token, twice",
 			fault:  func(s *platformsim.Server) { s.InjectFault("issue_token", platformsim.Fault{Reset: true, Times: 2}) },
-			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 1, "create_user": 1, "issue_token": 2}},
+			status: http.StatusServiceUnavailable, class: "platform-unavailable", calls: map[string]int{"list_users": 1, "create_user": 1, "issue_token": 2}, waits: pause(1)},
 		{name: "platform slower than the timeout", opts: testOptions{env: []string{"SSOBRIDGE_PLATFORM_TIMEOUT=300ms"}},
-			fault:  func(s *platformsim.Server) { s.SetLatency("", 30*time.Second) },
-			status: http.StatusGatewayTimeout, class: "platform-unavailable", calls: map[string]int{"list_users": 2}, leakCheck: true},
+			latency: 30 * time.Second,
+			status:  http.StatusGatewayTimeout, class: "platform-unavailable", calls: map[string]int{"list_users": 2}, waits: pause(1), leakCheck: true},
 		{name: "platform clock 10 minutes off",
 			fault:  func(s *platformsim.Server) { s.SetClockOffset(10 * time.Minute) },
 			status: http.StatusBadGateway, class: "platform-clock-skew", calls: map[string]int{"list_users": 1},
@@ -95,6 +102,8 @@ func TestFaultMatrix(t *testing.T) {
 			if r.fault != nil {
 				r.fault(ta.sim.Server)
 			}
+			ta.sim.SetLatency("", r.latency)
+			ta.waits.take()
 			leaks := goleak.IgnoreCurrent()
 			start := time.Now()
 			p := b.post("/launch", url.Values{"_csrf": {tok}})
@@ -104,7 +113,10 @@ func TestFaultMatrix(t *testing.T) {
 				assert.Contains(t, p.body, `data-class="`+r.class+`"`)
 			}
 			assert.Equal(t, r.calls, withoutExchange(ta.calls()), "platform calls under the fault")
-			assert.Less(t, took, 10*time.Second, "the page comes without waiting for the platform")
+			assertWaits(t, r.waits, ta.waits.take())
+			if r.latency > 0 {
+				assert.Less(t, took, r.latency, "the page comes without waiting for the platform")
+			}
 
 			if r.leakCheck {
 				ta.sim.ClearFaults() // lets the slow handlers finish
@@ -130,6 +142,36 @@ func TestFaultMatrix(t *testing.T) {
 		})
 	}
 	t.Logf("fault matrix: %d of %d rows passed", passed, len(rows))
+}
+
+// backoff is the client's first n waits after a 429: 1 s, 2 s, 4 s ...
+func backoff(n int) []time.Duration {
+	w := make([]time.Duration, n)
+	for i := range w {
+		w[i] = time.Second << i
+	}
+	return w
+}
+
+// pause is n of the 250 ms waits before retrying a 5xx or network error.
+func pause(n int) []time.Duration {
+	w := make([]time.Duration, n)
+	for i := range w {
+		w[i] = 250 * time.Millisecond
+	}
+	return w
+}
+
+// assertWaits checks the waits asked for against the nominal ones, each
+// within the ±25% jitter.
+func assertWaits(t *testing.T, want, got []time.Duration) {
+	t.Helper()
+	if !assert.Len(t, got, len(want), "waits asked for: %v", got) {
+		return
+	}
+	for i, w := range want {
+		assert.InDelta(t, float64(w), float64(got[i]), float64(w)/4, "wait %d: got %s, want %s ±25%%", i+1, got[i], w)
+	}
 }
 
 func withoutExchange(m map[string]int) map[string]int {

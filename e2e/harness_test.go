@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -20,15 +20,44 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
-// testApp is the whole bridge, wired as main wires it, on httptest.
+// testApp is the whole bridge, wired by app.New as serve wires it, on
+// httptest; the fields are the app's exported parts.
 type testApp struct {
-	*app
-	srv  *httptest.Server
-	logs *syncBuffer
+	store  accounts.Store
+	hasher *accounts.Hasher
+	client *apiclient.Client
+	sim    *platformsim.Running // the embedded emulator
+	srv    *httptest.Server
+	logs   *syncBuffer
+	waits  *waitLog // the waits the Partner API client asked for
+}
+
+// waitLog records the back-off waits of the Partner API client, which
+// the tests switch off (no real waiting) but still check.
+type waitLog struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (w *waitLog) sleep(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	w.d = append(w.d, d)
+	w.mu.Unlock()
+	return ctx.Err()
+}
+
+// take returns the waits so far and forgets them.
+func (w *waitLog) take() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.d
+	w.d = nil
+	return d
 }
 
 // syncBuffer collects log output from many goroutines.
@@ -74,22 +103,22 @@ platform:
 `, filepath.Join(dir, "ssobridge.db")) + o.yaml
 	cfg, err := config.Parse([]byte(yml), o.env)
 	require.NoError(t, err)
-	logs := &syncBuffer{}
+	logs, waits := &syncBuffer{}, &waitLog{}
 	clientOpts := func(co *apiclient.Options) {
-		// No real waiting in tests: backoff waits return at once.
-		co.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+		// No real waiting in tests: backoff waits are recorded and return at once.
+		co.Sleep = waits.sleep
 		if o.client != nil {
 			o.client(co)
 		}
 	}
-	a, err := buildApp(context.Background(), cfg, appOptions{logOut: logs, simConfig: o.simConfig, clientOptions: clientOpts, now: o.now})
+	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Now: o.now})
 	require.NoError(t, err)
-	srv := httptest.NewServer(a.echo)
+	srv := httptest.NewServer(a.Handler())
 	t.Cleanup(func() {
 		srv.Close()
 		a.Close()
 	})
-	return &testApp{app: a, srv: srv, logs: logs}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: a.Emulator(), srv: srv, logs: logs, waits: waits}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {

@@ -1,37 +1,22 @@
-package main
+package e2e
 
 import (
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
-// testClock is a settable clock for the app.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newTestClock() *testClock { return &testClock{t: time.Now()} }
-
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
 func TestRegulationBansAfterFailures(t *testing.T) {
-	clk := newTestClock()
+	clk := fakeclock.New(time.Now())
 	ta := startTestApp(t, testOptions{now: clk.Now, yaml: "regulation:\n  max_retries: 3\n  max_retries_per_ip: 10\n  find_time: 5m\n  ban_time: 15m\n"})
 	ta.addAccount(t, "ada@example.com", false)
 	b := ta.browser(t)
@@ -50,7 +35,7 @@ func TestRegulationBansAfterFailures(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusTooManyRequests, b.login("ghost@example.com", "guess").status)
 
-	clk.Add(15*time.Minute + time.Second)
+	clk.Advance(15*time.Minute + time.Second)
 	assert.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status, "the ban ends")
 }
 
@@ -114,43 +99,58 @@ func TestSessionFixationPrevented(t *testing.T) {
 	assert.NotEqual(t, planted.Value, after.Value, "a new session on sign-in")
 	assert.Contains(t, ada.get("/").body, "ada@example.com")
 
-	// Signing in over a still-valid session also replaces it.
+	// Signing in over a still-valid session replaces it: the browser keeps
+	// the valid session cookie of Eve's sign-in, signs in as Ada, and ends
+	// up with a new cookie that is Ada's session, not Eve's.
 	mallory := ta.browser(t)
 	require.Equal(t, http.StatusSeeOther, mallory.login("eve@example.com", testPassword).status)
-	before := mallory.c.Jar.Cookies(u)
-	mallory.c.Jar.SetCookies(u, []*http.Cookie{{Name: "ssobridge_session", Value: ""}})
-	require.Equal(t, http.StatusSeeOther, mallory.login("ada@example.com", testPassword).status)
-	for _, c := range mallory.c.Jar.Cookies(u) {
-		for _, o := range before {
-			if c.Name == "ssobridge_session" && o.Name == c.Name {
-				assert.NotEqual(t, o.Value, c.Value)
-			}
+	eveCookie := sessionCookie(t, mallory, u)
+	require.Contains(t, mallory.get("/").body, "eve@example.com", "Eve's session is valid")
+	// /login sends a signed-in browser to the portal; its form token serves.
+	over := mallory.post("/login", url.Values{"_csrf": {mallory.csrf("/")}, "email": {"ada@example.com"}, "password": {testPassword}})
+	require.Equal(t, http.StatusSeeOther, over.status, over.body)
+	adaCookie := sessionCookie(t, mallory, u)
+	assert.NotEqual(t, eveCookie, adaCookie, "a new session cookie on sign-in")
+	portal := mallory.get("/")
+	assert.Contains(t, portal.body, "ada@example.com", "the new session is Ada's")
+	assert.NotContains(t, portal.body, "eve@example.com")
+}
+
+// sessionCookie is the browser's session cookie for u; the test fails
+// without one.
+func sessionCookie(t *testing.T, b *browser, u *url.URL) string {
+	t.Helper()
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == "ssobridge_session" {
+			return c.Value
 		}
 	}
+	require.FailNow(t, "no session cookie")
+	return ""
 }
 
 func TestSessionTimeouts(t *testing.T) {
-	clk := newTestClock()
+	clk := fakeclock.New(time.Now())
 	ta := startTestApp(t, testOptions{now: clk.Now, yaml: "session:\n  max_age: 3h\n  idle_timeout: 30m\n"})
 	ta.addAccount(t, "ada@example.com", false)
 
 	idle := ta.browser(t)
 	require.Equal(t, http.StatusSeeOther, idle.login("ada@example.com", testPassword).status)
-	clk.Add(29 * time.Minute)
+	clk.Advance(29 * time.Minute)
 	require.Equal(t, http.StatusOK, idle.get("/").status, "within the idle timeout")
-	clk.Add(29 * time.Minute)
+	clk.Advance(29 * time.Minute)
 	require.Equal(t, http.StatusOK, idle.get("/").status, "activity refreshed the idle clock")
-	clk.Add(31 * time.Minute)
+	clk.Advance(31 * time.Minute)
 	p := idle.get("/")
 	assert.Equal(t, "/login?expired=1", p.header.Get("Location"), "idle too long")
 
 	abs := ta.browser(t)
 	require.Equal(t, http.StatusSeeOther, abs.login("ada@example.com", testPassword).status)
 	for range 7 {
-		clk.Add(25 * time.Minute)
+		clk.Advance(25 * time.Minute)
 		require.Equal(t, http.StatusOK, abs.get("/").status)
 	}
-	clk.Add(10 * time.Minute) // 3h05 after sign-in, never idle
+	clk.Advance(10 * time.Minute) // 3h05 after sign-in, never idle
 	assert.Equal(t, "/login?expired=1", abs.get("/").header.Get("Location"), "absolute lifetime")
 
 	// A cookie signed with other keys (another deployment) is signed out.

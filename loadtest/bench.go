@@ -1,4 +1,8 @@
-package main
+// Package loadtest is the load tool behind `ssobridge bench`: it wires an
+// in-process bridge and emulator (app.New), signs accounts in, drives
+// launches over kept-alive loopback connections, and reports latency,
+// throughput, platform calls per launch and what the process spent.
+package loadtest
 
 import (
 	"bufio"
@@ -23,6 +27,8 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
@@ -38,11 +44,12 @@ type benchOptions struct {
 	memProfile  string
 }
 
-// bench drives launches against an in-process bridge and emulator on
-// loopback and reports latency, throughput, platform calls per launch,
-// connections and peak RSS. It is bounded in count and time.
-func (c cli) bench(ctx context.Context, args []string) error {
-	fs := c.newFlags("bench")
+// BenchCmd is `ssobridge bench`: it drives launches against an in-process
+// bridge and emulator on loopback and reports latency, throughput,
+// platform calls per launch, connections and peak RSS. It is bounded in
+// count and time.
+func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
+	fs := env.Flags("bench")
 	o := benchOptions{}
 	fs.IntVar(&o.accounts, "accounts", 1000, "signed-in accounts (1..20000)")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "launches in flight (1..1024)")
@@ -51,22 +58,22 @@ func (c cli) bench(ctx context.Context, args []string) error {
 	fs.Float64Var(&o.rate, "rate", 0, "offer this many launches/s in all, spread over the connections (0: as fast as answered)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the returning-launch phase to this file (go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile taken after the run to this file (go tool pprof)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	switch {
 	case o.accounts < 1 || o.accounts > 20000:
-		return usageError("bench: --accounts must be 1..20000")
+		return cli.UsageError("bench: --accounts must be 1..20000")
 	case o.concurrency < 1 || o.concurrency > 1024:
-		return usageError("bench: --concurrency must be 1..1024")
+		return cli.UsageError("bench: --concurrency must be 1..1024")
 	case o.duration < 100*time.Millisecond || o.duration > 5*time.Minute:
-		return usageError("bench: --duration must be 100ms..5m")
+		return cli.UsageError("bench: --duration must be 100ms..5m")
 	case o.latency < 0 || o.latency > 5*time.Second:
-		return usageError("bench: --latency must be 0..5s")
+		return cli.UsageError("bench: --latency must be 0..5s")
 	case !(o.rate >= 0 && o.rate <= 100000): // also refuses NaN
-		return usageError("bench: --rate must be 0..100000 launches/s")
+		return cli.UsageError("bench: --rate must be 0..100000 launches/s")
 	}
-	return runBench(ctx, o, c.stdout)
+	return runBench(ctx, o, env.Stdout)
 }
 
 // latencies collects durations from many goroutines.
@@ -107,7 +114,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a, err := buildApp(ctx, cfg, appOptions{logOut: io.Discard})
+	a, err := app.New(ctx, cfg, app.Options{LogOutput: io.Discard})
 	if err != nil {
 		return err
 	}
@@ -116,11 +123,11 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: a.echo, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	base := "http://" + ln.Addr().String()
-	sim := a.sim
+	sim := a.Emulator()
 	sim.SetLatency("", o.latency)
 
 	unlinked := max(10, o.accounts/10)
@@ -131,7 +138,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	fmt.Fprintf(out, "bench: %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s, %s\n", o.accounts, unlinked, o.concurrency, o.duration, o.latency, load)
 
 	// Accounts: N new to the platform, U that exist there but are not linked.
-	hash, err := a.hasher.Hash(ctx, benchPassword)
+	hash, err := a.Hasher().Hash(ctx, benchPassword)
 	if err != nil {
 		return err
 	}
@@ -145,7 +152,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 			}
 		}
 	}
-	if err := a.store.CreateAccounts(ctx, ns); err != nil {
+	if err := a.Store().CreateAccounts(ctx, ns); err != nil {
 		return err
 	}
 
@@ -225,7 +232,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	rq := raw.percentiles(0.50, 0.99)
 	rp50, rp99 := rq[0], rq[1]
 	ratio := float64(p50) / float64(max(rp50, 1))
-	rss := peakRSS()
+	rss := PeakRSS()
 	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, failures)
 	if run.behind > 0 {
 		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time (latency of those sent still counts from when they were due)\n", run.behind)
@@ -420,7 +427,7 @@ func (l *launcher) launch(session string) error {
 // rawTokenLatency measures the token call alone: a signed client of its
 // own straight to the emulator, driven like the launches (same concurrency
 // and rate), for a bounded time.
-func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o benchOptions) (*latencies, error) {
+func rawTokenLatency(ctx context.Context, a *app.App, sim *platformsim.Running, o benchOptions) (*latencies, error) {
 	admin := sim.Credentials()[0]
 	raw, err := apiclient.New(apiclient.Options{BaseURL: sim.URL,
 		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: admin.Key, APISecret: admin.Secret}})
@@ -428,7 +435,7 @@ func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o be
 		return nil, err
 	}
 	defer raw.CloseIdleConnections()
-	l, err := a.store.LinkFor(ctx, 1)
+	l, err := a.Store().LinkFor(ctx, 1)
 	if err != nil {
 		return nil, errors.New("bench: no linked account to issue raw tokens for")
 	}
@@ -442,8 +449,8 @@ func rawTokenLatency(ctx context.Context, a *app, sim *platformsim.Running, o be
 	return run.lat, nil
 }
 
-// peakRSS is the process's peak resident set (VmHWM) in MiB (Linux).
-func peakRSS() float64 {
+// PeakRSS is the process's peak resident set (VmHWM) in MiB (Linux).
+func PeakRSS() float64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0

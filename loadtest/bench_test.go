@@ -1,6 +1,8 @@
-package main
+package loadtest
 
 import (
+	"bytes"
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -8,7 +10,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/cli"
 )
+
+// runBenchCmd runs `ssobridge bench args...` in-process.
+func runBenchCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err = BenchCmd(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut}, args)
+	return out.String(), errOut.String(), err
+}
 
 // The load tool itself: both load modes finish, every launch succeeds, and
 // the figures that are exact (platform calls per launch, new connections)
@@ -19,9 +31,9 @@ func TestBenchCommand(t *testing.T) {
 		{"--concurrency", "4", "--rate", "400"},
 	} {
 		t.Run(strings.Join(mode, " "), func(t *testing.T) {
-			args := append([]string{"bench", "--accounts", "20", "--duration", "300ms"}, mode...)
-			code, out, errOut := runCLI(t, "", nil, args...)
-			require.Equal(t, 0, code, errOut)
+			args := append([]string{"--accounts", "20", "--duration", "300ms"}, mode...)
+			out, errOut, err := runBenchCmd(t, args...)
+			require.NoError(t, err, errOut)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			last := lines[len(lines)-1]
 			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "conns=0", "behind=", "cpu_us_per_launch=", "sched_p99_ms="} {
@@ -69,14 +81,16 @@ func TestProcessCostSince(t *testing.T) {
 
 func TestBenchRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
-		{"bench", "--rate", "-1"},
-		{"bench", "--rate", "NaN"},
-		{"bench", "--concurrency", "0"},
-		{"bench", "--duration", "1h"},
-		{"bench", "--accounts", "0"},
+		{"--rate", "-1"},
+		{"--rate", "NaN"},
+		{"--concurrency", "0"},
+		{"--duration", "1h"},
+		{"--accounts", "0"},
 	} {
-		code, _, errOut := runCLI(t, "", nil, args...)
-		assert.Equal(t, 2, code, args)
-		assert.Contains(t, errOut, "bench: --", args)
+		out, _, err := runBenchCmd(t, args...)
+		var ue cli.UsageError
+		require.ErrorAs(t, err, &ue, args)
+		assert.Contains(t, ue.Error(), "bench: --", args)
+		assert.Empty(t, out, "nothing ran: %v", args)
 	}
 }

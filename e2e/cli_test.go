@@ -1,7 +1,6 @@
-package main
+package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -17,14 +16,6 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
-
-// runCLI runs a command line in-process and returns exit code and output.
-func runCLI(t *testing.T, stdin string, env []string, args ...string) (int, string, string) {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, env)
-	return code, out.String(), errOut.String()
-}
 
 func writeConfig(t *testing.T, body string) (path, dsn string) {
 	dir := t.TempDir()
@@ -151,46 +142,31 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	assert.Contains(t, stderr, "SSOBRIDGE_NOPE")
 }
 
+// The demo prints its login, stops cleanly on an interrupt, and a second
+// start prints the same login.
 func TestServeDemoPrintsLoginAndStops(t *testing.T) {
 	cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n")
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, []string{"--config", cfg}, strings.NewReader(""), &out, &errOut, nil) }()
+	cmd, out, errOut := startCLI(t, nil, "--config", cfg)
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login: demo@example.com ") }, 30*time.Second, 20*time.Millisecond)
 	assert.Contains(t, out.String(), "ssobridge listening on http://127.0.0.1:")
 	assert.Contains(t, out.String(), "platform emulator (embedded) at http://127.0.0.1:")
-	cancel()
-	select {
-	case code := <-done:
-		assert.Equal(t, 0, code, errOut.String())
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	assert.Equal(t, 0, stop(t, cmd), errOut.String())
 	assert.Contains(t, errOut.String(), "session keys were empty")
+	assert.Contains(t, errOut.String(), "shutting down")
 
-	// A second start prints the same demo login again.
-	ctx2, cancel2 := context.WithCancel(context.Background())
-	var out2 syncBuffer
-	go func() { done <- run(ctx2, []string{"--config", cfg}, strings.NewReader(""), &out2, &errOut, nil) }()
+	cmd, out2, _ := startCLI(t, nil, "--config", cfg)
 	require.Eventually(t, func() bool { return strings.Contains(out2.String(), "demo login:") }, 30*time.Second, 20*time.Millisecond)
-	cancel2()
-	<-done
+	assert.Equal(t, 0, stop(t, cmd))
 	line := func(s string) string {
-		return s[strings.Index(s, "demo login:"):][:strings.Index(s[strings.Index(s, "demo login:"):], "\n")]
+		s = s[strings.Index(s, "demo login:"):]
+		return s[:strings.IndexByte(s, '\n')]
 	}
 	assert.Equal(t, line(out.String()), line(out2.String()))
 }
 
 func TestPlatformSimCommand(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, []string{"platform-sim", "--addr", "127.0.0.1:0", "--api-key", "k1", "--api-secret", "s1", "--rate-limit", "100"},
-			strings.NewReader(""), &out, &errOut, nil)
-	}()
-	require.Eventually(t, func() bool { return strings.Contains(out.String(), "member credential") }, 10*time.Second, 10*time.Millisecond)
+	cmd, out, errOut := startCLI(t, nil, "platform-sim", "--addr", "127.0.0.1:0", "--api-key", "k1", "--api-secret", "s1", "--rate-limit", "100")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "member credential") }, 30*time.Second, 10*time.Millisecond)
 	assert.Contains(t, out.String(), "admin credential:  key=k1 secret=s1")
 	base := strings.Fields(out.String())[3] // "platform emulator at <url> ..."
 	// A call signed by hand in the simple method is accepted.
@@ -200,9 +176,8 @@ func TestPlatformSimCommand(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 0, stop(t, cmd))
 	assert.NotContains(t, errOut.String(), "s1\"", "the log does not repeat the secret")
-	cancel()
-	assert.Equal(t, 0, <-done)
 
 	code, _, stderr := runCLI(t, "", nil, "platform-sim", "--rate-limit", "-1")
 	assert.Equal(t, 2, code)

@@ -1,0 +1,247 @@
+// Package storetest is the conformance suite of accounts.Store: every
+// backend (SQLite, the cache in front of it, PostgreSQL when it comes) runs
+// the same sub-tests, in a fixed order, so a backend cannot keep a promise
+// the others break (the model is Dex's storage/conformance).
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+// Open returns a new, empty store for one sub-test, closed by the test's
+// cleanup; now is the store's clock.
+type Open func(t *testing.T, now func() time.Time) accounts.Store
+
+// Now is the clock every sub-test gives its store.
+func Now() time.Time { return time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC) }
+
+// Run runs every conformance sub-test against stores made by open.
+func Run(t *testing.T, open Open) {
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, s accounts.Store)
+	}{
+		{"accounts", testAccounts},
+		{"bulk all-or-none", testBulkCreate},
+		{"admin rules", testAdminRules},
+		{"sessions epoch", testSessionEpoch},
+		{"links", testLinks},
+		{"audit", testAudit},
+		{"list accounts", testListAccounts},
+		{"concurrent writes", testConcurrentWrites},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
+	}
+}
+
+func newAccount(email string, admin bool) accounts.NewAccount {
+	return accounts.NewAccount{Email: email, FirstName: "First", LastName: "Last", PasswordHash: "$argon2id$x", Admin: admin}
+}
+
+func testAccounts(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, accounts.NewAccount{Email: " Ada@Example.com ", FirstName: " Ada ", LastName: "Lovelace", PasswordHash: "h"})
+	require.NoError(t, err)
+	assert.Equal(t, "Ada@Example.com", a.Email, "trimmed, case kept")
+	assert.Equal(t, "Ada Lovelace", a.Name())
+	assert.False(t, a.Admin)
+
+	got, err := s.AccountByEmail(ctx, "ada@EXAMPLE.com")
+	require.NoError(t, err)
+	assert.Equal(t, a.ID, got.ID, "found case-insensitively")
+
+	_, err = s.CreateAccount(ctx, newAccount("ADA@example.com", false))
+	assert.ErrorIs(t, err, accounts.ErrEmailTaken, "unique case-insensitively")
+
+	for _, bad := range []accounts.NewAccount{
+		{Email: "no-at", FirstName: "A", LastName: "B", PasswordHash: "h"},
+		{Email: "A <a@b.example>", FirstName: "A", LastName: "B", PasswordHash: "h"},
+		{Email: "a@b.example", FirstName: "", LastName: "B", PasswordHash: "h"},
+		{Email: "a@b.example", FirstName: "A", LastName: "B"},
+	} {
+		_, err := s.CreateAccount(ctx, bad)
+		assert.ErrorIs(t, err, accounts.ErrInvalid, "%+v", bad)
+	}
+	n, err := s.CountAccounts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "bad input writes nothing")
+
+	_, err = s.AccountByID(ctx, 999)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	_, err = s.AccountByEmail(ctx, "nobody@example.com")
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, s.SetDisabled(ctx, 999, true), accounts.ErrNotFound)
+
+	require.NoError(t, s.SetDisabled(ctx, a.ID, true))
+	got, _ = s.AccountByID(ctx, a.ID)
+	assert.True(t, got.Disabled)
+	require.NoError(t, s.SetDisabled(ctx, a.ID, false))
+	got, _ = s.AccountByID(ctx, a.ID)
+	assert.False(t, got.Disabled)
+	require.NoError(t, s.Ping(ctx))
+}
+
+func testBulkCreate(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	err := s.CreateAccounts(ctx, []accounts.NewAccount{newAccount("one@example.com", false), newAccount("bad", false), newAccount("three@example.com", false)})
+	require.ErrorIs(t, err, accounts.ErrInvalid)
+	assert.ErrorContains(t, err, "row 2")
+	err = s.CreateAccounts(ctx, []accounts.NewAccount{newAccount("one@example.com", false), newAccount("ONE@example.com", false)})
+	require.ErrorIs(t, err, accounts.ErrEmailTaken)
+	n, _ := s.CountAccounts(ctx)
+	assert.Equal(t, 0, n, "nothing written unless all rows pass")
+	require.NoError(t, s.CreateAccounts(ctx, []accounts.NewAccount{newAccount("one@example.com", false), newAccount("two@example.com", false)}))
+	n, _ = s.CountAccounts(ctx)
+	assert.Equal(t, 2, n)
+}
+
+func testAdminRules(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("admin@example.com", true))
+	require.NoError(t, err)
+	b, err := s.CreateAccount(ctx, newAccount("user@example.com", false))
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.SetAdmin(ctx, a.ID, false), accounts.ErrLastAdmin)
+	assert.ErrorIs(t, s.SetDisabled(ctx, a.ID, true), accounts.ErrLastAdmin, "disabling the last admin is removing it")
+	require.NoError(t, s.SetAdmin(ctx, b.ID, true))
+	require.NoError(t, s.SetAdmin(ctx, a.ID, false), "another admin exists now")
+	got, _ := s.AccountByID(ctx, a.ID)
+	assert.False(t, got.Admin)
+	assert.ErrorIs(t, s.SetAdmin(ctx, b.ID, false), accounts.ErrLastAdmin)
+}
+
+func testSessionEpoch(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("e@example.com", false))
+	require.NoError(t, err)
+	require.NoError(t, s.EndSessions(ctx, a.ID))
+	require.NoError(t, s.SetPasswordHash(ctx, a.ID, "new-hash"))
+	require.NoError(t, s.SetDisabled(ctx, a.ID, true))
+	got, _ := s.AccountByID(ctx, a.ID)
+	assert.Equal(t, a.SessionEpoch+3, got.SessionEpoch, "sign-out, password reset and disabling each end sessions")
+	assert.Equal(t, "new-hash", got.PasswordHash)
+	assert.ErrorIs(t, s.SetPasswordHash(ctx, a.ID, ""), accounts.ErrInvalid)
+}
+
+func testLinks(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("l@example.com", false))
+	require.NoError(t, err)
+	_, err = s.LinkFor(ctx, a.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	require.NoError(t, s.SaveLink(ctx, a.ID, "9007199254740993"))
+	l, err := s.LinkFor(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "9007199254740993", l.PlatformUserID)
+	assert.True(t, l.LastLaunchAt.IsZero())
+	require.NoError(t, s.RecordLaunch(ctx, accounts.Event{AccountID: a.ID, Outcome: "platform_unavailable"}))
+	l, _ = s.LinkFor(ctx, a.ID)
+	assert.True(t, l.LastLaunchAt.IsZero(), "a failed launch does not count as the last launch")
+	at := time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)
+	require.NoError(t, s.RecordLaunch(ctx, accounts.Event{AccountID: a.ID, Outcome: "ok", At: at}))
+	l, _ = s.LinkFor(ctx, a.ID)
+	assert.Equal(t, at, l.LastLaunchAt, "a successful launch stamps the link")
+	evs, _, err := s.ListEvents(ctx, accounts.AuditFilter{AccountID: a.ID, Kind: accounts.KindLaunch})
+	require.NoError(t, err)
+	assert.Len(t, evs, 2, "both launches are audited")
+
+	m, err := s.ListLinks(ctx, []string{"9007199254740993", "other"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"9007199254740993": a.ID}, m)
+
+	require.NoError(t, s.DeleteLink(ctx, a.ID, "someone-else"), "compare-and-delete: no match, no delete")
+	_, err = s.LinkFor(ctx, a.ID)
+	require.NoError(t, err)
+	require.NoError(t, s.DeleteLink(ctx, a.ID, "9007199254740993"))
+	_, err = s.LinkFor(ctx, a.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, s.SaveLink(ctx, a.ID, ""), accounts.ErrInvalid)
+}
+
+func testAudit(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	for i := range 5 {
+		outcome := "ok"
+		if i%2 == 1 {
+			outcome = "failed"
+		}
+		require.NoError(t, s.Record(ctx, accounts.Event{Kind: accounts.KindLogin, AccountID: int64(i%2 + 1), Outcome: outcome, Email: fmt.Sprint(i)}))
+	}
+	require.NoError(t, s.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, Outcome: "ok", PlatformCalls: 3, Latency: 25 * time.Millisecond, At: time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)}))
+	evs, total, err := s.ListEvents(ctx, accounts.AuditFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, 6, total)
+	assert.Equal(t, accounts.KindLaunch, evs[0].Kind, "newest first")
+	assert.Equal(t, 3, evs[0].PlatformCalls)
+	assert.Equal(t, 25*time.Millisecond, evs[0].Latency)
+
+	_, total, _ = s.ListEvents(ctx, accounts.AuditFilter{Kind: accounts.KindLogin, Outcome: "failed"})
+	assert.Equal(t, 2, total)
+	evs, total, _ = s.ListEvents(ctx, accounts.AuditFilter{AccountID: 1, Limit: 2})
+	assert.Equal(t, 3, total)
+	assert.Len(t, evs, 2)
+
+	n, err := s.PruneEvents(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+}
+
+func testListAccounts(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	for i := range 12 {
+		_, err := s.CreateAccount(ctx, accounts.NewAccount{Email: fmt.Sprintf("user%02d@example.com", i), FirstName: "U", LastName: fmt.Sprintf("N%d", i), PasswordHash: "h"})
+		require.NoError(t, err)
+	}
+	_, err := s.CreateAccount(ctx, accounts.NewAccount{Email: "percent%x@example.com", FirstName: "Per", LastName: "Cent", PasswordHash: "h"})
+	require.NoError(t, err)
+	page, total, err := s.ListAccounts(ctx, accounts.AccountFilter{Limit: 5, Offset: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 13, total)
+	assert.Len(t, page, 3)
+	_, total, _ = s.ListAccounts(ctx, accounts.AccountFilter{Search: "USER1"})
+	assert.Equal(t, 2, total)
+	_, total, _ = s.ListAccounts(ctx, accounts.AccountFilter{Search: "%"})
+	assert.Equal(t, 1, total, "LIKE wildcards are literal")
+	_, total, _ = s.ListAccounts(ctx, accounts.AccountFilter{Search: "u n3"})
+	assert.Equal(t, 1, total, "names match")
+}
+
+// testConcurrentWrites: writes from many goroutines all land; errors are
+// collected and asserted in the test goroutine.
+func testConcurrentWrites(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("c@example.com", false))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make(chan error, 110) // 100 records + 10 links
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- s.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: a.ID, Outcome: "ok"})
+			if i%10 == 0 {
+				errs <- s.SaveLink(ctx, a.ID, fmt.Sprint(i))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	_, total, err := s.ListEvents(ctx, accounts.AuditFilter{})
+	require.NoError(t, err)
+	assert.Equal(t, 100, total)
+	l, err := s.LinkFor(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Contains(t, []string{"0", "10", "20", "30", "40", "50", "60", "70", "80", "90"}, l.PlatformUserID, "one of the writes won")
+}

@@ -1,0 +1,217 @@
+// Package app wires the bridge from a config.Config: store, password
+// hasher, regulator, Partner API client (and the embedded emulator when
+// platform.base_url is "embedded"), launch service and HTTP handlers. New
+// is the one constructor, used by main's commands and by the end-to-end
+// tests; Serve runs the result and drains it; Close releases it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// App is the wired bridge.
+type App struct {
+	cfg     config.Config
+	logger  *slog.Logger
+	store   accounts.Store // the SQLite store, behind the cache when store.cache_ttl > 0
+	hasher  *accounts.Hasher
+	client  *apiclient.Client
+	sim     *platformsim.Running // nil unless the platform is embedded
+	handler http.Handler
+	closers []func() error
+}
+
+// Options adjust the wiring for tests and the load tool; the zero value
+// is what serve uses.
+type Options struct {
+	LogOutput io.Writer        // default os.Stderr
+	Now       func() time.Time // the app's clock (sessions, regulation, store); default time.Now
+	// Emulator adjusts the embedded emulator's configuration.
+	Emulator func(*platformsim.Config)
+	// Client adjusts the Partner API client (e.g. no retry sleeps).
+	Client func(*apiclient.Options)
+}
+
+// New wires every piece from cfg. Close releases them.
+func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) {
+	if o.LogOutput == nil {
+		o.LogOutput = os.Stderr
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	a := &App{cfg: cfg, logger: newLogger(cfg.Log, o.LogOutput)}
+	defer func() {
+		if err != nil {
+			a.Close()
+		}
+	}()
+
+	db, err := accounts.OpenSQLite(ctx, cfg.Store.DSN, o.Now)
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, db.Close)
+	a.store = db
+	if cfg.Store.CacheTTL > 0 {
+		a.store = accounts.NewCache(db, cfg.Store.CacheTTL, o.Now)
+	}
+
+	if a.hasher, err = newHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
+		return nil, err
+	}
+
+	metrics := handlers.NewMetrics()
+	var closePlatform func() error
+	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
+		co.Hooks = apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}
+		if o.Client != nil {
+			o.Client(co)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.closers = append(a.closers, closePlatform)
+
+	keys, err := sessionKeys(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if keys.generated {
+		a.logger.Warn("session keys were empty: generated new ones", "file", keys.file,
+			"note", "set session.hash_key and session.block_key when running more than one instance")
+	}
+
+	rg := cfg.Regulation
+	regulator := accounts.NewRegulator(accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP,
+		FindTime: rg.FindTime, BanTime: rg.BanTime}, o.Now)
+	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
+	a.handler, _ = handlers.New(handlers.Deps{
+		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
+		Platform:          console{client: a.client, embedded: a.sim != nil},
+		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, Logger: a.logger, Now: o.Now,
+		Sessions: handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, MaxAge: cfg.Session.MaxAge,
+			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
+		AuditRetention: cfg.Audit.Retention,
+	})
+	return a, nil
+}
+
+// Handler serves the bridge's routes.
+func (a *App) Handler() http.Handler { return a.handler }
+
+// Store is the account store the bridge uses.
+func (a *App) Store() accounts.Store { return a.store }
+
+// Hasher hashes and verifies local passwords.
+func (a *App) Hasher() *accounts.Hasher { return a.hasher }
+
+// Client is the Partner API client.
+func (a *App) Client() *apiclient.Client { return a.client }
+
+// Emulator is the embedded platform emulator; nil unless platform.base_url
+// is "embedded".
+func (a *App) Emulator() *platformsim.Running { return a.sim }
+
+// Logger is the app's logger.
+func (a *App) Logger() *slog.Logger { return a.logger }
+
+// Close releases everything, last opened first.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Level)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// newHasher builds the password hasher from the configuration.
+func newHasher(pw config.Password, concurrency int) (*accounts.Hasher, error) {
+	return accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, concurrency)
+}
+
+// connectPlatform builds the Partner API client of cfg. When the platform
+// is embedded it first starts the emulator and gives the client its admin
+// credential (sim is nil otherwise). closeFn releases both, the client's
+// idle connections first: a dialled but unused one would hold the
+// emulator's Shutdown for 5 s.
+func connectPlatform(cfg config.Config, logger *slog.Logger, simTweak func(*platformsim.Config), clientTweak func(*apiclient.Options)) (
+	client *apiclient.Client, sim *platformsim.Running, closeFn func() error, err error) {
+	p := cfg.Platform
+	creds := apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret,
+		SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}
+	baseURL := p.BaseURL
+	if baseURL == config.Embedded {
+		if sim, err = startEmbeddedPlatform(p, logger, simTweak); err != nil {
+			return nil, nil, nil, err
+		}
+		baseURL = sim.URL
+		admin := sim.Credentials()[0]
+		creds.APIKey, creds.APISecret = admin.Key, admin.Secret
+	}
+	// The client signs with the real clock: the platform checks Date
+	// against its own, whatever clock the rest of the app is given.
+	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout}
+	if clientTweak != nil {
+		clientTweak(&copts)
+	}
+	if client, err = apiclient.New(copts); err != nil {
+		if sim != nil {
+			sim.Close()
+		}
+		return nil, nil, nil, fmt.Errorf("platform client: %w", err)
+	}
+	closeFn = func() error {
+		client.CloseIdleConnections()
+		if sim != nil {
+			return sim.Close()
+		}
+		return nil
+	}
+	return client, sim, closeFn, nil
+}
+
+// startEmbeddedPlatform runs the emulator in-process on a loopback port,
+// with an admin credential (used by the bridge) and a member one.
+func startEmbeddedPlatform(p config.Platform, logger *slog.Logger, tweak func(*platformsim.Config)) (*platformsim.Running, error) {
+	sc := platformsim.Config{
+		Credentials:  []platformsim.Credential{platformsim.NewCredential(true), platformsim.NewCredential(false)},
+		SchemeHMAC:   p.SchemeHMAC,
+		SchemeSimple: p.SchemeSimple,
+		Logger:       logger.With("component", "platform-emulator"),
+	}
+	if tweak != nil {
+		tweak(&sc)
+	}
+	sim, err := platformsim.New(sc)
+	if err != nil {
+		return nil, err
+	}
+	return platformsim.Start(sim, p.EmbeddedAddr)
+}

@@ -1,0 +1,134 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/config"
+)
+
+// shutdownGrace is how long a stop waits for requests in flight.
+const shutdownGrace = 15 * time.Second
+
+// Serve answers on ln until ctx ends, then stops taking requests and
+// waits up to shutdownGrace for those in flight. It first prints to out
+// where the bridge listens and, for the embedded demo, the demo login.
+func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
+	fmt.Fprintf(out, "ssobridge listening on %s\n", publicURL(a.cfg, ln.Addr().String()))
+	if a.sim != nil {
+		fmt.Fprintf(out, "platform emulator (embedded) at %s\n", a.sim.URL)
+	}
+	line, err := a.EnsureDemoAccount(ctx)
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		fmt.Fprintln(out, line)
+	}
+	if r := a.cfg.Audit.Retention; r > 0 {
+		go pruneAudit(ctx, a.store, r, a.logger)
+	}
+
+	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	a.logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// pruneAudit deletes audit events older than retention, now and hourly.
+func pruneAudit(ctx context.Context, store accounts.Store, retention time.Duration, logger *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := store.PruneEvents(ctx, time.Now().Add(-retention))
+		if err != nil && ctx.Err() == nil {
+			logger.Error("audit pruning failed", "err", err)
+		} else if n > 0 {
+			logger.Info("audit events pruned", "count", n, "retention", retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// publicURL is how browsers reach the bridge.
+func publicURL(cfg config.Config, listenAddr string) string {
+	if cfg.Server.PublicURL != "" {
+		return strings.TrimRight(cfg.Server.PublicURL, "/")
+	}
+	host, port, _ := net.SplitHostPort(listenAddr)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// demoLoginFile keeps the demo account's password in the data directory,
+// so every start of the demo can print it again.
+const demoLoginFile = "demo-login.txt"
+
+// DemoEmail is the embedded demo's admin account.
+const DemoEmail = "demo@example.com"
+
+// EnsureDemoAccount creates an admin demo account when the store is empty
+// (embedded demo only) and returns the line to print, or "".
+func (a *App) EnsureDemoAccount(ctx context.Context) (string, error) {
+	if a.sim == nil {
+		return "", nil
+	}
+	path := filepath.Join(a.cfg.DataDir(), demoLoginFile)
+	n, err := a.store.CountAccounts(ctx)
+	if err != nil {
+		return "", err
+	}
+	if n > 0 {
+		// Print the saved demo login again while that account still exists.
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", nil
+		}
+		if _, err := a.store.AccountByEmail(ctx, DemoEmail); err != nil {
+			return "", nil
+		}
+		return strings.TrimSpace(string(data)), nil
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	password := base64.RawURLEncoding.EncodeToString(b)
+	hash, err := a.hasher.Hash(ctx, password)
+	if err != nil {
+		return "", err
+	}
+	if _, err := a.store.CreateAccount(ctx, accounts.NewAccount{Email: DemoEmail, FirstName: "Demo", LastName: "User", PasswordHash: hash, Admin: true}); err != nil {
+		return "", err
+	}
+	line := "demo login: " + DemoEmail + " " + password
+	if err := os.WriteFile(path, []byte(line+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("save demo login: %w", err)
+	}
+	return line, nil
+}

@@ -1,0 +1,100 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+)
+
+// Accounts is what the handlers need of the account store
+// (accounts.Store implements it).
+type Accounts interface {
+	CreateAccount(ctx context.Context, n accounts.NewAccount) (accounts.Account, error)
+	CreateAccounts(ctx context.Context, ns []accounts.NewAccount) error
+	AccountByEmail(ctx context.Context, email string) (accounts.Account, error)
+	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+	ListAccounts(ctx context.Context, f accounts.AccountFilter) ([]accounts.Account, int, error)
+	SetDisabled(ctx context.Context, id int64, disabled bool) error
+	SetAdmin(ctx context.Context, id int64, admin bool) error
+	SetPasswordHash(ctx context.Context, id int64, hash string) error
+	EndSessions(ctx context.Context, id int64) error
+	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
+	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
+	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+	Record(ctx context.Context, e accounts.Event) error
+	ListEvents(ctx context.Context, f accounts.AuditFilter) ([]accounts.Event, int, error)
+	Ping(ctx context.Context) error
+}
+
+// Passwords hashes and verifies passwords (accounts.Hasher). Verify and
+// VerifyDummy answer accounts.ErrPasswordMismatch for a wrong password.
+type Passwords interface {
+	Hash(ctx context.Context, password string) (string, error)
+	Verify(ctx context.Context, password, encoded string) error
+	// VerifyDummy spends a verification's work for an unknown email.
+	VerifyDummy(ctx context.Context, password string) error
+}
+
+// Regulator bans after repeated failed sign-ins (accounts.Regulator).
+type Regulator interface {
+	// BannedUntil is when the ban on email or ip ends (zero: none).
+	BannedUntil(email, ip string) time.Time
+	// Fail counts a failed sign-in and reports whether it started a ban.
+	Fail(email, ip string) bool
+	// Succeed clears an account's failures.
+	Succeed(email string)
+}
+
+// Launcher runs "Open video editor" (launch.Service). Its errors are
+// described with launch.Explain.
+type Launcher interface {
+	Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error)
+}
+
+// Platform is the Partner API as the admin console and /readyz see it, in
+// the handlers' own terms (app adapts the API client to it).
+type Platform interface {
+	// Connection says what the bridge connects to; never the secret.
+	Connection() Connection
+	// Check makes one diagnostic call.
+	Check(ctx context.Context) CheckReport
+	// ListUsers fetches one page (1-based) of the platform's users.
+	ListUsers(ctx context.Context, query string, page, size int) (UserPage, error)
+}
+
+// Connection describes the Instance connection.
+type Connection struct {
+	BaseURL  string
+	Embedded bool   // the built-in emulator
+	Method   string // hmac | simple
+	Scheme   string // the Authorization scheme sent
+	KeyID    string // the API key; empty for the simple method
+}
+
+// CheckReport is one diagnosis of the connection.
+type CheckReport struct {
+	Verdict string   // "ok" or a failure class
+	Summary string   // one line: what happened
+	Advice  []string // what to do, in order
+	URL     string   // the URL called (holds no secret)
+	Status  int      // HTTP status; 0 when there was no answer
+	Latency time.Duration
+	Clock   string // how the platform's clock stands to ours; empty if unknown
+	Err     error  // nil when OK; classified with launch.Classify
+}
+
+// OK reports whether the connection works.
+func (r CheckReport) OK() bool { return r.Err == nil }
+
+// PlatformUser is one user of the platform.
+type PlatformUser struct {
+	ID, FirstName, LastName, Email string
+}
+
+// UserPage is one page of the platform's users.
+type UserPage struct {
+	Users []PlatformUser
+	Total int // matching users on every page
+}
