@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -90,5 +91,82 @@ func BenchmarkSessionEncode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestSessionRules: what voids a session, for pages (a redirect to the
+// sign-in page) and actions (the 401 page).
+func TestSessionRules(t *testing.T) {
+	tests := []struct {
+		name   string
+		breakS func(f *fixture, c *client, acct accounts.Account)
+	}{
+		{"idle too long", func(f *fixture, _ *client, _ accounts.Account) { f.clock.Advance(2*time.Hour + time.Minute) }},
+		{"older than max age, never idle", func(f *fixture, c *client, _ accounts.Account) {
+			for range 11 {
+				f.clock.Advance(time.Hour)
+				require.Equal(f.t, http.StatusOK, c.get("/").status)
+			}
+			f.clock.Advance(time.Hour + time.Minute) // 12h01 after sign-in, idle 1h01
+		}},
+		{"account disabled", func(f *fixture, _ *client, a accounts.Account) {
+			require.NoError(f.t, f.accts.SetDisabled(f.t.Context(), a.ID, true))
+		}},
+		{"signed out elsewhere", func(f *fixture, _ *client, a accounts.Account) {
+			require.NoError(f.t, f.accts.EndSessions(f.t.Context(), a.ID))
+		}},
+		{"password changed", func(f *fixture, _ *client, a accounts.Account) {
+			require.NoError(f.t, f.accts.SetPasswordHash(f.t.Context(), a.ID, "hash:new one"))
+		}},
+		{"tampered cookie", func(_ *fixture, c *client, _ accounts.Account) {
+			c.setCookie(SessionCookie, "tampered"+c.cookie(SessionCookie))
+		}},
+		{"cookie of another deployment", func(f *fixture, c *client, _ accounts.Account) {
+			other := setup(f.t, func(d *Deps) { d.Sessions.HashKey = []byte("another deployment's hash key, 32+") })
+			other.account("ada@example.com", false)
+			oc := other.client()
+			oc.signIn("ada@example.com")
+			c.setCookie(SessionCookie, oc.cookie(SessionCookie))
+		}},
+		{"account deleted", func(f *fixture, _ *client, _ accounts.Account) { f.accts.accounts = nil }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			ada := f.account("ada@example.com", false)
+			f.account("keeper@example.com", true)
+			c := f.client()
+			c.signIn("ada@example.com")
+			require.Equal(t, http.StatusOK, c.get("/").status)
+			tok := c.csrf("/")
+			tt.breakS(f, c, ada)
+
+			r := c.post("/launch", url.Values{"_csrf": {tok}})
+			assert.Equal(t, http.StatusUnauthorized, r.status, "an action: the 401 page")
+			assert.Equal(t, "session-expired", r.class())
+			assert.Contains(t, setCookieHeader(r, SessionCookie), "Max-Age=0", "the void cookie is dropped")
+			assert.Empty(t, f.launcher.made())
+
+			c.setCookie(SessionCookie, "tampered")
+			r = c.get("/")
+			assert.Equal(t, http.StatusSeeOther, r.status, "a page: to sign-in")
+			assert.Equal(t, "/login?expired=1", r.header.Get("Location"))
+		})
+	}
+}
+
+// The idle clock is refreshed by activity, at most once a minute.
+func TestSessionIdleRefresh(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	r := c.get("/")
+	assert.Empty(t, setCookieHeader(r, SessionCookie), "no rewrite within the minute")
+	for range 3 {
+		f.clock.Advance(time.Hour + 59*time.Minute)
+		r = c.get("/")
+		require.Equal(t, http.StatusOK, r.status, "activity keeps it alive")
+		assert.NotEmpty(t, setCookieHeader(r, SessionCookie), "the idle clock was refreshed")
 	}
 }

@@ -1,0 +1,204 @@
+package app
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/platformsim"
+)
+
+// testConfig is the embedded demo with its data in a temp dir and cheap
+// hashing.
+func testConfig(t *testing.T, yaml string) config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte("store:\n  dsn: "+filepath.Join(t.TempDir(), "db.sqlite")+
+		"\npassword:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\n"+yaml), nil)
+	require.NoError(t, err)
+	return cfg
+}
+
+func TestSessionKeysGeneratedOnceAndKept(t *testing.T) {
+	cfg := testConfig(t, "")
+	k1, err := sessionKeys(cfg)
+	require.NoError(t, err)
+	assert.True(t, k1.generated)
+	assert.Len(t, k1.hash, 32)
+	assert.Len(t, k1.block, 32)
+	assert.Equal(t, filepath.Join(cfg.DataDir(), SessionKeyFile), k1.file)
+	st, err := os.Stat(k1.file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "only the owner reads the keys")
+
+	k2, err := sessionKeys(cfg)
+	require.NoError(t, err)
+	assert.False(t, k2.generated, "kept, not generated again")
+	assert.Equal(t, k1.hash, k2.hash)
+	assert.Equal(t, k1.block, k2.block)
+
+	require.NoError(t, os.WriteFile(k1.file, []byte("hash_key=zz\n"), 0o600))
+	_, err = sessionKeys(cfg)
+	assert.ErrorContains(t, err, "delete it")
+
+	configured := strings.Repeat("ab", 32)
+	cfg.Session.HashKey, cfg.Session.BlockKey = configured, configured
+	k3, err := sessionKeys(cfg)
+	require.NoError(t, err)
+	assert.False(t, k3.generated)
+	assert.Equal(t, byte(0xab), k3.hash[0], "configured keys win over the file")
+}
+
+func TestParseKeyFile(t *testing.T) {
+	good := "hash_key=" + strings.Repeat("01", 32) + "\nblock_key=" + strings.Repeat("02", 16) + "\n"
+	h, b, err := parseKeyFile(good)
+	require.NoError(t, err)
+	assert.Len(t, h, 32)
+	assert.Len(t, b, 16)
+	for name, bad := range map[string]string{
+		"not hex":        "hash_key=zz\nblock_key=" + strings.Repeat("02", 16),
+		"short hash key": "hash_key=0102\nblock_key=" + strings.Repeat("02", 16),
+		"odd block key":  "hash_key=" + strings.Repeat("01", 32) + "\nblock_key=" + strings.Repeat("02", 20),
+		"empty":          "",
+	} {
+		_, _, err := parseKeyFile(bad)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestPublicURL(t *testing.T) {
+	tests := []struct {
+		public, listen, want string
+	}{
+		{"", "127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"", "0.0.0.0:8080", "http://localhost:8080"},
+		{"", "[::]:8080", "http://localhost:8080"},
+		{"https://sso.partner.example/", "0.0.0.0:8080", "https://sso.partner.example"},
+	}
+	for _, tt := range tests {
+		cfg := config.Defaults()
+		cfg.Server.PublicURL = tt.public
+		assert.Equal(t, tt.want, publicURL(cfg, tt.listen))
+	}
+}
+
+// New wires the embedded demo: the emulator runs, the handler answers, and
+// the demo account is made once and printed while it exists.
+func TestNewEmbeddedDemo(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t, "")
+	a, err := New(ctx, cfg, Options{LogOutput: io.Discard})
+	require.NoError(t, err)
+	defer a.Close()
+	require.NotNil(t, a.Emulator())
+	assert.Equal(t, a.Emulator().URL, a.Client().BaseURL())
+
+	rec := httptest.NewRecorder()
+	a.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	line, err := a.EnsureDemoAccount(ctx)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(line, "demo login: "+DemoEmail+" "), line)
+	password := strings.Fields(line)[3]
+	acct, err := a.Store().AccountByEmail(ctx, DemoEmail)
+	require.NoError(t, err)
+	assert.True(t, acct.Admin)
+	require.NoError(t, a.Hasher().Verify(ctx, password, acct.PasswordHash), "the printed password is the account's")
+	again, err := a.EnsureDemoAccount(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, line, again, "a later start prints the same login")
+	n, err := a.Store().CountAccounts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n, "made once")
+}
+
+// With a real platform configured, no emulator starts and no demo account
+// is made.
+func TestNewWithPlatform(t *testing.T) {
+	cred := platformsim.Credential{Key: "k", Secret: "s", Admin: true}
+	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{cred}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	cfg := testConfig(t, "platform:\n  base_url: "+srv.URL+"\n  api_key: k\n  api_secret: s\n")
+	a, err := New(context.Background(), cfg, Options{LogOutput: io.Discard})
+	require.NoError(t, err)
+	defer a.Close()
+	assert.Nil(t, a.Emulator())
+	line, err := a.EnsureDemoAccount(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, line)
+}
+
+// A store that cannot be opened fails New, naming the cause.
+func TestNewFailsOnBadStore(t *testing.T) {
+	cfg := testConfig(t, "")
+	blocker := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	cfg.Store.DSN = filepath.Join(blocker, "db.sqlite") // a file where a folder must be
+	_, err := New(context.Background(), cfg, Options{LogOutput: io.Discard})
+	assert.Error(t, err)
+}
+
+// The console adapter: page numbers translated to the platform's, users
+// and totals carried over, every failing verdict with advice in the
+// configuration's words and never the secret.
+func TestConsole(t *testing.T) {
+	cred := platformsim.Credential{Key: "console-key", Secret: "console-secret", Admin: true}
+	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{cred}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(sim)
+	defer srv.Close()
+	for i := range 3 {
+		_, err := sim.AddUser("P", string(rune('a'+i)), string(rune('a'+i))+"@example.com")
+		require.NoError(t, err)
+	}
+	client, err := apiclient.New(apiclient.Options{BaseURL: srv.URL, Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret}})
+	require.NoError(t, err)
+	c := console{client: client}
+	ctx := context.Background()
+
+	assert.Equal(t, handlers.Connection{BaseURL: srv.URL, Method: "hmac", Scheme: "SVC", KeyID: "console-key"}, c.Connection())
+	first, err := c.ListUsers(ctx, "", 1, 2)
+	require.NoError(t, err)
+	assert.Equal(t, 3, first.Total)
+	require.Len(t, first.Users, 2)
+	second, err := c.ListUsers(ctx, "", 2, 2)
+	require.NoError(t, err)
+	require.Len(t, second.Users, 1, "page 2 (1-based) is the platform's page 1")
+	assert.NotContains(t, []string{first.Users[0].ID, first.Users[1].ID}, second.Users[0].ID)
+
+	ok := c.Check(ctx)
+	assert.True(t, ok.OK())
+	assert.Equal(t, "ok", ok.Verdict)
+	assert.Empty(t, ok.Advice)
+	assert.Equal(t, "in step with this server's", ok.Clock)
+
+	sim.InjectFault(platformsim.EndpointListUsers, platformsim.Fault{Status: 403})
+	bad := c.Check(ctx)
+	assert.False(t, bad.OK())
+	assert.Equal(t, "forbidden", bad.Verdict)
+	assert.Contains(t, strings.Join(bad.Advice, " "), "admin of the Instance")
+	sim.ClearFaults()
+
+	for _, v := range []apiclient.Verdict{apiclient.VerdictClockSkew, apiclient.VerdictCredentials, apiclient.VerdictForbidden,
+		apiclient.VerdictNotFound, apiclient.VerdictRateLimited, apiclient.VerdictServerError, apiclient.VerdictTimeout,
+		apiclient.VerdictDNS, apiclient.VerdictTLS, apiclient.VerdictUnreachable, apiclient.VerdictUnexpected} {
+		advice := strings.Join(checkAdvice(v, client.Signer()), " ")
+		assert.NotEmpty(t, advice, v)
+		assert.NotContains(t, advice, "console-secret", v)
+	}
+	assert.Contains(t, strings.Join(checkAdvice(apiclient.VerdictCredentials, client.Signer()), " "), "SSOBRIDGE_PLATFORM_API_SECRET")
+	assert.Contains(t, strings.Join(checkAdvice(apiclient.VerdictNotFound, client.Signer()), " "), "platform.base_url")
+}

@@ -1,0 +1,399 @@
+package handlers
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/labstack/echo/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+var adminPages = []string{"/admin/", "/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit"}
+
+// adminFixture signs an admin in; bob is a plain account.
+func adminFixture(t *testing.T) (*fixture, *client, accounts.Account, accounts.Account) {
+	f := setup(t)
+	root := f.account("root@example.com", true)
+	bob := f.account("bob@example.com", false)
+	c := f.client()
+	c.signIn("root@example.com")
+	return f, c, root, bob
+}
+
+func TestAdminAccessRules(t *testing.T) {
+	f := setup(t)
+	f.account("root@example.com", true)
+	bob := f.account("bob@example.com", false)
+	anon := f.client()
+	for _, p := range adminPages {
+		r := anon.get(p)
+		assert.Equal(t, http.StatusSeeOther, r.status, "signed out: %s", p)
+		assert.Equal(t, "/login", r.header.Get("Location"))
+	}
+	c := f.client()
+	c.signIn("bob@example.com")
+	for _, p := range adminPages {
+		r := c.get(p)
+		assert.Equal(t, http.StatusForbidden, r.status, p)
+		assert.Equal(t, "forbidden", r.class())
+	}
+	tok := c.csrf("/")
+	for _, action := range []string{"disable", "grant-admin", "password", "unlink"} {
+		r := c.post(fmt.Sprintf("/admin/accounts/%d/%s", bob.ID, action), url.Values{"_csrf": {tok}, "password": {"new password"}})
+		assert.Equal(t, http.StatusForbidden, r.status, action)
+	}
+	got, _ := f.accts.AccountByID(t.Context(), bob.ID)
+	assert.False(t, got.Admin || got.Disabled, "nothing changed")
+	assert.Equal(t, "hash:"+testPassword, got.PasswordHash)
+	assert.Empty(t, f.accts.eventsOf(accounts.KindAdmin))
+}
+
+func TestAdminConnection(t *testing.T) {
+	f, c, root, _ := adminFixture(t)
+	r := c.get("/admin/")
+	assert.Equal(t, "/admin/connection", r.header.Get("Location"))
+	r = c.get("/admin/connection")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "https://platform.example", r.text("#base-url"))
+	assert.Equal(t, "key-1", r.text("#key-id"))
+	assert.Equal(t, "hmac", r.text("#auth-method"))
+	assert.Empty(t, r.doc.Find("#check-result").Nodes, "no check until asked")
+	assert.Equal(t, "page", r.doc.Find(`a[href="/admin/connection"]`).AttrOr("aria-current", ""))
+
+	f.platform.set(func(p *fakePlatform) {
+		p.report = CheckReport{Verdict: "forbidden", Summary: "Forbidden (403): not an admin.", Advice: []string{"Make the user an admin."},
+			URL: "https://platform.example/api/5/public/users?page=0&size=1", Status: 403, Latency: 12 * time.Millisecond,
+			Clock: "in step with this server's", Err: apiErr("list_users", 403)}
+	})
+	r = c.submit("/admin/connection", "/admin/connection/check", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "forbidden", r.doc.Find("#check-result").AttrOr("data-verdict", ""))
+	assert.Equal(t, "Forbidden (403): not an admin.", r.text("#check-summary"))
+	assert.Equal(t, "Make the user an admin.", r.text("#check-advice li"))
+	assert.Equal(t, "in step with this server's", r.text("#check-clock"))
+	assert.Contains(t, r.body, "403 in 12ms")
+	assert.Equal(t, 1, f.platform.checks)
+	evs := f.accts.eventsOf(accounts.KindAdmin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, accounts.Event{ID: evs[0].ID, Kind: accounts.KindAdmin, AccountID: root.ID, Email: root.Email, Outcome: "ok",
+		Detail: "connection check: forbidden", RequestID: r.header.Get("X-Request-Id")}, evs[0])
+
+	f.platform.set(func(p *fakePlatform) { p.conn = Connection{BaseURL: "http://127.0.0.1:1", Embedded: true, Method: "simple", Scheme: "SVCSIMPLE"} })
+	r = c.get("/admin/connection")
+	assert.Contains(t, r.text("#base-url"), "(built-in emulator)")
+	assert.Equal(t, "(none: simple method)", r.text("#key-id"))
+}
+
+func TestAdminAccountsList(t *testing.T) {
+	f, c, _, bob := adminFixture(t)
+	for i := range 30 {
+		f.account(fmt.Sprintf("user%02d@example.com", i), false)
+	}
+	f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "77", LinkedAt: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)}
+	r := c.get("/admin/accounts")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, accountsPerPage, r.doc.Find("#accounts tbody tr").Length())
+	assert.Contains(t, r.text(".pager"), "Page 1 of 2 (32 in all)")
+	assert.Contains(t, r.doc.Find(`tr[data-email="bob@example.com"]`).Text(), "77")
+	r = c.get("/admin/accounts?page=2")
+	assert.Equal(t, 7, r.doc.Find("#accounts tbody tr").Length())
+	r = c.get("/admin/accounts?q=USER1")
+	assert.Equal(t, 10, r.doc.Find("#accounts tbody tr").Length(), "search is case-insensitive")
+	assert.Equal(t, "USER1", r.doc.Find("#q").AttrOr("value", ""), "the search box keeps the query")
+	assertFormsCarryCSRF(t, r)
+}
+
+// assertFormsCarryCSRF: every form that posts carries the page's token.
+func assertFormsCarryCSRF(t *testing.T, r *response) {
+	t.Helper()
+	forms := r.doc.Find(`form[method="post"]`)
+	require.Positive(t, forms.Length())
+	forms.Each(func(i int, s *goquery.Selection) {
+		assert.NotEmpty(t, s.Find(`input[name="_csrf"]`).AttrOr("value", ""), "form %d (%s) has no _csrf", i, s.AttrOr("action", ""))
+	})
+}
+
+func TestAdminCreateAccount(t *testing.T) {
+	tests := []struct {
+		name    string
+		form    url.Values
+		status  int
+		message string // the notice or the error shown
+		created bool
+	}{
+		{"ok", url.Values{"email": {"cid@example.com"}, "first_name": {"Cid"}, "last_name": {"C"}, "password": {"long enough"}}, 200, "Added cid@example.com.", true},
+		{"admin", url.Values{"email": {"dee@example.com"}, "first_name": {"Dee"}, "last_name": {"D"}, "password": {"long enough"}, "admin": {"on"}}, 200, "Added dee@example.com.", true},
+		{"bad email", url.Values{"email": {"bad"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"long enough"}}, 400, `"bad" is not an e-mail address such as ada@example.com`, false},
+		{"no name", url.Values{"email": {"cid@example.com"}, "last_name": {"B"}, "password": {"long enough"}}, 400, "first and last name are required", false},
+		{"short password", url.Values{"email": {"cid@example.com"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"short"}}, 400, "a password needs at least 8 characters", false},
+		{"taken", url.Values{"email": {"BOB@example.com"}, "first_name": {"B"}, "last_name": {"B"}, "password": {"long enough"}}, 409, "An account with email BOB@example.com exists already.", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, c, _, _ := adminFixture(t)
+			r := c.submit("/admin/accounts", "/admin/accounts", tt.form)
+			assert.Equal(t, tt.status, r.status)
+			_, total, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+			if !tt.created {
+				assert.Equal(t, tt.message, r.text("#admin-error"))
+				assert.Equal(t, 2, total, "bad input changes nothing")
+				assert.Equal(t, tt.form.Get("email"), r.doc.Find(`input[name="email"]`).AttrOr("value", ""), "the form keeps what was typed")
+				assert.Empty(t, f.accts.eventsOf(accounts.KindAdmin))
+				return
+			}
+			assert.Equal(t, tt.message, r.text("#notice"))
+			assert.Equal(t, 3, total)
+			a, err := f.accts.AccountByEmail(t.Context(), tt.form.Get("email"))
+			require.NoError(t, err)
+			assert.Equal(t, "hash:long enough", a.PasswordHash, "stored hashed")
+			assert.Equal(t, tt.form.Get("admin") != "", a.Admin)
+			assert.NotContains(t, r.body, "long enough", "the password is not echoed")
+			evs := f.accts.eventsOf(accounts.KindAdmin)
+			require.Len(t, evs, 1)
+			assert.Equal(t, fmt.Sprintf("created account (admin=%v): %s", a.Admin, a.Email), evs[0].Detail)
+		})
+	}
+}
+
+func TestAdminAccountActions(t *testing.T) {
+	tests := []struct {
+		action string
+		form   url.Values
+		status int
+		notice string
+		check  func(t *testing.T, bob accounts.Account, before accounts.Account, f *fixture)
+	}{
+		{"disable", nil, 200, "Disabled bob@example.com", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+			assert.True(t, bob.Disabled)
+			assert.Greater(t, bob.SessionEpoch, before.SessionEpoch, "sessions end")
+		}},
+		{"grant-admin", nil, 200, "bob@example.com is now a partner admin.", func(t *testing.T, bob, _ accounts.Account, _ *fixture) { assert.True(t, bob.Admin) }},
+		{"unlink", nil, 200, "Unlinked bob@example.com", func(t *testing.T, bob, _ accounts.Account, f *fixture) {
+			_, err := f.accts.LinkFor(t.Context(), bob.ID)
+			assert.ErrorIs(t, err, accounts.ErrNotFound)
+		}},
+		{"password", url.Values{"password": {"a brand new one"}}, 200, "Set a new password for bob@example.com", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+			assert.Equal(t, "hash:a brand new one", bob.PasswordHash)
+			assert.Greater(t, bob.SessionEpoch, before.SessionEpoch, "sessions end")
+		}},
+		{"password", url.Values{"password": {"short"}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+			assert.Equal(t, before, bob, "a refused password changes nothing")
+		}},
+		{"explode", nil, 404, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) { assert.Equal(t, before, bob) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.action+" "+tt.form.Encode(), func(t *testing.T) {
+			f, c, root, bob := adminFixture(t)
+			f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "77"}
+			r := c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/%s", bob.ID, tt.action), tt.form)
+			assert.Equal(t, tt.status, r.status)
+			after, err := f.accts.AccountByID(t.Context(), bob.ID)
+			require.NoError(t, err)
+			tt.check(t, after, bob, f)
+			evs := f.accts.eventsOf(accounts.KindAdmin)
+			if tt.status != 200 {
+				assert.Empty(t, evs)
+				return
+			}
+			assert.Contains(t, r.text("#notice"), tt.notice)
+			require.Len(t, evs, 1)
+			assert.Equal(t, tt.action+": bob@example.com", evs[0].Detail)
+			assert.Equal(t, root.ID, evs[0].AccountID, "the acting admin")
+			assert.NotContains(t, r.body, "a brand new one")
+		})
+	}
+}
+
+func TestAdminAccountActionsRefused(t *testing.T) {
+	_, c, root, bob := adminFixture(t)
+	for _, action := range []string{"revoke-admin", "disable"} {
+		r := c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/%s", root.ID, action), nil)
+		assert.Equal(t, http.StatusConflict, r.status, action)
+		assert.Contains(t, r.text("#admin-error"), "last active admin")
+	}
+	for _, path := range []string{"/admin/accounts/999/disable", "/admin/accounts/abc/disable"} {
+		r := c.submit("/admin/accounts", path, nil)
+		assert.Equal(t, http.StatusNotFound, r.status, path)
+		assert.Equal(t, "not-found", r.class())
+	}
+	require.Equal(t, http.StatusOK, c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/grant-admin", bob.ID), nil).status)
+	require.Equal(t, http.StatusOK, c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/revoke-admin", root.ID), nil).status)
+	assert.Equal(t, http.StatusForbidden, c.get("/admin/accounts").status, "root is no admin now, at once")
+}
+
+func TestAdminImportCSV(t *testing.T) {
+	f, c, _, _ := adminFixture(t)
+	count := func() int { _, n, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{}); return n }
+
+	bad := "email,firstName,lastName\nann@example.com,Ann,A\nnot-an-email,Bad,Row\nann@EXAMPLE.com,Ann,Again\nonly,two\n"
+	r := c.submit("/admin/accounts", "/admin/accounts/import", url.Values{"csv": {bad}})
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	var problems []string
+	r.doc.Find("#import-errors li").Each(func(_ int, s *goquery.Selection) { problems = append(problems, s.Text()) })
+	assert.Equal(t, []string{`row 3: "not-an-email" is not an e-mail address such as ada@example.com`, "row 4: ann@EXAMPLE.com repeats row 2",
+		"row 5: want 3 fields (email,firstName,lastName), got 2"}, problems)
+	assert.Equal(t, bad, r.doc.Find(`textarea[name="csv"]`).Text(), "the pasted text is kept")
+	assert.Equal(t, 2, count(), "one bad row: nothing written")
+
+	r = c.submit("/admin/accounts", "/admin/accounts/import", url.Values{"csv": {"bob@example.com,B,B\n"}})
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Contains(t, r.text("#import-errors"), "bob@example.com has an account already")
+	r = c.submit("/admin/accounts", "/admin/accounts/import", url.Values{"csv": {" \n"}})
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Contains(t, r.text("#import-errors"), "no rows")
+	assert.Equal(t, 2, count())
+
+	// An uploaded file wins over the text field.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	require.NoError(t, mw.WriteField("_csrf", c.csrf("/admin/accounts")))
+	require.NoError(t, mw.WriteField("csv", "ignored@example.com,I,I"))
+	fw, err := mw.CreateFormFile("file", "accounts.csv")
+	require.NoError(t, err)
+	_, _ = fw.Write([]byte("ann@example.com,Ann,A\ncid@example.com, Cid , C\n"))
+	require.NoError(t, mw.Close())
+	req, _ := http.NewRequest("POST", c.base+"/admin/accounts/import", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	r = c.do(req)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Contains(t, r.text("#notice"), "Imported 2 accounts")
+	assert.Equal(t, 4, count())
+	cid, err := f.accts.AccountByEmail(t.Context(), "cid@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "Cid", cid.FirstName, "trimmed")
+	assert.Equal(t, accounts.NoPassword, cid.PasswordHash, "imported accounts have no password")
+	evs := f.accts.eventsOf(accounts.KindAdmin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "imported 2 accounts from CSV", evs[0].Detail)
+}
+
+func TestParseAccountsCSV(t *testing.T) {
+	tests := []struct {
+		name     string
+		text     string
+		emails   []string
+		problems []string
+	}{
+		{"header and rows", "Email,firstName,lastName\na@example.com,A,A\n\nb@example.com,B,B", []string{"a@example.com", "b@example.com"}, nil},
+		{"no header", "a@example.com,A,A", []string{"a@example.com"}, nil},
+		{"quoted field", "\"a@example.com\",\"Ann, the first\",A", []string{"a@example.com"}, nil},
+		{"bad quoting stops", "a@example.com,\"A,A\nb@example.com,B,B", nil, []string{"row 1: "}},
+		{"missing name", "a@example.com,,A", nil, []string{"row 1: first and last name are required"}},
+		{"too many fields", "a@example.com,A,A,extra", nil, []string{"row 1: want 3 fields (email,firstName,lastName), got 4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, problems := parseAccountsCSV(tt.text)
+			var emails []string
+			for _, r := range rows {
+				emails = append(emails, r.Email)
+				assert.Equal(t, accounts.NoPassword, r.PasswordHash)
+			}
+			if tt.problems == nil {
+				assert.Empty(t, problems)
+				assert.Equal(t, tt.emails, emails)
+				return
+			}
+			require.Len(t, problems, len(tt.problems))
+			for i, p := range tt.problems {
+				assert.Contains(t, problems[i], p)
+			}
+		})
+	}
+	var big strings.Builder
+	for i := range maxImportRows + 1 {
+		fmt.Fprintf(&big, "u%d@example.com,U,U\n", i)
+	}
+	_, problems := parseAccountsCSV(big.String())
+	assert.Equal(t, []string{fmt.Sprintf("more than %d rows: split the file", maxImportRows)}, problems)
+}
+
+func TestAdminPlatformUsers(t *testing.T) {
+	f, c, _, bob := adminFixture(t)
+	f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "u-2"}
+	f.platform.set(func(p *fakePlatform) {
+		p.users = UserPage{Total: 45, Users: []PlatformUser{{ID: "u-1", FirstName: "Pat", LastName: "One", Email: "pat@example.com"},
+			{ID: "u-2", FirstName: "Bob", LastName: "B", Email: "bob@example.com"}}}
+	})
+	r := c.get("/admin/platform-users?q=example&page=2")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, []string{fmt.Sprintf("example 2 %d", platformUsersPerPage)}, f.platform.listed, "one call, the 1-based page")
+	assert.Equal(t, 2, r.doc.Find("tbody tr").Length())
+	assert.Contains(t, r.doc.Find("tbody tr").Eq(0).Text(), "not linked")
+	assert.NotContains(t, r.doc.Find("tbody tr").Eq(1).Text(), "not linked")
+	assert.Contains(t, r.doc.Find("tbody tr").Eq(1).Text(), "linked")
+	assert.Contains(t, r.text(".pager"), "Page 2 of 3 (45 in all)")
+	prev := r.doc.Find(`a[rel="prev"]`).AttrOr("href", "")
+	assert.Equal(t, "/admin/platform-users?page=1&q=example", prev, "the pager keeps the query")
+
+	f.platform.set(func(p *fakePlatform) { p.listErr = apiErr("list_users", 503) })
+	r = c.get("/admin/platform-users")
+	assert.Equal(t, http.StatusBadGateway, r.status)
+	assert.Contains(t, r.body, "The platform did not list its users")
+}
+
+func TestAdminAudit(t *testing.T) {
+	f, c, _, bob := adminFixture(t)
+	ctx := t.Context()
+	require.NoError(t, f.accts.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "ok", PlatformCalls: 3, Latency: 25 * time.Millisecond, Detail: "created"}))
+	require.NoError(t, f.accts.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "ok", PlatformCalls: 1, Latency: 300 * time.Microsecond}))
+	require.NoError(t, f.accts.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "platform_forbidden", PlatformCalls: 1}))
+
+	r := c.get("/admin/audit")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.body, "Kept 90 days")
+	assert.Equal(t, 4, r.doc.Find("tbody tr").Length(), "the admin's sign-in and three launches")
+
+	r = c.get("/admin/audit?account=BOB@example.com&kind=launch&outcome=ok")
+	assert.Equal(t, 2, r.doc.Find("tbody tr").Length())
+	assert.Contains(t, r.doc.Find("tbody tr").Eq(0).Text(), "<1ms", "newest first; under a millisecond")
+	assert.Contains(t, r.doc.Find("tbody tr").Eq(1).Text(), "25ms")
+
+	r = c.get("/admin/audit?account=nobody@example.com")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.body, "No account has the email nobody@example.com.")
+
+	forever := setup(t, func(d *Deps) { d.AuditRetention = 0 })
+	forever.account("root@example.com", true)
+	fc := forever.client()
+	fc.signIn("root@example.com")
+	assert.Contains(t, fc.get("/admin/audit").body, "Kept forever")
+}
+
+func TestPageParamAndPager(t *testing.T) {
+	e := echo.New()
+	ctx := func(target string) echo.Context { return e.NewContext(httptest.NewRequest("GET", target, nil), httptest.NewRecorder()) }
+	for q, want := range map[string]int{"": 1, "?page=3": 3, "?page=0": 1, "?page=-2": 1, "?page=x": 1, "?page=1000001": 1} {
+		assert.Equal(t, want, pageParam(ctx("/admin/audit"+q)), q)
+	}
+	pg := makePager(ctx("/admin/audit?kind=login&page=2"), 2, 120, 50)
+	assert.Equal(t, 3, pg.Pages)
+	assert.Equal(t, "/admin/audit?kind=login&page=1", pg.PrevURL)
+	assert.Equal(t, "/admin/audit?kind=login&page=3", pg.NextURL)
+	pg = makePager(ctx("/admin/audit?page=9"), 9, 120, 50)
+	assert.Equal(t, "/admin/audit?page=3", pg.PrevURL, "past the end: back to the last page")
+	assert.Empty(t, pg.NextURL)
+	assert.Equal(t, 1, makePager(ctx("/x"), 1, 0, 50).Pages, "an empty list is one page")
+}
+
+// A store failure in the console is the 500 page, the cause logged.
+func TestAdminStoreFailure(t *testing.T) {
+	f, c, _, _ := adminFixture(t)
+	f.accts.mu.Lock()
+	f.accts.err = errors.New("disk on fire")
+	f.accts.mu.Unlock()
+	r := c.get("/admin/accounts")
+	assert.Equal(t, http.StatusInternalServerError, r.status)
+}

@@ -1,0 +1,258 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+func TestLoginPage(t *testing.T) {
+	tests := []struct {
+		name, query, notice string
+	}{
+		{"plain", "", ""},
+		{"session ended", "?expired=1", "Your session has ended. Please sign in again."},
+		{"signed out", "?signed_out=1", "You have been signed out."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			r := f.client().get("/login" + tt.query)
+			require.Equal(t, http.StatusOK, r.status)
+			assert.Equal(t, "Sign in", r.text("h1"))
+			assert.Equal(t, tt.notice, r.text(".notice"))
+			assert.NotEmpty(t, r.doc.Find(`form[action="/login"] input[name="_csrf"]`).AttrOr("value", ""))
+			assert.Contains(t, setCookieHeader(r, csrfCookie), "HttpOnly")
+		})
+	}
+	t.Run("signed in: to the portal", func(t *testing.T) {
+		f := setup(t)
+		f.account("ada@example.com", false)
+		c := f.client()
+		c.signIn("ada@example.com")
+		r := c.get("/login")
+		assert.Equal(t, http.StatusSeeOther, r.status)
+		assert.Equal(t, "/", r.header.Get("Location"))
+	})
+}
+
+// Every failed sign-in answers the same page (401) whatever the reason;
+// the reason goes to the audit log only. Bad input is a 400 that counts
+// nothing.
+func TestLoginFailures(t *testing.T) {
+	tests := []struct {
+		name, email, password string
+		status                int
+		message               string
+		reason                string // the audit detail; "" when nothing is audited
+		verified, dummy       int    // password verifications spent
+	}{
+		{"wrong password", "ada@example.com", "wrong password", 401, loginFailed, "wrong password", 1, 0},
+		{"unknown email", "nobody@example.com", testPassword, 401, loginFailed, "unknown email", 0, 1},
+		{"disabled account", "off@example.com", testPassword, 401, loginFailed, "account disabled", 1, 0},
+		{"email too long", strings.Repeat("a", 250) + "@example.com", testPassword, 401, loginFailed, "input too long", 0, 0},
+		{"no password", "ada@example.com", "", 400, "Enter your email and password.", "", 0, 0},
+		{"no email", "", testPassword, 400, "Enter your email and password.", "", 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			f.account("ada@example.com", false)
+			off := f.account("off@example.com", false)
+			f.account("keeper@example.com", true)
+			require.NoError(t, f.accts.SetDisabled(t.Context(), off.ID, true))
+			c := f.client()
+			r := c.submit("/login", "/login", url.Values{"email": {tt.email}, "password": {tt.password}})
+			assert.Equal(t, tt.status, r.status)
+			assert.Equal(t, tt.message, r.text("#login-error"))
+			assert.Empty(t, setCookieHeader(r, SessionCookie), "no session")
+			assert.Equal(t, http.StatusSeeOther, c.get("/").status, "still signed out")
+			verified, dummy := f.pw.counts()
+			assert.Equal(t, tt.verified, verified)
+			assert.Equal(t, tt.dummy, dummy)
+			evs := f.accts.eventsOf(accounts.KindLogin)
+			if tt.reason == "" {
+				assert.Empty(t, evs)
+				assert.Empty(t, f.reg.failed, "bad input counts no failure")
+				return
+			}
+			require.Len(t, evs, 1)
+			assert.Equal(t, "failed", evs[0].Outcome)
+			assert.Equal(t, tt.reason, evs[0].Detail)
+			assert.NotEmpty(t, evs[0].RequestID)
+			assert.Len(t, f.reg.failed, 1, "the failure is counted")
+			assert.NotContains(t, r.body, tt.reason, "the page does not say why")
+		})
+	}
+}
+
+// Two failures for different reasons answer the same page but for the
+// typed email and the form's token.
+func TestLoginFailuresLookAlike(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	c := f.client()
+	page := func(email, password string) string {
+		r := c.submit("/login", "/login", url.Values{"email": {email}, "password": {password}})
+		r.doc.Find(`input[name="_csrf"]`).RemoveAttr("value")
+		html, err := r.doc.Html()
+		require.NoError(t, err)
+		return strings.ReplaceAll(html, email, "EMAIL")
+	}
+	assert.Equal(t, page("ada@example.com", "wrong password"), page("nobody@example.com", "wrong password"))
+}
+
+func TestLoginSuccess(t *testing.T) {
+	f := setup(t, func(d *Deps) { d.Sessions.Secure = true })
+	ada := f.account("ada@example.com", false)
+	c := f.client()
+	tok := c.csrf("/login")
+	r := c.post("/login", url.Values{"_csrf": {tok}, "email": {" ADA@example.com "}, "password": {testPassword}})
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "/", r.header.Get("Location"))
+	session := setCookieHeader(r, SessionCookie)
+	for _, attr := range []string{"HttpOnly", "SameSite=Lax", "Secure", "Path=/"} {
+		assert.Contains(t, session, attr)
+	}
+	assert.Contains(t, setCookieHeader(r, csrfCookie), "Max-Age=0", "the CSRF token is rotated on sign-in")
+	assert.Equal(t, []string{"ADA@example.com"}, f.reg.succeeded, "the regulator forgets the failures")
+	evs := f.accts.eventsOf(accounts.KindLogin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, accounts.Event{ID: 1, Kind: accounts.KindLogin, AccountID: ada.ID, Email: ada.Email, Outcome: "ok", RequestID: r.header.Get("X-Request-Id")}, evs[0])
+}
+
+func TestLoginWhileBanned(t *testing.T) {
+	for _, banned := range []string{"ada@example.com", "127.0.0.1"} {
+		t.Run(banned, func(t *testing.T) {
+			f := setup(t)
+			f.account("ada@example.com", false)
+			f.reg.banned[banned] = f.clock.Now().Add(10 * time.Minute)
+			c := f.client()
+			r := c.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}})
+			assert.Equal(t, http.StatusTooManyRequests, r.status, "refused even with the right password")
+			assert.Equal(t, loginBanned, r.text("#login-error"))
+			verified, dummy := f.pw.counts()
+			assert.Zero(t, verified+dummy, "no password is tested during a ban")
+			evs := f.accts.eventsOf(accounts.KindLogin)
+			require.Len(t, evs, 1)
+			assert.Equal(t, "banned", evs[0].Outcome)
+		})
+	}
+}
+
+func TestLoginFailureStartsBan(t *testing.T) {
+	f := setup(t)
+	f.reg.banOnFail = true
+	c := f.client()
+	c.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {"guess"}})
+	evs := f.accts.eventsOf(accounts.KindLogin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "unknown email; ban started", evs[0].Detail)
+}
+
+// The client IP for regulation comes from the connection unless proxy
+// headers are trusted.
+func TestLoginRegulatedByClientIP(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		f := setup(t, func(d *Deps) { d.TrustProxyHeaders = trust })
+		c := f.client()
+		form := url.Values{"_csrf": {c.csrf("/login")}, "email": {"x@example.com"}, "password": {"guess"}}
+		c.post("/login", form, "X-Forwarded-For", "203.0.113.9")
+		want := "x@example.com 127.0.0.1"
+		if trust {
+			want = "x@example.com 203.0.113.9"
+		}
+		assert.Equal(t, []string{want}, f.reg.failed, "trust_proxy_headers=%v", trust)
+	}
+}
+
+func TestLoginStoreFailureIsAnInternalError(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	tok := c.csrf("/login")
+	f.accts.err = errors.New("disk on fire")
+	r := c.post("/login", url.Values{"_csrf": {tok}, "email": {"ada@example.com"}, "password": {testPassword}})
+	assert.Equal(t, http.StatusInternalServerError, r.status)
+	assert.Equal(t, "internal", r.class())
+	assert.NotContains(t, r.body, "disk on fire", "no internal detail on the page")
+	assert.Contains(t, f.logs.String(), "disk on fire", "the log has it")
+}
+
+func TestLogout(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	old := c.cookie(SessionCookie)
+	r := c.submit("/", "/logout", nil)
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, "/login?signed_out=1", r.header.Get("Location"))
+	assert.Contains(t, setCookieHeader(r, SessionCookie), "Max-Age=0")
+	got, _ := f.accts.AccountByID(t.Context(), ada.ID)
+	assert.Equal(t, ada.SessionEpoch+1, got.SessionEpoch, "every copy of the cookie is void")
+	require.Len(t, f.accts.eventsOf(accounts.KindLogout), 1)
+
+	thief := f.client()
+	thief.setCookie(SessionCookie, old)
+	r = thief.get("/")
+	assert.Equal(t, "/login?expired=1", r.header.Get("Location"), "a replayed cookie has expired")
+
+	// Signing out without a session just clears the cookie.
+	anon := f.client()
+	r = anon.submit("/login", "/logout", nil)
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	assert.Len(t, f.accts.eventsOf(accounts.KindLogout), 1)
+}
+
+// TestCSRF: with a plain client (no Sec-Fetch-Site), a form post needs the
+// token; a cross-site post is refused even with it (TOOLCHAIN.md).
+func TestCSRF(t *testing.T) {
+	tests := []struct {
+		name   string
+		token  func(good string) string
+		header []string
+		status int
+	}{
+		{"no token", func(string) string { return "" }, nil, http.StatusBadRequest},
+		{"wrong token", func(string) string { return "wrong-token" }, nil, http.StatusForbidden},
+		{"cross-site, with the token", func(good string) string { return good }, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"right token", func(good string) string { return good }, nil, http.StatusSeeOther},
+	}
+	for _, path := range []string{"/login", "/launch", "/logout", "/admin/accounts/1/disable"} {
+		for _, tt := range tests {
+			t.Run(path+": "+tt.name, func(t *testing.T) {
+				f := setup(t)
+				f.account("ada@example.com", true)
+				f.account("bob@example.com", false)
+				c := f.client()
+				from := "/login"
+				if path != "/login" {
+					c.signIn("ada@example.com")
+					from = "/"
+				}
+				form := url.Values{"email": {"ada@example.com"}, "password": {testPassword}}
+				if tok := tt.token(c.csrf(from)); tok != "" {
+					form.Set("_csrf", tok)
+				}
+				r := c.post(path, form, tt.header...)
+				if path == "/admin/accounts/1/disable" && tt.status == http.StatusSeeOther {
+					assert.Equal(t, http.StatusConflict, r.status, "passed the check (the last admin stays)")
+					return
+				}
+				assert.Equal(t, tt.status, r.status, r.body)
+				if tt.status != http.StatusSeeOther {
+					assert.Equal(t, "csrf", r.class())
+					assert.Empty(t, f.launcher.made(), "nothing launched")
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package handlers
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+)
+
+// fakeAccounts is an in-memory Accounts with the store's rules the
+// handlers rely on: emails unique case-insensitively, the last enabled
+// admin kept, the session epoch raised by disable, password and sign-out.
+// err, when set, is what every call answers.
+type fakeAccounts struct {
+	mu       sync.Mutex
+	accounts []accounts.Account
+	links    map[int64]accounts.Link
+	events   []accounts.Event
+	err      error
+}
+
+func newFakeAccounts() *fakeAccounts { return &fakeAccounts{links: map[int64]accounts.Link{}} }
+
+func (f *fakeAccounts) find(id int64) (*accounts.Account, error) {
+	for i := range f.accounts {
+		if f.accounts[i].ID == id {
+			return &f.accounts[i], nil
+		}
+	}
+	return nil, accounts.ErrNotFound
+}
+
+func (f *fakeAccounts) add(n accounts.NewAccount) (accounts.Account, error) {
+	if err := n.Normalize(); err != nil {
+		return accounts.Account{}, err
+	}
+	for _, a := range f.accounts {
+		if strings.EqualFold(a.Email, n.Email) {
+			return accounts.Account{}, accounts.ErrEmailTaken
+		}
+	}
+	a := accounts.Account{ID: int64(len(f.accounts) + 1), Email: n.Email, FirstName: n.FirstName, LastName: n.LastName,
+		PasswordHash: n.PasswordHash, Admin: n.Admin, SessionEpoch: 1}
+	f.accounts = append(f.accounts, a)
+	return a, nil
+}
+
+func (f *fakeAccounts) CreateAccount(_ context.Context, n accounts.NewAccount) (accounts.Account, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return accounts.Account{}, f.err
+	}
+	return f.add(n)
+}
+
+func (f *fakeAccounts) CreateAccounts(_ context.Context, ns []accounts.NewAccount) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	saved := slices.Clone(f.accounts)
+	for _, n := range ns {
+		if _, err := f.add(n); err != nil {
+			f.accounts = saved // all or none
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fakeAccounts) AccountByEmail(_ context.Context, email string) (accounts.Account, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return accounts.Account{}, f.err
+	}
+	for _, a := range f.accounts {
+		if strings.EqualFold(a.Email, strings.TrimSpace(email)) {
+			return a, nil
+		}
+	}
+	return accounts.Account{}, accounts.ErrNotFound
+}
+
+func (f *fakeAccounts) AccountByID(_ context.Context, id int64) (accounts.Account, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return accounts.Account{}, f.err
+	}
+	a, err := f.find(id)
+	if err != nil {
+		return accounts.Account{}, err
+	}
+	return *a, nil
+}
+
+func (f *fakeAccounts) ListAccounts(_ context.Context, flt accounts.AccountFilter) ([]accounts.Account, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, 0, f.err
+	}
+	var match []accounts.Account
+	for _, a := range f.accounts {
+		if strings.Contains(strings.ToLower(a.Email+" "+a.Name()), strings.ToLower(flt.Search)) {
+			match = append(match, a)
+		}
+	}
+	page := match[min(flt.Offset, len(match)):]
+	if flt.Limit > 0 && len(page) > flt.Limit {
+		page = page[:flt.Limit]
+	}
+	return page, len(match), nil
+}
+
+// update changes one account under the lock, keeping an enabled admin.
+func (f *fakeAccounts) update(id int64, change func(a *accounts.Account)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	a, err := f.find(id)
+	if err != nil {
+		return err
+	}
+	before, admins := *a, f.admins()
+	change(a)
+	if admins > 0 && f.admins() == 0 {
+		*a = before
+		return accounts.ErrLastAdmin
+	}
+	return nil
+}
+
+// admins counts the enabled admins.
+func (f *fakeAccounts) admins() int {
+	n := 0
+	for _, a := range f.accounts {
+		if a.Admin && !a.Disabled {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeAccounts) SetDisabled(_ context.Context, id int64, disabled bool) error {
+	return f.update(id, func(a *accounts.Account) { a.Disabled = disabled; a.SessionEpoch++ })
+}
+
+func (f *fakeAccounts) SetAdmin(_ context.Context, id int64, admin bool) error {
+	return f.update(id, func(a *accounts.Account) { a.Admin = admin })
+}
+
+func (f *fakeAccounts) SetPasswordHash(_ context.Context, id int64, hash string) error {
+	return f.update(id, func(a *accounts.Account) { a.PasswordHash = hash; a.SessionEpoch++ })
+}
+
+func (f *fakeAccounts) EndSessions(_ context.Context, id int64) error {
+	return f.update(id, func(a *accounts.Account) { a.SessionEpoch++ })
+}
+
+func (f *fakeAccounts) LinkFor(_ context.Context, accountID int64) (accounts.Link, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return accounts.Link{}, f.err
+	}
+	l, ok := f.links[accountID]
+	if !ok {
+		return accounts.Link{}, accounts.ErrNotFound
+	}
+	return l, nil
+}
+
+func (f *fakeAccounts) DeleteLink(_ context.Context, accountID int64, platformUserID string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	if l, ok := f.links[accountID]; ok && (platformUserID == "" || l.PlatformUserID == platformUserID) {
+		delete(f.links, accountID)
+	}
+	return nil
+}
+
+func (f *fakeAccounts) ListLinks(_ context.Context, ids []string) (map[string]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := map[string]int64{}
+	for aid, l := range f.links {
+		if slices.Contains(ids, l.PlatformUserID) {
+			out[l.PlatformUserID] = aid
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeAccounts) Record(_ context.Context, e accounts.Event) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	e.ID = int64(len(f.events) + 1)
+	f.events = append(f.events, e)
+	return nil
+}
+
+func (f *fakeAccounts) ListEvents(_ context.Context, flt accounts.AuditFilter) ([]accounts.Event, int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, 0, f.err
+	}
+	var match []accounts.Event
+	for i := len(f.events) - 1; i >= 0; i-- { // newest first
+		e := f.events[i]
+		if (flt.Kind == "" || e.Kind == flt.Kind) && (flt.Outcome == "" || e.Outcome == flt.Outcome) && (flt.AccountID == 0 || e.AccountID == flt.AccountID) {
+			match = append(match, e)
+		}
+	}
+	page := match[min(flt.Offset, len(match)):]
+	if flt.Limit > 0 && len(page) > flt.Limit {
+		page = page[:flt.Limit]
+	}
+	return page, len(match), nil
+}
+
+func (f *fakeAccounts) Ping(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+// eventsOf returns the recorded events of one kind, oldest first.
+func (f *fakeAccounts) eventsOf(kind string) []accounts.Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []accounts.Event
+	for _, e := range f.events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fakePasswords "hashes" by prefixing; it counts verifications, dummy ones
+// apart.
+type fakePasswords struct {
+	mu              sync.Mutex
+	verified, dummy int
+}
+
+func (p *fakePasswords) Hash(_ context.Context, pw string) (string, error) { return "hash:" + pw, nil }
+
+func (p *fakePasswords) Verify(_ context.Context, pw, encoded string) error {
+	p.mu.Lock()
+	p.verified++
+	p.mu.Unlock()
+	if encoded != "hash:"+pw {
+		return accounts.ErrPasswordMismatch
+	}
+	return nil
+}
+
+func (p *fakePasswords) VerifyDummy(context.Context, string) error {
+	p.mu.Lock()
+	p.dummy++
+	p.mu.Unlock()
+	return accounts.ErrPasswordMismatch
+}
+
+func (p *fakePasswords) counts() (verified, dummy int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.verified, p.dummy
+}
+
+// fakeRegulator bans what the test says and records what it is told.
+type fakeRegulator struct {
+	mu        sync.Mutex
+	banned    map[string]time.Time // by email or IP
+	banOnFail bool                 // Fail answers "a ban started"
+	failed    []string             // "email ip"
+	succeeded []string
+}
+
+func (r *fakeRegulator) BannedUntil(email, ip string) time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.banned[email]; ok {
+		return t
+	}
+	return r.banned[ip]
+}
+
+func (r *fakeRegulator) Fail(email, ip string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, email+" "+ip)
+	return r.banOnFail
+}
+
+func (r *fakeRegulator) Succeed(email string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.succeeded = append(r.succeeded, email)
+}
+
+// launchCall is one call of the fake launcher.
+type launchCall struct {
+	account             accounts.Account
+	returnTo, requestID string
+	hasDeadline         bool
+}
+
+// fakeLauncher answers with do (default: an exchange URL) and records the
+// calls.
+type fakeLauncher struct {
+	mu    sync.Mutex
+	calls []launchCall
+	do    func(acct accounts.Account, returnTo string) (launch.Result, error)
+}
+
+func (l *fakeLauncher) Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error) {
+	_, hasDeadline := ctx.Deadline()
+	l.mu.Lock()
+	l.calls = append(l.calls, launchCall{account: acct, returnTo: returnTo, requestID: requestID, hasDeadline: hasDeadline})
+	do := l.do
+	l.mu.Unlock()
+	if do != nil {
+		return do(acct, returnTo)
+	}
+	return launch.Result{ExchangeURL: "https://platform.example/api/5/login-token/login/TOKEN-" + acct.Email, Path: launch.PathReturning}, nil
+}
+
+func (l *fakeLauncher) made() []launchCall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
+}
+
+// fakePlatform answers the console's calls with what the test set.
+type fakePlatform struct {
+	mu      sync.Mutex
+	conn    Connection
+	report  CheckReport
+	checks  int
+	users   UserPage
+	listErr error
+	listed  []string // "query page size"
+}
+
+func (p *fakePlatform) Connection() Connection { return p.conn }
+
+func (p *fakePlatform) Check(context.Context) CheckReport {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.checks++
+	return p.report
+}
+
+func (p *fakePlatform) ListUsers(_ context.Context, query string, page, size int) (UserPage, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.listed = append(p.listed, strings.Join([]string{query, strconv.Itoa(page), strconv.Itoa(size)}, " "))
+	return p.users, p.listErr
+}
+
+func (p *fakePlatform) set(f func(p *fakePlatform)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f(p)
+}

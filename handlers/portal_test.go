@@ -1,0 +1,225 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/launch"
+)
+
+func TestPortal(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	c := f.client()
+
+	r := c.get("/")
+	assert.Equal(t, http.StatusSeeOther, r.status, "signed out: to the sign-in page")
+	assert.Equal(t, "/login", r.header.Get("Location"))
+
+	c.signIn("ada@example.com")
+	r = c.get("/")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "Hello, Ada Lovelace", r.text("h1"))
+	assert.Contains(t, r.text("#last-launch"), "never")
+	assert.NotEmpty(t, r.doc.Find(`form[action="/launch"] input[name="_csrf"]`).AttrOr("value", ""))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+
+	at := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+	f.accts.links[ada.ID] = accounts.Link{AccountID: ada.ID, PlatformUserID: "9007199254740993", LastLaunchAt: at}
+	r = c.get("/")
+	assert.Equal(t, at.Local().Format("2 Jan 2006 15:04 MST"), r.text("#last-launch"))
+	assert.Contains(t, r.body, "linked (platform user 9007199254740993)")
+
+	f.accts.err = errors.New("disk on fire")
+	r = c.get("/")
+	assert.Equal(t, http.StatusInternalServerError, r.status)
+	assert.Equal(t, "internal", r.class())
+}
+
+func TestLaunchRedirectsToTheExchangeURL(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	r := c.submit("/", "/launch", url.Values{"return_to": {"/editor/projects?id=7"}})
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-ada@example.com", r.header.Get("Location"))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	assert.Equal(t, "no-referrer", r.header.Get("Referrer-Policy"), "the token stays out of Referer")
+	calls := f.launcher.made()
+	require.Len(t, calls, 1)
+	assert.Equal(t, ada.ID, calls[0].account.ID)
+	assert.Equal(t, "/editor/projects?id=7", calls[0].returnTo)
+	assert.Equal(t, r.header.Get("X-Request-Id"), calls[0].requestID, "the audit and the page share the request id")
+	assert.True(t, calls[0].hasDeadline, "a launch is bounded")
+}
+
+// TestLaunchWithoutSession: an expired or missing session gets the 401
+// page and launches nothing.
+func TestLaunchWithoutSession(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	r := c.submit("/login", "/launch", nil)
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, "session-expired", r.class())
+	assert.Equal(t, "/login", r.doc.Find(`#error-page a[href="/login"]`).AttrOr("href", ""), "offers to sign in")
+	assert.Empty(t, f.launcher.made())
+}
+
+// errorPageCase is one row of the error -> page mapping.
+type errorPageCase struct {
+	name   string
+	page   string // the views component, as docs/architecture.md names it
+	class  string // its data-class
+	status int
+	// request makes the request with a signed-in client of f; launchErr,
+	// when set, is what the launcher answers to a plain launch instead.
+	request    func(f *fixture, c *client) *response
+	launchErr  error
+	retryAfter string
+	mention    string // text the page must show
+}
+
+func apiErr(endpoint string, status int) *apiclient.APIError {
+	return &apiclient.APIError{Endpoint: endpoint, Method: "GET", Status: status}
+}
+
+func errorPageCases() []errorPageCase {
+	wrap := func(err error) error { return fmt.Errorf("ensure user: %w", err) }
+	return []errorPageCase{
+		{name: "platform 403", page: "PlatformForbidden", class: "platform-forbidden", status: 502,
+			launchErr: wrap(apiErr("list_users", 403)), mention: "not an admin of the Instance"},
+		{name: "platform 401, clocks apart", page: "PlatformClockSkew", class: "platform-clock-skew", status: 502,
+			launchErr: &apiclient.ClockSkewError{Offset: -10 * time.Minute, Err: apiErr("issue_token", 401)}, mention: "10m0s"},
+		{name: "platform 401", page: "PlatformUnauthorized", class: "platform-unauthorized", status: 502,
+			launchErr: wrap(apiErr("list_users", 401)), mention: "API secret"},
+		{name: "platform 429", page: "PlatformUnavailable", class: "platform-unavailable", status: 503,
+			launchErr:  wrap(&apiclient.APIError{Endpoint: "list_users", Status: 429, RetryAfter: 6500 * time.Millisecond}),
+			retryAfter: "7", mention: "about 7 seconds"},
+		{name: "platform 5xx", page: "PlatformUnavailable", class: "platform-unavailable", status: 503,
+			launchErr: wrap(apiErr("create_user", 502)), mention: "Nothing was lost"},
+		{name: "platform 409 unresolved", page: "PlatformUnavailable", class: "platform-unavailable", status: 503,
+			launchErr: wrap(apiErr("create_user", 409)), mention: "try again"},
+		{name: "platform unreachable", page: "PlatformUnavailable", class: "platform-unavailable", status: 503,
+			launchErr: wrap(&apiclient.TransportError{Endpoint: "list_users", Err: errors.New("connection refused")}), mention: "Nothing was lost"},
+		{name: "platform timeout", page: "PlatformUnavailable", class: "platform-unavailable", status: 504,
+			launchErr: wrap(&apiclient.TransportError{Endpoint: "list_users", Timeout: true, Err: context.DeadlineExceeded}), mention: "Nothing was lost"},
+		{name: "platform 404", page: "PlatformMisconfigured", class: "platform-misconfigured", status: 502,
+			launchErr: wrap(apiErr("list_users", 404)), mention: "without"},
+		{name: "platform 400", page: "PlatformMisconfigured", class: "platform-misconfigured", status: 502,
+			launchErr: wrap(apiErr("create_user", 400)), mention: "ssobridge check"},
+		{name: "bad return_to", page: "BadRequest", class: "bad-request", status: 400,
+			launchErr: fmt.Errorf("%w: it must start with /", launch.ErrInvalidReturnTo), mention: "must start with /"},
+		{name: "method not allowed", page: "BadRequest", class: "bad-request", status: 405,
+			request: func(f *fixture, c *client) *response { return c.get("/launch") }},
+		{name: "body too large", page: "BadRequest", class: "bad-request", status: 413,
+			request: func(f *fixture, c *client) *response {
+				return c.submit("/", "/launch", url.Values{"return_to": {strings.Repeat("a", 2<<20)}})
+			}},
+		{name: "no route", page: "NotFound", class: "not-found", status: 404,
+			request: func(f *fixture, c *client) *response { return c.get("/no/such/page") }},
+		{name: "CSRF: no token", page: "CSRFFailed", class: "csrf", status: 400,
+			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{}) }},
+		{name: "CSRF: wrong token", page: "CSRFFailed", class: "csrf", status: 403,
+			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{"_csrf": {"wrong"}}) }},
+		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401,
+			request: func(f *fixture, c *client) *response {
+				anon := f.client()
+				return anon.submit("/login", "/launch", nil)
+			}},
+		{name: "non-admin on /admin", page: "Forbidden", class: "forbidden", status: 403,
+			request: func(f *fixture, c *client) *response { return c.get("/admin/accounts") }},
+		{name: "disabled account", page: "AccountDisabled", class: "account-disabled", status: 403,
+			launchErr: launch.ErrAccountDisabled, mention: "disabled"},
+		{name: "anything else", page: "InternalError", class: "internal", status: 500,
+			launchErr: errors.New("launch: save link: disk on fire"), mention: "Something went wrong"},
+	}
+}
+
+// TestErrorPages: every error a user can meet answers its page with its
+// status; no page shows an internal error's text.
+func TestErrorPages(t *testing.T) {
+	for _, tt := range errorPageCases() {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			f.account("ada@example.com", false)
+			c := f.client()
+			c.signIn("ada@example.com")
+			var r *response
+			if tt.request != nil {
+				r = tt.request(f, c)
+			} else {
+				f.launcher.do = func(accounts.Account, string) (launch.Result, error) { return launch.Result{}, tt.launchErr }
+				r = c.submit("/", "/launch", nil)
+			}
+			assert.Equal(t, tt.status, r.status)
+			assert.Equal(t, tt.class, r.class())
+			assert.Equal(t, "Error "+strconv.Itoa(tt.status), r.text("#error-page .status"))
+			assert.Equal(t, r.header.Get("X-Request-Id"), r.text("#request-id"), "the page names the request")
+			assert.Equal(t, tt.retryAfter, r.header.Get("Retry-After"))
+			assert.Contains(t, r.text("#error-page"), tt.mention)
+			assert.NotContains(t, r.body, "disk on fire")
+			if tt.status >= 500 && tt.status != 500 {
+				assert.NotEmpty(t, r.text("#error-detail"), "platform failures show their technical detail")
+			}
+		})
+	}
+}
+
+// TestErrorPagesCoverTheDocumentedTable: every (page, status) row of the
+// status table in docs/architecture.md is a case of TestErrorPages, and
+// every case is documented.
+func TestErrorPagesCoverTheDocumentedTable(t *testing.T) {
+	doc, err := os.ReadFile("../docs/architecture.md")
+	require.NoError(t, err)
+	text := string(doc)
+	start := strings.Index(text, "## Status codes of the error pages")
+	require.GreaterOrEqual(t, start, 0, "the table's heading")
+	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `(\\w+)`[^|]* \\| ([0-9 /]+) \\|$")
+	documented := map[string]bool{}
+	for _, m := range row.FindAllStringSubmatch(text[start:], -1) {
+		for _, status := range strings.Split(m[2], "/") {
+			documented[m[1]+" "+strings.TrimSpace(status)] = true
+		}
+	}
+	require.NotEmpty(t, documented)
+	tested := map[string]bool{}
+	for _, tt := range errorPageCases() {
+		tested[tt.page+" "+strconv.Itoa(tt.status)] = true
+	}
+	for pair := range documented {
+		assert.True(t, tested[pair], "documented but not tested: %s", pair)
+	}
+	for pair := range tested {
+		assert.True(t, documented[pair], "tested but not documented: %s", pair)
+	}
+}
+
+// A panic in a handler is a 500 page, logged with its request id.
+func TestPanicIsAnInternalErrorPage(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	f.launcher.do = func(accounts.Account, string) (launch.Result, error) { panic("launcher exploded") }
+	r := c.submit("/", "/launch", nil)
+	assert.Equal(t, http.StatusInternalServerError, r.status)
+	assert.Equal(t, "internal", r.class())
+	assert.NotContains(t, r.body, "exploded")
+	assert.Contains(t, f.logs.String(), "launcher exploded")
+	assert.Contains(t, f.logs.String(), "request_id="+r.header.Get("X-Request-Id"))
+}

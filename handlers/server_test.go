@@ -1,0 +1,134 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/apiclient"
+)
+
+func TestHealthz(t *testing.T) {
+	f := setup(t)
+	f.accts.err = errors.New("store down") // liveness does not depend on it
+	r := f.client().get("/healthz")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.JSONEq(t, `{"status":"ok"}`, r.body)
+}
+
+func TestReadyz(t *testing.T) {
+	tests := []struct {
+		name     string
+		storeErr error
+		checkErr error
+		status   int
+		want     ReadyStatus
+	}{
+		{"ready", nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok"}},
+		{"store down", errors.New("database is locked"), nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok"}},
+		{"platform refuses", nil, apiErr("list_users", 403), 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden"}},
+		{"platform down", nil, &apiclient.TransportError{Err: errors.New("refused")}, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			f.accts.err = tt.storeErr
+			f.platform.report = CheckReport{Err: tt.checkErr}
+			r := f.client().get("/readyz")
+			assert.Equal(t, tt.status, r.status)
+			var got ReadyStatus
+			require.NoError(t, json.Unmarshal([]byte(r.body), &got))
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// Probes do not spend the platform's rate limit: its answer is kept for
+// platformCheckTTL.
+func TestReadyzCachesThePlatformCheck(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	for range 5 {
+		require.Equal(t, http.StatusOK, c.get("/readyz").status)
+	}
+	assert.Equal(t, 1, f.platform.checks)
+	f.platform.set(func(p *fakePlatform) { p.report = CheckReport{Err: apiErr("list_users", 503)} })
+	f.clock.Advance(platformCheckTTL - time.Second)
+	assert.Equal(t, http.StatusOK, c.get("/readyz").status, "still the cached answer")
+	f.clock.Advance(2 * time.Second)
+	assert.Equal(t, http.StatusServiceUnavailable, c.get("/readyz").status, "checked again")
+	assert.Equal(t, 2, f.platform.checks)
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		f := setup(t, func(d *Deps) { d.Sessions.Secure = secure })
+		c := f.client()
+		r := c.get("/login")
+		csp := r.header.Get("Content-Security-Policy")
+		assert.Contains(t, csp, "default-src 'none'")
+		assert.Contains(t, csp, "frame-ancestors 'none'")
+		assert.Contains(t, csp, "form-action 'self' https://platform.example", "the launch redirect may land on the platform")
+		assert.NotContains(t, csp, "unsafe-inline")
+		assert.Equal(t, "nosniff", r.header.Get("X-Content-Type-Options"))
+		assert.Equal(t, "DENY", r.header.Get("X-Frame-Options"))
+		assert.Equal(t, "same-origin", r.header.Get("Referrer-Policy"))
+		assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+		if secure {
+			assert.Equal(t, "max-age=31536000", r.header.Get("Strict-Transport-Security"))
+		} else {
+			assert.Empty(t, r.header.Get("Strict-Transport-Security"), "no HSTS over http")
+		}
+		css := c.get("/static/app.css")
+		assert.Equal(t, http.StatusOK, css.status)
+		assert.Contains(t, css.header.Get("Content-Type"), "text/css")
+		assert.Equal(t, "public, max-age=3600", css.header.Get("Cache-Control"))
+	}
+}
+
+func TestCSPFormAction(t *testing.T) {
+	assert.Equal(t, "'self' https://platform.example:8443", cspFormAction("https://platform.example:8443/base/"))
+	assert.Equal(t, "'self'", cspFormAction("not a url"))
+	assert.Equal(t, "'self'", cspFormAction(""))
+}
+
+// Request ids are always ours: a client's X-Request-Id is not adopted.
+func TestRequestIDs(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	a := c.get("/login", "X-Request-Id", "forged-by-the-client")
+	b := c.get("/login")
+	assert.Regexp(t, `^[0-9a-f]{16}$`, a.header.Get("X-Request-Id"))
+	assert.NotEqual(t, a.header.Get("X-Request-Id"), b.header.Get("X-Request-Id"))
+	assert.NotContains(t, f.logs.String(), "forged-by-the-client")
+	assert.Contains(t, f.logs.String(), "request_id="+a.header.Get("X-Request-Id"))
+}
+
+// The request log has the path only: no query string (tokens, emails).
+func TestRequestLogHasNoQuery(t *testing.T) {
+	f := setup(t)
+	f.client().get("/login?email=secret%40example.com&token=abc")
+	logs := f.logs.String()
+	assert.Contains(t, logs, "path=/login")
+	assert.NotContains(t, logs, "secret")
+	assert.NotContains(t, logs, "token=abc")
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	f.client().submit("/login", "/login", map[string][]string{"email": {"ada@example.com"}, "password": {"wrong"}})
+	r := c.get("/metrics")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.body, `ssobridge_logins_total{outcome="ok"} 1`)
+	assert.Contains(t, r.body, `ssobridge_logins_total{outcome="failed"} 1`)
+	assert.True(t, strings.Contains(r.body, "go_goroutines"), "runtime metrics too")
+}

@@ -1,0 +1,188 @@
+package handlers
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/fakeclock"
+)
+
+// fixture is the handlers' Echo app over httptest, with fakes of every
+// interface it declares and a settable clock.
+type fixture struct {
+	t        *testing.T
+	accts    *fakeAccounts
+	pw       *fakePasswords
+	reg      *fakeRegulator
+	launcher *fakeLauncher
+	platform *fakePlatform
+	clock    *fakeclock.Clock
+	logs     *syncBuffer
+	srv      *httptest.Server
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuffer) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+const testPassword = "correct horse battery"
+
+// setup builds the app; tweak adjusts its Deps before New.
+func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
+	t.Helper()
+	f := &fixture{t: t, accts: newFakeAccounts(), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
+		launcher: &fakeLauncher{}, clock: fakeclock.New(time.Time{}), logs: &syncBuffer{},
+		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
+			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
+	d := Deps{Accounts: f.accts, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
+		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
+		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,
+		AuditRetention: 90 * 24 * time.Hour}
+	for _, fn := range tweak {
+		fn(&d)
+	}
+	e, _ := New(d)
+	f.srv = httptest.NewServer(e)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// account adds an account whose password is testPassword.
+func (f *fixture) account(email string, admin bool) accounts.Account {
+	f.t.Helper()
+	a, err := f.accts.CreateAccount(f.t.Context(), accounts.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace",
+		PasswordHash: "hash:" + testPassword, Admin: admin})
+	require.NoError(f.t, err)
+	return a
+}
+
+// client is a browser without JavaScript: a cookie jar, no redirects
+// followed, every answer parsed.
+type client struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func (f *fixture) client() *client {
+	jar, _ := cookiejar.New(nil)
+	return &client{t: f.t, base: f.srv.URL, c: &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// response is one answer, its body parsed.
+type response struct {
+	status int
+	header http.Header
+	body   string
+	doc    *goquery.Document
+}
+
+// class is the error page's class (data-class), "" on other pages.
+func (r *response) class() string { return r.doc.Find("#error-page").AttrOr("data-class", "") }
+
+// text is the trimmed text of the first element matching sel.
+func (r *response) text(sel string) string { return strings.TrimSpace(r.doc.Find(sel).First().Text()) }
+
+func (c *client) do(req *http.Request) *response {
+	c.t.Helper()
+	resp, err := c.c.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(c.t, err)
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	require.NoError(c.t, err)
+	return &response{status: resp.StatusCode, header: resp.Header, body: string(body), doc: doc}
+}
+
+// get fetches path; header holds name, value pairs.
+func (c *client) get(path string, header ...string) *response {
+	req, _ := http.NewRequest("GET", c.base+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return c.do(req)
+}
+
+// post sends form to path; header holds name, value pairs.
+func (c *client) post(path string, form url.Values, header ...string) *response {
+	req, _ := http.NewRequest("POST", c.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return c.do(req)
+}
+
+// csrf is the token of the first form on path.
+func (c *client) csrf(path string) string {
+	c.t.Helper()
+	r := c.get(path)
+	tok, ok := r.doc.Find(`form input[name="_csrf"]`).First().Attr("value")
+	require.True(c.t, ok && tok != "", "no _csrf on %s (%d)", path, r.status)
+	return tok
+}
+
+// submit posts form with a token taken from the page at from.
+func (c *client) submit(from, path string, form url.Values) *response {
+	c.t.Helper()
+	if form == nil {
+		form = url.Values{}
+	}
+	form.Set("_csrf", c.csrf(from))
+	return c.post(path, form)
+}
+
+// signIn signs email in with testPassword.
+func (c *client) signIn(email string) {
+	c.t.Helper()
+	r := c.submit("/login", "/login", url.Values{"email": {email}, "password": {testPassword}})
+	require.Equal(c.t, http.StatusSeeOther, r.status, r.body)
+}
+
+// cookie is the value of the named cookie the browser holds ("" if none).
+func (c *client) cookie(name string) string {
+	u, _ := url.Parse(c.base)
+	for _, ck := range c.c.Jar.Cookies(u) {
+		if ck.Name == name {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// setCookie plants a cookie in the browser.
+func (c *client) setCookie(name, value string) {
+	u, _ := url.Parse(c.base)
+	c.c.Jar.SetCookies(u, []*http.Cookie{{Name: name, Value: value, Path: "/"}})
+}
+
+// setCookieHeader is every Set-Cookie of the named cookie in a response,
+// joined ("" if none).
+func setCookieHeader(r *response, name string) string {
+	var out []string
+	for _, v := range r.header.Values("Set-Cookie") {
+		if strings.HasPrefix(v, name+"=") {
+			out = append(out, v)
+		}
+	}
+	return strings.Join(out, "\n")
+}
