@@ -90,7 +90,9 @@ func TestAdminConnection(t *testing.T) {
 	assert.Equal(t, accounts.Event{ID: evs[0].ID, Kind: accounts.KindAdmin, AccountID: root.ID, Email: root.Email, Outcome: "ok",
 		Detail: "connection check: forbidden", RequestID: r.header.Get("X-Request-Id")}, evs[0])
 
-	f.platform.set(func(p *fakePlatform) { p.conn = Connection{BaseURL: "http://127.0.0.1:1", Embedded: true, Method: "simple", Scheme: "SVCSIMPLE"} })
+	f.platform.set(func(p *fakePlatform) {
+		p.conn = Connection{BaseURL: "http://127.0.0.1:1", Embedded: true, Method: "simple", Scheme: "SVCSIMPLE"}
+	})
 	r = c.get("/admin/connection")
 	assert.Contains(t, r.text("#base-url"), "(built-in emulator)")
 	assert.Equal(t, "(none: simple method)", r.text("#key-id"))
@@ -374,7 +376,9 @@ func TestAdminAudit(t *testing.T) {
 
 func TestPageParamAndPager(t *testing.T) {
 	e := echo.New()
-	ctx := func(target string) echo.Context { return e.NewContext(httptest.NewRequest("GET", target, nil), httptest.NewRecorder()) }
+	ctx := func(target string) echo.Context {
+		return e.NewContext(httptest.NewRequest("GET", target, nil), httptest.NewRecorder())
+	}
 	for q, want := range map[string]int{"": 1, "?page=3": 3, "?page=0": 1, "?page=-2": 1, "?page=x": 1, "?page=1000001": 1} {
 		assert.Equal(t, want, pageParam(ctx("/admin/audit"+q)), q)
 	}
