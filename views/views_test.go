@@ -1,0 +1,245 @@
+package views
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/a-h/templ"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// render renders a component and parses it.
+func render(t *testing.T, c templ.Component) *goquery.Document {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, c.Render(context.Background(), &buf))
+	doc, err := goquery.NewDocumentFromReader(&buf)
+	require.NoError(t, err)
+	return doc
+}
+
+func text(doc *goquery.Document, sel string) string { return doc.Find(sel).First().Text() }
+
+const token = "tok-123"
+
+var (
+	signedOut = Page{Title: "Sign in", CSRF: token}
+	user      = Page{Title: "Portal", CSRF: token, User: &User{Name: "Ada Lovelace", Email: "ada@example.com"}}
+	admin     = Page{Title: "Admin", CSRF: token, User: &User{Name: "Root Admin", Email: "root@example.com", Admin: true}}
+)
+
+// assertForms: every form that posts carries the page's token as _csrf.
+func assertForms(t *testing.T, doc *goquery.Document) {
+	t.Helper()
+	doc.Find(`form[method="post"]`).Each(func(i int, s *goquery.Selection) {
+		assert.Equal(t, token, s.Find(`input[type="hidden"][name="_csrf"]`).AttrOr("value", ""), "form %d (%s)", i, s.AttrOr("action", ""))
+	})
+}
+
+// TestPagesFrame: every page has the title, the heading, a main landmark,
+// the stylesheet and forms that carry the token.
+func TestPagesFrame(t *testing.T) {
+	pages := []struct {
+		name  string
+		comp  templ.Component
+		title string
+		h1    string
+		posts int // forms that post
+	}{
+		{"login", Login(signedOut, LoginForm{}), "Sign in", "Sign in", 1},
+		{"portal", PortalPage(user, Portal{}), "Portal", "Hello, Ada Lovelace", 2}, // launch + sign out
+		{"connection", ConnectionPage(admin, Connection{BaseURL: "https://p.example", Method: "hmac", Scheme: "SVC", KeyID: "k"}), "Admin", "Instance connection", 2},
+		{"accounts", AccountsList(admin, AccountsPage{Rows: []AccountRow{{ID: 2, Email: "bob@example.com", Name: "Bob"}}}), "Admin", "Accounts", 0},
+		{"platform users", PlatformUsers(admin, PlatformUsersPage{}), "Admin", "Platform users", 1},
+		{"audit", AuditLog(admin, AuditPage{Retention: "90 days"}), "Admin", "Audit log", 1},
+	}
+	for _, p := range pages {
+		t.Run(p.name, func(t *testing.T) {
+			doc := render(t, p.comp)
+			assert.Equal(t, p.title+" · ssobridge", text(doc, "title"))
+			assert.Equal(t, p.h1, text(doc, "main h1"))
+			assert.Equal(t, "/static/app.css", doc.Find(`link[rel="stylesheet"]`).AttrOr("href", ""))
+			assert.Equal(t, "en", doc.Find("html").AttrOr("lang", ""))
+			assert.Empty(t, doc.Find("script").Nodes, "no scripts: the CSP allows none")
+			if p.posts > 0 {
+				assert.Equal(t, p.posts, doc.Find(`form[method="post"]`).Length())
+			}
+			assertForms(t, doc)
+		})
+	}
+}
+
+// TestAdminLinkOnlyForAdmins: the layout offers the console only to an
+// admin; signed out, there is no account navigation at all.
+func TestAdminLinkOnlyForAdmins(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		page    Page
+		admin   bool
+		signOut bool
+	}{{"signed out", signedOut, false, false}, {"user", user, false, true}, {"admin", admin, true, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var comp templ.Component = Login(tt.page, LoginForm{})
+			if tt.page.User != nil {
+				comp = PortalPage(tt.page, Portal{})
+			}
+			doc := render(t, comp)
+			assert.Equal(t, tt.admin, doc.Find(`header a[href="/admin/"]`).Length() == 1)
+			assert.Equal(t, tt.signOut, doc.Find(`header form[action="/logout"]`).Length() == 1)
+			if tt.page.User != nil {
+				assert.Equal(t, tt.page.User.Name, text(doc, "#signed-in-as"))
+			}
+		})
+	}
+}
+
+func TestLogin(t *testing.T) {
+	doc := render(t, Login(signedOut, LoginForm{Email: "ada@example.com", Error: "Email or password is incorrect.", Notice: "You have been signed out."}))
+	assert.Equal(t, "ada@example.com", doc.Find("#email").AttrOr("value", ""), "the email typed is kept")
+	assert.Empty(t, doc.Find("#password").AttrOr("value", ""), "never the password")
+	assert.Equal(t, "current-password", doc.Find("#password").AttrOr("autocomplete", ""))
+	assert.Equal(t, "Email or password is incorrect.", text(doc, "#login-error"))
+	assert.Equal(t, "alert", doc.Find("#login-error").AttrOr("role", ""))
+	assert.Equal(t, "You have been signed out.", text(doc, `[role="status"]`))
+	for _, id := range []string{"email", "password"} {
+		assert.Equal(t, 1, doc.Find(`label[for="`+id+`"]`).Length(), "label for %s", id)
+	}
+	plain := render(t, Login(signedOut, LoginForm{}))
+	assert.Empty(t, plain.Find("#login-error, .notice").Nodes)
+}
+
+func TestPortal(t *testing.T) {
+	doc := render(t, PortalPage(user, Portal{}))
+	assert.Equal(t, "Open video editor", text(doc, "#open-editor"))
+	assert.Equal(t, "/launch", doc.Find("#open-editor").Closest("form").AttrOr("action", ""))
+	assert.Contains(t, text(doc, "#last-launch"), "never")
+	assert.NotContains(t, doc.Text(), "linked (platform user")
+	doc = render(t, PortalPage(user, Portal{LastLaunch: "22 Nov 2026 10:00 UTC", PlatformUserID: "9007199254740993"}))
+	assert.Contains(t, text(doc, "#last-launch"), "22 Nov 2026 10:00 UTC")
+	assert.Contains(t, doc.Text(), "linked (platform user 9007199254740993)")
+}
+
+// TestErrorPages: each class has its heading, status and reference; the
+// pages that concern the partner admin carry a section for them; the
+// technical detail shows only when given.
+func TestErrorPages(t *testing.T) {
+	info := ErrorInfo{Status: 502, RequestID: "0123456789abcdef", Detail: "platform GET list_users: 403: Forbidden", ClockSkew: "10m0s"}
+	pages := []struct {
+		comp      func(Page, ErrorInfo) templ.Component
+		class     string
+		title     string
+		adminPart bool // "For the partner admin"
+		retry     bool // a "Try again" form
+	}{
+		{PlatformForbidden, "platform-forbidden", "The video platform refused the bridge's access", true, false},
+		{PlatformUnauthorized, "platform-unauthorized", "The video platform did not accept the bridge's credentials", true, false},
+		{PlatformClockSkew, "platform-clock-skew", "The bridge's clock and the platform's clock disagree", true, false},
+		{PlatformMisconfigured, "platform-misconfigured", "The video platform answered unexpectedly", true, false},
+		{PlatformUnavailable, "platform-unavailable", "The video platform is busy or unavailable", false, true},
+		{BadRequest, "bad-request", "That request could not be used", false, false},
+		{NotFound, "not-found", "Page not found", false, false},
+		{CSRFFailed, "csrf", "This form has expired or did not come from this site", false, false},
+		{SessionExpired, "session-expired", "Your session has ended", false, false},
+		{AccountDisabled, "account-disabled", "This account is disabled", false, false},
+		{Forbidden, "forbidden", "You do not have access to this page", false, false},
+		{InternalError, "internal", "Something went wrong on our side", false, false},
+	}
+	for _, p := range pages {
+		t.Run(p.class, func(t *testing.T) {
+			doc := render(t, p.comp(user, info))
+			assert.Equal(t, p.class, doc.Find("#error-page").AttrOr("data-class", ""))
+			assert.Equal(t, p.title, text(doc, "#error-title"))
+			assert.Equal(t, "Error 502", text(doc, "#error-page .status"))
+			assert.Equal(t, "0123456789abcdef", text(doc, "#request-id"))
+			assert.Equal(t, info.Detail, text(doc, "#error-detail"))
+			assert.Equal(t, p.adminPart, doc.Find(`h2:contains("For the partner admin")`).Length() == 1)
+			assert.Equal(t, p.retry, doc.Find("#try-again").Length() == 1)
+			assert.Equal(t, "/", doc.Find(`#error-page a[href="/"]`).AttrOr("href", ""), "a way back")
+			assertForms(t, doc)
+
+			bare := render(t, p.comp(signedOut, ErrorInfo{Status: 400}))
+			assert.Empty(t, bare.Find("#error-detail, #request-id").Nodes, "nothing shown that was not given")
+		})
+	}
+}
+
+func TestErrorPageDetails(t *testing.T) {
+	doc := render(t, PlatformClockSkew(user, ErrorInfo{Status: 502, ClockSkew: "10m0s"}))
+	assert.Equal(t, "10m0s", text(doc, "#clock-offset"))
+	doc = render(t, PlatformUnavailable(user, ErrorInfo{Status: 503, RetryAfter: 7}))
+	assert.Contains(t, doc.Text(), "Please try again in about 7 seconds.")
+	doc = render(t, PlatformUnavailable(user, ErrorInfo{Status: 503}))
+	assert.Contains(t, doc.Text(), "Please try again in a minute.")
+	doc = render(t, SessionExpired(signedOut, ErrorInfo{Status: 401, SignIn: true}))
+	assert.Equal(t, 1, doc.Find(`#error-page a[href="/login"]`).Length(), "offers to sign in")
+}
+
+func TestConnectionPage(t *testing.T) {
+	doc := render(t, ConnectionPage(admin, Connection{BaseURL: "http://127.0.0.1:9", Embedded: true, Method: "hmac", Scheme: "SVC", KeyID: "key-1"}))
+	assert.Contains(t, text(doc, "#base-url"), "(built-in emulator)")
+	assert.Equal(t, "key-1", text(doc, "#key-id"))
+	assert.Contains(t, doc.Text(), "the secret is never shown")
+	assert.Empty(t, doc.Find("#check-result").Nodes)
+	assert.Equal(t, "page", doc.Find(`.admin-nav a[href="/admin/connection"]`).AttrOr("aria-current", ""))
+
+	res := &CheckView{OK: false, Verdict: "clock_skew", Summary: "Clock skew.", Advice: []string{"Use NTP.", "Check again."}, Status: "401", Latency: "3ms", Clock: "10m0s ahead of this server's", URL: "https://p/api/5/public/users"}
+	doc = render(t, ConnectionPage(admin, Connection{Result: res}))
+	assert.Equal(t, "clock_skew", doc.Find("#check-result").AttrOr("data-verdict", ""))
+	assert.True(t, doc.Find("#check-result").HasClass("check-bad"))
+	assert.Equal(t, "Clock skew.", text(doc, "#check-summary"))
+	assert.Equal(t, 2, doc.Find("#check-advice li").Length())
+	assert.Equal(t, "10m0s ahead of this server's", text(doc, "#check-clock"))
+	ok := render(t, ConnectionPage(admin, Connection{Result: &CheckView{OK: true, Verdict: "ok", Summary: "OK."}}))
+	assert.True(t, ok.Find("#check-result").HasClass("check-ok"))
+	assert.Empty(t, ok.Find("#check-advice, #check-clock").Nodes)
+}
+
+func TestAccountsList(t *testing.T) {
+	d := AccountsPage{Query: "b", Notice: "Added bob@example.com.", Rows: []AccountRow{
+		{ID: 2, Email: "bob@example.com", Name: "Bob B", PlatformUserID: "77", LinkedAt: "2026-11-01 08:00 UTC", LastLaunch: "never"},
+		{ID: 3, Email: "off@example.com", Name: "Off", Disabled: true, Admin: true, NoPassword: true},
+	}, Pager: Pager{Page: 1, Pages: 2, Total: 30, NextURL: "/admin/accounts?page=2"}}
+	doc := render(t, AccountsList(admin, d))
+	assert.Equal(t, "Added bob@example.com.", text(doc, "#notice"))
+	assert.Equal(t, "b", doc.Find("#q").AttrOr("value", ""))
+	bob := doc.Find(`tr[data-email="bob@example.com"]`)
+	assert.Contains(t, bob.Text(), "77")
+	assert.Equal(t, 1, bob.Find(`button[data-action="disable"]`).Length())
+	off := doc.Find(`tr[data-email="off@example.com"]`)
+	assert.Contains(t, off.Text(), "disabled")
+	assert.Contains(t, off.Text(), "no password yet")
+	assert.Equal(t, 1, off.Find(`button[data-action="enable"]`).Length(), "a disabled account offers enable")
+	assert.Equal(t, "/admin/accounts/3/password", off.Find(`input[name="password"]`).Closest("form").AttrOr("action", ""))
+	assert.Equal(t, "/admin/accounts?page=2", doc.Find(`a[rel="next"]`).AttrOr("href", ""))
+	assert.Empty(t, doc.Find(`a[rel="prev"]`).Nodes)
+	assertForms(t, doc)
+
+	failed := render(t, AccountsList(admin, AccountsPage{Error: "An account with email bob@example.com exists already.",
+		New: NewAccountForm{Email: "bob@example.com", FirstName: "Bob", LastName: "B", Admin: true},
+		ImportErrors: []string{"row 3: bad"}, ImportCSV: "a,b,c"}))
+	assert.Equal(t, "An account with email bob@example.com exists already.", text(failed, "#admin-error"))
+	assert.Equal(t, "bob@example.com", failed.Find("#new-email").AttrOr("value", ""))
+	assert.Empty(t, failed.Find("#new-password").AttrOr("value", ""), "never a password")
+	assert.Equal(t, "row 3: bad", text(failed, "#import-errors li"))
+	assert.Equal(t, "a,b,c", text(failed, "#csv"))
+	assert.Equal(t, "multipart/form-data", failed.Find(`form[action="/admin/accounts/import"]`).AttrOr("enctype", ""))
+}
+
+func TestPlatformUsersAndAudit(t *testing.T) {
+	doc := render(t, PlatformUsers(admin, PlatformUsersPage{Query: "p", Rows: []PlatformUserRow{
+		{UserID: "1", Name: "Pat", Email: "pat@example.com"}, {UserID: "2", Name: "Bob", Email: "bob@example.com", LinkedTo: "bob@example.com"}}}))
+	assert.Equal(t, 2, doc.Find("#platform-users tbody tr").Length())
+	assert.Equal(t, "p", doc.Find("#pq").AttrOr("value", ""))
+	failed := render(t, PlatformUsers(admin, PlatformUsersPage{Error: "The platform did not list its users: 503"}))
+	assert.Contains(t, failed.Text(), "The platform did not list its users: 503")
+
+	doc = render(t, AuditLog(admin, AuditPage{Kind: "launch", Retention: "90 days", Rows: []AuditRow{
+		{At: "2026-11-22 10:00:00", Kind: "launch", Email: "bob@example.com", Outcome: "ok", Calls: 3, Latency: "25ms", RequestID: "abc"}}}))
+	assert.Equal(t, 1, doc.Find("#audit tbody tr").Length())
+	assert.Contains(t, doc.Find("#audit tbody tr").Text(), "25ms")
+	assert.Equal(t, "launch", doc.Find(`#f-kind option[selected]`).AttrOr("value", ""), "the filter keeps its choice")
+	assert.Contains(t, doc.Text(), "Kept 90 days")
+}
