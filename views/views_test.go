@@ -218,7 +218,7 @@ func TestAccountsList(t *testing.T) {
 	assertForms(t, doc)
 
 	failed := render(t, AccountsList(admin, AccountsPage{Error: "An account with email bob@example.com exists already.",
-		New: NewAccountForm{Email: "bob@example.com", FirstName: "Bob", LastName: "B", Admin: true},
+		New:          NewAccountForm{Email: "bob@example.com", FirstName: "Bob", LastName: "B", Admin: true},
 		ImportErrors: []string{"row 3: bad"}, ImportCSV: "a,b,c"}))
 	assert.Equal(t, "An account with email bob@example.com exists already.", text(failed, "#admin-error"))
 	assert.Equal(t, "bob@example.com", failed.Find("#new-email").AttrOr("value", ""))
