@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	regulator := accounts.NewRegulator(accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP,
 		FindTime: rg.FindTime, BanTime: rg.BanTime}, o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
-	a.handler, _ = handlers.New(handlers.Deps{
+	a.handler = handlers.New(handlers.Deps{
 		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, Logger: a.logger, Now: o.Now,

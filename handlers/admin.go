@@ -25,7 +25,7 @@ const (
 	maxImportRows        = 5000
 )
 
-func (h *Handlers) adminRoutes(g *echo.Group) {
+func (h *server) adminRoutes(g *echo.Group) {
 	g.GET("", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin/connection") })
 	g.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusSeeOther, "/admin/connection") })
 	g.GET("/connection", h.connectionPage)
@@ -40,7 +40,7 @@ func (h *Handlers) adminRoutes(g *echo.Group) {
 
 // --- connection ---
 
-func (h *Handlers) connection() views.Connection {
+func (h *server) connection() views.Connection {
 	c := h.Platform.Connection()
 	key := c.KeyID
 	if key == "" {
@@ -49,11 +49,11 @@ func (h *Handlers) connection() views.Connection {
 	return views.Connection{BaseURL: c.BaseURL, Embedded: c.Embedded, Method: c.Method, Scheme: c.Scheme, KeyID: key}
 }
 
-func (h *Handlers) connectionPage(c echo.Context) error {
+func (h *server) connectionPage(c echo.Context) error {
 	return h.render(c, http.StatusOK, views.ConnectionPage(h.page(c, "Connection"), h.connection()))
 }
 
-func (h *Handlers) connectionCheck(c echo.Context) error {
+func (h *server) connectionCheck(c echo.Context) error {
 	r := h.Platform.Check(c.Request().Context())
 	h.adminAudit(c, "connection check: "+r.Verdict, "")
 	d := h.connection()
@@ -72,7 +72,7 @@ func checkView(r CheckReport) *views.CheckView {
 
 // --- accounts ---
 
-func (h *Handlers) accountsPage(c echo.Context) error {
+func (h *server) accountsPage(c echo.Context) error {
 	d, err := h.accountsData(c, views.AccountsPage{Query: c.QueryParam("q")})
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (h *Handlers) accountsPage(c echo.Context) error {
 }
 
 // accountsData fills the list part of the accounts page.
-func (h *Handlers) accountsData(c echo.Context, d views.AccountsPage) (views.AccountsPage, error) {
+func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.AccountsPage, error) {
 	ctx := c.Request().Context()
 	page := pageParam(c)
 	rows, total, err := h.Accounts.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
@@ -110,7 +110,7 @@ func (h *Handlers) accountsData(c echo.Context, d views.AccountsPage) (views.Acc
 
 // accountsResult renders the accounts page after an action, with a notice
 // or an error (status 200, or the error's status).
-func (h *Handlers) accountsResult(c echo.Context, status int, d views.AccountsPage) error {
+func (h *server) accountsResult(c echo.Context, status int, d views.AccountsPage) error {
 	d.Query = c.QueryParam("q")
 	full, err := h.accountsData(c, d)
 	if err != nil {
@@ -119,7 +119,7 @@ func (h *Handlers) accountsResult(c echo.Context, status int, d views.AccountsPa
 	return h.render(c, status, views.AccountsList(h.page(c, "Accounts"), full))
 }
 
-func (h *Handlers) createAccount(c echo.Context) error {
+func (h *server) createAccount(c echo.Context) error {
 	form := views.NewAccountForm{Email: strings.TrimSpace(c.FormValue("email")), FirstName: c.FormValue("first_name"),
 		LastName: c.FormValue("last_name"), Admin: c.FormValue("admin") != ""}
 	password := c.FormValue("password")
@@ -154,7 +154,7 @@ func userMessage(err error) string {
 	return strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": ")
 }
 
-func (h *Handlers) accountAction(c echo.Context) error {
+func (h *server) accountAction(c echo.Context) error {
 	ctx := c.Request().Context()
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
@@ -204,7 +204,7 @@ func (h *Handlers) accountAction(c echo.Context) error {
 
 // importAccounts creates accounts from CSV (email,firstName,lastName): all
 // rows are checked first, and nothing is written unless every row passes.
-func (h *Handlers) importAccounts(c echo.Context) error {
+func (h *server) importAccounts(c echo.Context) error {
 	text := c.FormValue("csv")
 	if fh, err := c.FormFile("file"); err == nil {
 		f, err := fh.Open()
@@ -303,7 +303,7 @@ func parseAccountsCSV(text string) ([]csvRow, []string) {
 
 // --- platform users ---
 
-func (h *Handlers) platformUsersPage(c echo.Context) error {
+func (h *server) platformUsersPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	page := pageParam(c)
 	d := views.PlatformUsersPage{Query: c.QueryParam("q")}
@@ -336,7 +336,7 @@ func (h *Handlers) platformUsersPage(c echo.Context) error {
 
 // --- audit ---
 
-func (h *Handlers) auditPage(c echo.Context) error {
+func (h *server) auditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	page := pageParam(c)
 	d := views.AuditPage{Account: strings.TrimSpace(c.QueryParam("account")), Kind: c.QueryParam("kind"), Outcome: strings.TrimSpace(c.QueryParam("outcome")),
@@ -378,7 +378,7 @@ func (h *Handlers) auditPage(c echo.Context) error {
 // --- helpers ---
 
 // adminAudit records an admin action: who did it, what, to whom.
-func (h *Handlers) adminAudit(c echo.Context, what, target string) {
+func (h *server) adminAudit(c echo.Context, what, target string) {
 	actor, _ := account(c)
 	detail := what
 	if target != "" {

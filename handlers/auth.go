@@ -25,7 +25,7 @@ func truncate(s string, n int) string {
 	return s
 }
 
-func (h *Handlers) loginPage(c echo.Context) error {
+func (h *server) loginPage(c echo.Context) error {
 	if _, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
@@ -39,7 +39,7 @@ func (h *Handlers) loginPage(c echo.Context) error {
 	return h.render(c, http.StatusOK, views.Login(h.page(c, "Sign in"), f))
 }
 
-func (h *Handlers) login(c echo.Context) error {
+func (h *server) login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
@@ -90,7 +90,7 @@ func (h *Handlers) login(c echo.Context) error {
 
 // loginFailure answers every failed sign-in the same way; the reason goes
 // to the audit log only.
-func (h *Handlers) loginFailure(c echo.Context, email string, accountID int64, reason string) error {
+func (h *server) loginFailure(c echo.Context, email string, accountID int64, reason string) error {
 	email = truncate(email, 254)
 	if h.Regulator != nil && h.Regulator.Fail(email, c.RealIP()) {
 		reason += "; ban started"
@@ -100,7 +100,7 @@ func (h *Handlers) loginFailure(c echo.Context, email string, accountID int64, r
 	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginFailed}))
 }
 
-func (h *Handlers) logout(c echo.Context) error {
+func (h *server) logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	if acct, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
 		// Cookie sessions cannot be deleted on the server; raising the
@@ -115,7 +115,7 @@ func (h *Handlers) logout(c echo.Context) error {
 }
 
 // audit records an event; a failure is logged, not shown.
-func (h *Handlers) audit(c echo.Context, e accounts.Event) {
+func (h *server) audit(c echo.Context, e accounts.Event) {
 	e.RequestID = requestID(c)
 	if err := h.Accounts.Record(c.Request().Context(), e); err != nil {
 		h.Logger.Error("audit write failed", "err", err, "request_id", e.RequestID)

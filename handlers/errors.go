@@ -32,7 +32,7 @@ func (e csrfError) Error() string { return "csrf check failed (" + strconv.Itoa(
 // Whatever it refuses before the handler runs (missing or wrong token, a
 // cross-site Sec-Fetch-Site) becomes a csrfError, so the page is the
 // CSRF page and not a generic one.
-func (h *Handlers) csrf(secure bool) echo.MiddlewareFunc {
+func (h *server) csrf(secure bool) echo.MiddlewareFunc {
 	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
 		TokenLookup:    "form:_csrf",
 		CookieName:     csrfCookie,
@@ -70,7 +70,7 @@ const (
 
 // rotateCSRF drops the CSRF cookie so the next page gets a fresh token
 // (after sign-in, as with the session).
-func (h *Handlers) rotateCSRF(c echo.Context) {
+func (h *server) rotateCSRF(c echo.Context) {
 	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode})
 }
 
@@ -91,7 +91,7 @@ func requestID(c echo.Context) string {
 }
 
 // page fills the layout's fields.
-func (h *Handlers) page(c echo.Context, title string) views.Page {
+func (h *server) page(c echo.Context, title string) views.Page {
 	p := views.Page{Title: title}
 	if tok, ok := c.Get("csrf").(string); ok {
 		p.CSRF = tok
@@ -104,7 +104,7 @@ func (h *Handlers) page(c echo.Context, title string) views.Page {
 
 // render writes a component into a buffer first, so a failure mid-render
 // never leaves a half-written page.
-func (h *Handlers) render(c echo.Context, status int, comp templ.Component) error {
+func (h *server) render(c echo.Context, status int, comp templ.Component) error {
 	var buf bytes.Buffer
 	if err := comp.Render(c.Request().Context(), &buf); err != nil {
 		return err
@@ -113,7 +113,7 @@ func (h *Handlers) render(c echo.Context, status int, comp templ.Component) erro
 }
 
 // errorPage picks the page and status for err.
-func (h *Handlers) errorPage(c echo.Context, err error) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
 	info := views.ErrorInfo{RequestID: requestID(c)}
 	var ce csrfError
 	var he *echo.HTTPError
@@ -204,7 +204,7 @@ func errorClass(err error) string {
 }
 
 // handleError is Echo's error handler: every error becomes a page.
-func (h *Handlers) handleError(err error, c echo.Context) {
+func (h *server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}

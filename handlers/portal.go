@@ -11,7 +11,7 @@ import (
 	"github.com/ssobridge/ssobridge/views"
 )
 
-func (h *Handlers) portal(c echo.Context) error {
+func (h *server) portal(c echo.Context) error {
 	acct, _ := account(c)
 	var d views.Portal
 	link, err := h.Accounts.LinkFor(c.Request().Context(), acct.ID)
@@ -28,7 +28,7 @@ func (h *Handlers) portal(c echo.Context) error {
 }
 
 // launch is "Open video editor": a 303 to the platform's exchange URL.
-func (h *Handlers) launch(c echo.Context) error {
+func (h *server) launch(c echo.Context) error {
 	acct, _ := account(c)
 	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
 	defer cancel()

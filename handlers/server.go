@@ -37,15 +37,15 @@ type Deps struct {
 	LaunchTimeout time.Duration
 }
 
-// Handlers holds the dependencies of every route.
-type Handlers struct {
+// server holds the dependencies of every route.
+type server struct {
 	Deps
 	sessions *sessionManager
 	ready    *readiness
 }
 
 // New builds the Echo app.
-func New(d Deps) (*echo.Echo, *Handlers) {
+func New(d Deps) *echo.Echo {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -58,7 +58,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	if d.LaunchTimeout <= 0 {
 		d.LaunchTimeout = 60 * time.Second
 	}
-	h := &Handlers{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now)}
+	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now)}
 	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now)
 
 	e := echo.New()
@@ -90,7 +90,7 @@ func New(d Deps) (*echo.Echo, *Handlers) {
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 
 	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))
-	return e, h
+	return e
 }
 
 // cspFormAction allows forms to post here and the launch redirect to land
@@ -103,7 +103,7 @@ func cspFormAction(platformURL string) string {
 	return src
 }
 
-func (h *Handlers) securityHeaders(formAction string) echo.MiddlewareFunc {
+func (h *server) securityHeaders(formAction string) echo.MiddlewareFunc {
 	csp := "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action " + formAction +
 		"; frame-ancestors 'none'; base-uri 'none'"
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -127,7 +127,7 @@ func (h *Handlers) securityHeaders(formAction string) echo.MiddlewareFunc {
 	}
 }
 
-func (h *Handlers) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		err := next(c)
@@ -150,7 +150,7 @@ func (h *Handlers) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *Handlers) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *server) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -165,11 +165,11 @@ func (h *Handlers) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (h *Handlers) healthz(c echo.Context) error {
+func (h *server) healthz(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (h *Handlers) readyz(c echo.Context) error {
+func (h *server) readyz(c echo.Context) error {
 	st := h.ready.check(c.Request().Context())
 	status := http.StatusOK
 	if !st.Ready {

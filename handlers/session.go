@@ -192,7 +192,7 @@ const (
 const ctxAccount = "account"
 
 // requireUser puts the signed-in account into the context.
-func (h *Handlers) requireUser(action noSessionAction) echo.MiddlewareFunc {
+func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			acct, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
@@ -219,7 +219,7 @@ func (h *Handlers) requireUser(action noSessionAction) echo.MiddlewareFunc {
 	}
 }
 
-func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+func (h *server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if acct, ok := account(c); !ok || !acct.Admin {
 			return errAdminOnly

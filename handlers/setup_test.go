@@ -62,7 +62,7 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	for _, fn := range tweak {
 		fn(&d)
 	}
-	e, _ := New(d)
+	e := New(d)
 	f.srv = httptest.NewServer(e)
 	t.Cleanup(f.srv.Close)
 	return f
