@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -33,7 +33,7 @@ type testApp struct {
 	client *apiclient.Client
 	sim    *platformsim.Running // the embedded emulator
 	srv    *httptest.Server
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	waits  *waitLog // the waits the Partner API client asked for
 }
 
@@ -58,24 +58,6 @@ func (w *waitLog) take() []time.Duration {
 	d := w.d
 	w.d = nil
 	return d
-}
-
-// syncBuffer collects log output from many goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type testOptions struct {
@@ -103,7 +85,7 @@ platform:
 `, filepath.Join(dir, "ssobridge.db")) + o.yaml
 	cfg, err := config.Parse([]byte(yml), o.env)
 	require.NoError(t, err)
-	logs, waits := &syncBuffer{}, &waitLog{}
+	logs, waits := &syncbuf.Buffer{}, &waitLog{}
 	clientOpts := func(co *apiclient.Options) {
 		// No real waiting in tests: backoff waits are recorded and return at once.
 		co.Sleep = waits.sleep

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -98,10 +100,10 @@ func runCLI(t *testing.T, stdin string, env []string, args ...string) (int, stri
 
 // startCLI starts the binary and returns it with its live output; the test
 // ends it.
-func startCLI(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func startCLI(t *testing.T, env []string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := command(t, t.Context(), env, args...)
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = out, errOut
 	require.NoError(t, cmd.Start())
 	return cmd, out, errOut

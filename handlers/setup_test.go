@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
 )
 
 // fixture is the handlers' Echo app over httptest, with fakes of every
@@ -30,21 +30,9 @@ type fixture struct {
 	launcher *fakeLauncher
 	platform *fakePlatform
 	clock    *fakeclock.Clock
-	logs     *syncBuffer
+	logs     *syncbuf.Buffer
 	srv      *httptest.Server
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 const testPassword = "correct horse battery"
 
@@ -52,7 +40,7 @@ const testPassword = "correct horse battery"
 func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, accts: newFakeAccounts(), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
-		launcher: &fakeLauncher{}, clock: fakeclock.New(time.Time{}), logs: &syncBuffer{},
+		launcher: &fakeLauncher{}, clock: fakeclock.New(time.Time{}), logs: &syncbuf.Buffer{},
 		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
 			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
 	d := Deps{Accounts: f.accts, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
