@@ -19,6 +19,9 @@ var (
 	ErrEmailTaken = errors.New("an account with this email exists")
 	ErrInvalid    = errors.New("invalid account data")
 	ErrLastAdmin  = errors.New("the last admin cannot lose the admin role")
+	// ErrStoreGone: the database file was removed or replaced under a
+	// running store (Ping reports it).
+	ErrStoreGone = errors.New("accounts: the database file is gone")
 )
 
 // Account is a local partner account.

@@ -28,9 +28,11 @@ var migrations embed.FS
 // use a pool beside it (WAL lets them run while a write commits). Hot
 // statements are prepared once.
 type SQLite struct {
-	db  *sql.DB // reads
-	wdb *sql.DB // writes: one connection
-	now func() time.Time
+	db   *sql.DB // reads
+	wdb  *sql.DB // writes: one connection
+	now  func() time.Time
+	path string      // the database file
+	file os.FileInfo // as opened: Ping checks it is still there
 
 	stmtAccountByID *sql.Stmt
 	stmtLinkFor     *sql.Stmt
@@ -96,7 +98,11 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{wdb: wdb, now: now}
+	s := &SQLite{wdb: wdb, now: now, path: path}
+	if s.file, err = os.Stat(path); err != nil {
+		wdb.Close()
+		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+	}
 	if err := migrate(ctx, wdb, path); err != nil {
 		wdb.Close()
 		return nil, err
@@ -324,7 +330,22 @@ func (s *SQLite) Close() error {
 }
 
 // Ping checks the database answers.
-func (s *SQLite) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+// Ping checks the database answers and that its file is still the one
+// opened: a removed data folder or replaced file would otherwise go
+// unnoticed while the open connections write to an unlinked file.
+func (s *SQLite) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return err
+	}
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrStoreGone, s.path, err)
+	}
+	if !os.SameFile(fi, s.file) {
+		return fmt.Errorf("%w: %s was replaced by another file", ErrStoreGone, s.path)
+	}
+	return nil
+}
 
 func ms(t time.Time) int64 { return t.UnixMilli() }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -191,4 +192,34 @@ func TestWALIsCheckpointedInTheBackgroundAndRestarted(t *testing.T) {
 	_, total, err := s.ListEvents(ctx, AuditFilter{})
 	require.NoError(t, err)
 	assert.Equal(t, restartFrames+1, total, "nothing lost on the way")
+}
+
+// A removed or replaced database file fails Ping: the open connections
+// would go on writing to an unlinked file and lose everything.
+func TestSQLitePingNoticesTheFileIsGone(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		do   func(dir, path string) error
+	}{
+		{"data folder removed", func(dir, _ string) error { return os.RemoveAll(dir) }},
+		{"file replaced", func(_, path string) error {
+			if err := os.Remove(path); err != nil {
+				return err
+			}
+			return os.WriteFile(path, nil, 0o600)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "data")
+			path := filepath.Join(dir, "db.sqlite")
+			s, err := OpenSQLite(context.Background(), path, nil)
+			require.NoError(t, err)
+			defer s.Close()
+			require.NoError(t, s.Ping(context.Background()))
+			require.NoError(t, tt.do(dir, path))
+			err = s.Ping(context.Background())
+			assert.ErrorIs(t, err, ErrStoreGone)
+			assert.ErrorContains(t, err, path)
+		})
+	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"net/http"
 	"net/url"
 	"strings"
@@ -293,4 +294,16 @@ func TestPlatformErrorPages(t *testing.T) {
 			assert.Empty(t, ta.sim.Users("ada@example.com"), "no user created")
 		})
 	}
+}
+
+// Removing the data folder under a running bridge makes it unready at once
+// (the open database would otherwise take writes into an unlinked file).
+func TestReadyzNoticesTheDataFolderIsGone(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	b := ta.browser(t)
+	require.Equal(t, http.StatusOK, b.get("/readyz").status)
+	require.NoError(t, os.RemoveAll(ta.data))
+	p := b.get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, p.status)
+	assert.JSONEq(t, `{"ready":false,"store":"unavailable","platform":"ok"}`, p.body)
 }

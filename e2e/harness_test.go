@@ -33,6 +33,7 @@ type testApp struct {
 	client *apiclient.Client
 	sim    *platformsim.Running // the embedded emulator
 	srv    *httptest.Server
+	data   string // the data folder (store.dsn's)
 	logs   *syncbuf.Buffer
 	waits  *waitLog // the waits the Partner API client asked for
 }
@@ -72,7 +73,7 @@ const testPassword = "correct horse battery"
 
 func startTestApp(t testing.TB, o testOptions) *testApp {
 	t.Helper()
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "data")
 	yml := fmt.Sprintf(`store:
   dsn: %s
 password:
@@ -100,7 +101,7 @@ platform:
 		srv.Close()
 		a.Close()
 	})
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: a.Emulator(), srv: srv, logs: logs, waits: waits}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: a.Emulator(), srv: srv, data: dir, logs: logs, waits: waits}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {

@@ -25,7 +25,8 @@ func TestRegulationBansAfterFailures(t *testing.T) {
 	}
 	p := b.login("ada@example.com", testPassword)
 	assert.Equal(t, http.StatusTooManyRequests, p.status, "banned: refused even with the right password")
-	assert.Contains(t, p.body, "Too many failed sign-ins. Please try again later.")
+	assert.Contains(t, p.body, "Too many failed sign-ins. Please try again in 15 minutes.")
+	assert.Equal(t, "900", p.header.Get("Retry-After"))
 	assert.NotContains(t, p.body, "incorrect")
 	assert.Equal(t, http.StatusSeeOther, b.get("/").status, "not signed in")
 

@@ -3,7 +3,9 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,8 +17,15 @@ import (
 // tell whether the email has an account.
 const loginFailed = "Email or password is incorrect."
 
-// loginBanned answers a sign-in while a ban holds; it says nothing more.
-const loginBanned = "Too many failed sign-ins. Please try again later."
+// bannedMessage answers a sign-in while a ban holds: how long it lasts,
+// in whole minutes rounded up, and nothing more.
+func bannedMessage(left time.Duration) string {
+	minutes := int((left + time.Minute - 1) / time.Minute)
+	if minutes <= 1 {
+		return "Too many failed sign-ins. Please try again in 1 minute."
+	}
+	return "Too many failed sign-ins. Please try again in " + strconv.Itoa(minutes) + " minutes."
+}
 
 func truncate(s string, n int) string {
 	if len(s) > n {
@@ -50,11 +59,13 @@ func (h *server) login(c echo.Context) error {
 		return h.loginFailure(c, email, 0, "input too long")
 	}
 	ip := c.RealIP()
-	if h.Regulator != nil && !h.Regulator.BannedUntil(email, ip).IsZero() {
-		// Refused even with the right password; says only "try later".
+	if until := h.bannedUntil(email, ip); !until.IsZero() {
+		// Refused even with the right password; says only when to come back.
 		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
 		h.Metrics.login("banned")
-		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginBanned}))
+		left := until.Sub(h.Now())
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
+		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: bannedMessage(left)}))
 	}
 	acct, err := h.Accounts.AccountByEmail(ctx, email)
 	switch {
@@ -86,6 +97,17 @@ func (h *server) login(c echo.Context) error {
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
 	h.Metrics.login("ok")
 	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// bannedUntil is when a ban on email or ip ends; zero when none holds.
+func (h *server) bannedUntil(email, ip string) time.Time {
+	if h.Regulator == nil {
+		return time.Time{}
+	}
+	if until := h.Regulator.BannedUntil(email, ip); until.After(h.Now()) {
+		return until
+	}
+	return time.Time{}
 }
 
 // loginFailure answers every failed sign-in the same way; the reason goes

@@ -129,16 +129,30 @@ func TestLoginSuccess(t *testing.T) {
 	assert.Equal(t, accounts.Event{ID: 1, Kind: accounts.KindLogin, AccountID: ada.ID, Email: ada.Email, Outcome: "ok", RequestID: r.header.Get("X-Request-Id")}, evs[0])
 }
 
+// A banned sign-in is refused even with the right password; the page says
+// how long the ban lasts (in whole minutes, rounded up) and Retry-After
+// gives the seconds. A ban tells nothing of the account: unknown emails
+// are banned alike.
 func TestLoginWhileBanned(t *testing.T) {
-	for _, banned := range []string{"ada@example.com", "127.0.0.1"} {
-		t.Run(banned, func(t *testing.T) {
+	for _, tt := range []struct {
+		banned  string
+		left    time.Duration
+		message string
+		retry   string
+	}{
+		{"ada@example.com", 10 * time.Minute, "Too many failed sign-ins. Please try again in 10 minutes.", "600"},
+		{"127.0.0.1", 90 * time.Second, "Too many failed sign-ins. Please try again in 2 minutes.", "90"},
+		{"ada@example.com", 20 * time.Second, "Too many failed sign-ins. Please try again in 1 minute.", "20"},
+	} {
+		t.Run(tt.banned+" "+tt.left.String(), func(t *testing.T) {
 			f := setup(t)
 			f.account("ada@example.com", false)
-			f.reg.banned[banned] = f.clock.Now().Add(10 * time.Minute)
+			f.reg.banned[tt.banned] = f.clock.Now().Add(tt.left)
 			c := f.client()
 			r := c.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}})
 			assert.Equal(t, http.StatusTooManyRequests, r.status, "refused even with the right password")
-			assert.Equal(t, loginBanned, r.text("#login-error"))
+			assert.Equal(t, tt.message, r.text("#login-error"))
+			assert.Equal(t, tt.retry, r.header.Get("Retry-After"))
 			verified, dummy := f.pw.counts()
 			assert.Zero(t, verified+dummy, "no password is tested during a ban")
 			evs := f.accts.eventsOf(accounts.KindLogin)

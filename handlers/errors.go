@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -34,6 +35,8 @@ func (e csrfError) Error() string { return "csrf check failed (" + strconv.Itoa(
 // CSRF page and not a generic one.
 func (h *server) csrf(secure bool) echo.MiddlewareFunc {
 	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
+		// Probes, metrics and static files hold no form and get no cookie.
+		Skipper:        func(c echo.Context) bool { return noSession(c.Request().URL.Path) },
 		TokenLookup:    "form:_csrf",
 		CookieName:     csrfCookie,
 		CookiePath:     "/",
@@ -61,6 +64,16 @@ func (h *server) csrf(secure bool) echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// noSession reports paths that machines and caches fetch: they set no
+// cookie (they are all GET routes, which CSRF does not guard anyway).
+func noSession(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(path, "/static/")
 }
 
 const (

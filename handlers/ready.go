@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ type readiness struct {
 	store    interface{ Ping(context.Context) error }
 	platform func(ctx context.Context) error
 	now      func() time.Time
+	logger   *slog.Logger
 
 	mu      sync.Mutex
 	checked time.Time
@@ -22,8 +24,8 @@ type readiness struct {
 
 const platformCheckTTL = 15 * time.Second
 
-func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context.Context) error, now func() time.Time) *readiness {
-	return &readiness{store: s, platform: p, now: now}
+func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context.Context) error, now func() time.Time, logger *slog.Logger) *readiness {
+	return &readiness{store: s, platform: p, now: now, logger: logger}
 }
 
 // ReadyStatus is the /readyz answer.
@@ -39,6 +41,7 @@ func (r *readiness) check(ctx context.Context) ReadyStatus {
 	st := ReadyStatus{Store: "ok", Platform: "ok"}
 	if err := r.store.Ping(ctx); err != nil {
 		st.Store = "unavailable"
+		r.logger.Warn("not ready: the store does not answer", "err", err)
 	}
 	if r.platform != nil {
 		st.Platform = r.platformStatus(ctx)

@@ -59,7 +59,7 @@ func New(d Deps) *echo.Echo {
 		d.LaunchTimeout = 60 * time.Second
 	}
 	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now)}
-	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now)
+	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
 
 	e := echo.New()
 	e.HideBanner = true

@@ -45,6 +45,9 @@ func TestReadyz(t *testing.T) {
 			var got ReadyStatus
 			require.NoError(t, json.Unmarshal([]byte(r.body), &got))
 			assert.Equal(t, tt.want, got)
+			if tt.storeErr != nil {
+				assert.Contains(t, f.logs.String(), "database is locked", "the log says why")
+			}
 		})
 	}
 }
@@ -131,4 +134,17 @@ func TestMetricsEndpoint(t *testing.T) {
 	assert.Contains(t, r.body, `ssobridge_logins_total{outcome="ok"} 1`)
 	assert.Contains(t, r.body, `ssobridge_logins_total{outcome="failed"} 1`)
 	assert.True(t, strings.Contains(r.body, "go_goroutines"), "runtime metrics too")
+}
+
+// Probes, metrics and static files set no cookie: they are fetched by
+// machines and caches, and a cookie would make a static answer private.
+func TestNoCookieOnProbesAndStaticFiles(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/static/app.css", "/static/favicon.svg"} {
+		r := c.get(path)
+		assert.Equal(t, http.StatusOK, r.status, path)
+		assert.Empty(t, r.header.Values("Set-Cookie"), path)
+	}
+	assert.NotEmpty(t, setCookieHeader(c.get("/login"), csrfCookie), "pages with forms still get their token")
 }
