@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
@@ -201,4 +202,69 @@ func TestConsole(t *testing.T) {
 	}
 	assert.Contains(t, strings.Join(checkAdvice(apiclient.VerdictCredentials, client.Signer()), " "), "SSOBRIDGE_PLATFORM_API_SECRET")
 	assert.Contains(t, strings.Join(checkAdvice(apiclient.VerdictNotFound, client.Signer()), " "), "platform.base_url")
+}
+
+// The demo login is printed only while it is true; otherwise the line
+// says why none is printed.
+func TestDemoLoginOnlyWhileTrue(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(t *testing.T, a *App, id int64)
+		want   string // the line, "" for the login itself
+	}{
+		{"unchanged", func(*testing.T, *App, int64) {}, ""},
+		{"password changed", func(t *testing.T, a *App, id int64) {
+			hash, err := a.Hasher().Hash(t.Context(), "set by an admin")
+			require.NoError(t, err)
+			require.NoError(t, a.Store().SetPasswordHash(t.Context(), id, hash))
+		}, "no demo login printed: the password of demo@example.com was changed after it was generated"},
+		{"disabled", func(t *testing.T, a *App, id int64) {
+			_, err := a.Store().CreateAccount(t.Context(), accounts.NewAccount{Email: "other@example.com", FirstName: "O", LastName: "A", PasswordHash: "h", Admin: true})
+			require.NoError(t, err)
+			require.NoError(t, a.Store().SetDisabled(t.Context(), id, true))
+		}, "no demo login printed: demo@example.com is disabled"},
+		{"saved login lost", func(t *testing.T, a *App, _ int64) {
+			require.NoError(t, os.Remove(filepath.Join(a.cfg.DataDir(), demoLoginFile)))
+		}, "no demo login printed: demo@example.com exists, but its generated password is no longer known"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			a, err := New(ctx, testConfig(t, ""), Options{LogOutput: io.Discard})
+			require.NoError(t, err)
+			defer a.Close()
+			first, err := a.EnsureDemoAccount(ctx)
+			require.NoError(t, err)
+			demo, err := a.Store().AccountByEmail(ctx, DemoEmail)
+			require.NoError(t, err)
+			tt.change(t, a, demo.ID)
+			line, err := a.EnsureDemoAccount(ctx)
+			require.NoError(t, err)
+			if tt.want == "" {
+				assert.Equal(t, first, line)
+				return
+			}
+			assert.True(t, strings.HasPrefix(line, tt.want), line)
+			assert.NotContains(t, line, strings.Fields(first)[3], "never the stale password")
+			again, err := a.EnsureDemoAccount(ctx)
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(again, "no demo login printed"), "still not printed: %s", again)
+		})
+	}
+}
+
+// A store that holds accounts but no demo account gets no demo account,
+// and the line says why.
+func TestNoDemoLoginForAStoreWithOtherAccounts(t *testing.T) {
+	ctx := context.Background()
+	a, err := New(ctx, testConfig(t, ""), Options{LogOutput: io.Discard})
+	require.NoError(t, err)
+	defer a.Close()
+	_, err = a.Store().CreateAccount(ctx, accounts.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h", Admin: true})
+	require.NoError(t, err)
+	line, err := a.EnsureDemoAccount(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "no demo login printed: the store holds 1 account and none is demo@example.com; sign in with one of them, or start with an empty data folder", line)
+	_, err = a.Store().AccountByEmail(ctx, DemoEmail)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "no demo account made")
 }

@@ -8,8 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
+
+	"golang.org/x/term"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/cli"
@@ -41,7 +44,8 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 	return a.Serve(ctx, ln, env.Stdout)
 }
 
-// UserAddCmd is `ssobridge user add`: it creates a local account; the
+// UserAddCmd is `ssobridge user add`: it creates a local account. At a
+// terminal it asks for the password twice without echo; otherwise the
 // password is the first line of stdin.
 func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	fs := env.Flags("user add")
@@ -58,7 +62,7 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := n.Normalize(); err != nil {
 		return cli.UsageError(strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
 	}
-	password, err := readPassword(env.Stdin)
+	password, err := readPassword(env)
 	if err != nil {
 		return err
 	}
@@ -84,7 +88,7 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	acct, err := store.CreateAccount(ctx, n)
 	if err != nil {
 		if errors.Is(err, accounts.ErrEmailTaken) {
-			return fmt.Errorf("an account with email %s exists already", n.Email)
+			return cli.UsageError(fmt.Sprintf("an account with email %s exists already: nothing was written", n.Email))
 		}
 		return err
 	}
@@ -100,17 +104,49 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	return nil
 }
 
-// readPassword reads the first line of r.
-func readPassword(r io.Reader) (string, error) {
-	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+// readPassword asks twice, without echo, when stdin is a terminal;
+// otherwise it reads the first line (a pipe or a file).
+func readPassword(env cli.Env) (string, error) {
+	if f, ok := env.Stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return promptPassword(f, env.Stderr)
+	}
+	line, err := bufio.NewReader(io.LimitReader(env.Stdin, 4096)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
 		return "", fmt.Errorf("read password from stdin: %w", err)
 	}
 	line = strings.TrimRight(line, "\r\n")
 	if line == "" {
-		return "", cli.UsageError("empty password: pipe it on stdin, e.g. printf '%s\\n' \"$PW\" | ssobridge user add ...")
+		return "", cli.UsageError("empty password: type it at the prompt, or pipe it on stdin, e.g. printf '%s\\n' \"$PW\" | ssobridge user add ...")
 	}
 	return line, nil
+}
+
+// promptPassword reads the password twice from the terminal tty, echo off.
+func promptPassword(tty *os.File, prompts io.Writer) (string, error) {
+	read := func(prompt string) (string, error) {
+		fmt.Fprint(prompts, prompt)
+		b, err := term.ReadPassword(int(tty.Fd()))
+		fmt.Fprintln(prompts) // the Enter the terminal did not echo
+		if err != nil {
+			return "", fmt.Errorf("read password from the terminal: %w", err)
+		}
+		return string(b), nil
+	}
+	first, err := read("Password: ")
+	if err != nil {
+		return "", err
+	}
+	if first == "" {
+		return "", cli.UsageError("empty password: nothing was written")
+	}
+	again, err := read("Repeat the password: ")
+	if err != nil {
+		return "", err
+	}
+	if again != first {
+		return "", cli.UsageError("the two passwords differ: nothing was written")
+	}
+	return first, nil
 }
 
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,

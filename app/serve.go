@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -95,7 +96,8 @@ const demoLoginFile = "demo-login.txt"
 const DemoEmail = "demo@example.com"
 
 // EnsureDemoAccount creates an admin demo account when the store is empty
-// (embedded demo only) and returns the line to print, or "".
+// (embedded demo only) and returns the line to print: the demo login while
+// it is true, else why none is printed; "" with a real platform.
 func (a *App) EnsureDemoAccount(ctx context.Context) (string, error) {
 	if a.sim == nil {
 		return "", nil
@@ -106,15 +108,7 @@ func (a *App) EnsureDemoAccount(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if n > 0 {
-		// Print the saved demo login again while that account still exists.
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return "", nil
-		}
-		if _, err := a.store.AccountByEmail(ctx, DemoEmail); err != nil {
-			return "", nil
-		}
-		return strings.TrimSpace(string(data)), nil
+		return a.savedDemoLogin(ctx, path, n)
 	}
 	b := make([]byte, 12)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
@@ -131,4 +125,42 @@ func (a *App) EnsureDemoAccount(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("save demo login: %w", err)
 	}
 	return line, nil
+}
+
+// savedDemoLogin is the line for a store that holds accounts: the saved
+// demo login if it still signs in, else why none is printed.
+func (a *App) savedDemoLogin(ctx context.Context, path string, accountsInStore int) (string, error) {
+	const none = "no demo login printed: "
+	acct, err := a.store.AccountByEmail(ctx, DemoEmail)
+	if errors.Is(err, accounts.ErrNotFound) {
+		noun := "accounts"
+		if accountsInStore == 1 {
+			noun = "account"
+		}
+		return fmt.Sprintf("%sthe store holds %d %s and none is %s; sign in with one of them, or start with an empty data folder",
+			none, accountsInStore, noun, DemoEmail), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if acct.Disabled {
+		return none + DemoEmail + " is disabled", nil
+	}
+	data, err := os.ReadFile(path)
+	fields := strings.Fields(string(data)) // "demo login: EMAIL PASSWORD"
+	if err != nil || len(fields) != 4 {
+		return none + DemoEmail + " exists, but its generated password is no longer known (" + path + " is missing)", nil
+	}
+	switch err := a.hasher.Verify(ctx, fields[3], acct.PasswordHash); {
+	case err == nil:
+		return strings.TrimSpace(string(data)), nil
+	case errors.Is(err, accounts.ErrPasswordMismatch):
+		// The file lies now: drop it, so no later start reads it again.
+		if rerr := os.Remove(path); rerr != nil {
+			return "", fmt.Errorf("remove stale demo login: %w", rerr)
+		}
+		return none + "the password of " + DemoEmail + " was changed after it was generated", nil
+	default:
+		return "", err
+	}
 }

@@ -63,8 +63,8 @@ func TestUserAdd(t *testing.T) {
 	assert.NotContains(t, out+stderr, "long enough pw", "the password is never echoed")
 
 	code, _, stderr = runCLI(t, "long enough pw\n", nil, "user", "add", "--config", cfg, "--email", "ROOT@example.com", "--first-name", "R", "--last-name", "A")
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "exists already")
+	assert.Equal(t, 2, code, "a duplicate email is bad input")
+	assert.Contains(t, stderr, "an account with email ROOT@example.com exists already: nothing was written")
 	assert.Equal(t, 1, count())
 
 	code, _, stderr = runCLI(t, "", nil, "user", "remove")
