@@ -4,10 +4,8 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -17,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Config is the whole configuration. Every leaf is addressable as a dotted
@@ -151,12 +147,9 @@ func (es Errors) Is(target error) bool { return target == ErrInvalid }
 // environment (os.Environ form), then validates it.
 func Parse(yamlData []byte, environ []string) (Config, error) {
 	cfg := Defaults()
-	if len(bytes.TrimSpace(yamlData)) > 0 {
-		dec := yaml.NewDecoder(bytes.NewReader(yamlData))
-		dec.KnownFields(true) // a misspelt key is an error, not a silent default
-		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return Config{}, Errors{{Key: "(file)", Problem: strings.TrimPrefix(err.Error(), "yaml: ") + " (keys are listed in README.md)"}}
-		}
+	// A misspelt key is an error, not a silent default.
+	if errs := decodeYAML(&cfg, yamlData); len(errs) > 0 {
+		return Config{}, errs
 	}
 	if err := applyEnv(&cfg, environ); err != nil {
 		return Config{}, err

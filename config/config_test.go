@@ -104,9 +104,17 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		key     string
 		mention string
 	}{
-		{"unknown key", "server:\n  adress: x\n", nil, "(file)", "adress"},
-		{"unknown section", "plattform:\n  base_url: x\n", nil, "(file)", "plattform"},
-		{"bad yaml", "server: [", nil, "(file)", ""},
+		{"unknown key", "server:\n  addres: x\n", nil, "server.addres", "line 2: no such setting; did you mean server.addr?"},
+		{"unknown section", "plattform:\n  base_url: x\n", nil, "plattform", "line 1: no such setting; did you mean platform?"},
+		{"unknown key, nothing near", "server:\n  colour: blue\n", nil, "server.colour", "no such setting; the keys are listed in README.md"},
+		{"bad yaml", "server: [", nil, "(file)", "line 1: the file is not valid YAML"},
+		{"file duration", "platform:\n  timeout: ten\n", nil, "platform.timeout", `line 2: "ten" is not a duration such as 30s or 12h`},
+		{"file number", "password:\n  hash_concurrency: many\n", nil, "password.hash_concurrency", `"many" is not a whole number`},
+		{"file bool", "server:\n  trust_proxy_headers: sometimes\n", nil, "server.trust_proxy_headers", "true or false"},
+		{"list for a value", "log:\n  level: [1, 2]\n", nil, "log.level", "line 2: expected a single value, found a list"},
+		{"value for a section", "server: localhost\n", nil, "server", `line 1: expected the keys of this section (server.addr, ...), found "localhost"`},
+		{"not a mapping", "- a\n- b\n", nil, "(file)", "line 1: expected sections such as server: and platform:, found a list"},
+		{"key twice", "log:\n  level: info\n  level: debug\n", nil, "log.level", "line 3: set twice (first on line 2)"},
 		{"unknown env var", "", []string{"SSOBRIDGE_PLATFORM_SECRET=x"}, "SSOBRIDGE_PLATFORM_SECRET", "no such setting"},
 		{"env duration", "", []string{"SSOBRIDGE_PLATFORM_TIMEOUT=ten"}, "platform.timeout", "duration"},
 		{"env number", "", []string{"SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=many"}, "password.hash_concurrency", "whole number"},
@@ -139,8 +147,9 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 			_, err := Parse([]byte(tt.yaml), tt.env)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, ErrInvalid))
-			assert.Contains(t, err.Error(), "config: "+tt.key)
+			assert.Contains(t, err.Error(), "config: "+tt.key+": ")
 			assert.Contains(t, err.Error(), tt.mention)
+			assert.NotContains(t, err.Error(), "!!", "no YAML tags in a message")
 		})
 	}
 }
