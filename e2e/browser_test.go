@@ -137,11 +137,14 @@ func TestBrowserSignInAndOpenEditor(t *testing.T) {
 	assert.Equal(t, map[string]int{"issue_token": 1, "exchange": 1}, ta.calls())
 }
 
+// The 403 page: an admin reads the cause and what to change; an end user
+// reads that it is not their doing, and the reference to quote.
 func TestBrowserForbiddenPageExplains(t *testing.T) {
 	ctx := newTab(t)
 	ta := startTestApp(t, testOptions{simConfig: func(c *platformsim.Config) { c.Credentials[0].Admin = false }})
+	ta.addAccount(t, "root@example.com", true)
 	ta.addAccount(t, "ada@example.com", false)
-	signIn(t, ctx, ta.srv.URL, "ada@example.com")
+	signIn(t, ctx, ta.srv.URL, "root@example.com")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("error-title"))))
 	title, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("error-title")))
 	require.NoError(t, err)
@@ -151,6 +154,23 @@ func TestBrowserForbiddenPageExplains(t *testing.T) {
 	assert.Contains(t, body, "not an admin of the Instance")
 	assert.Contains(t, body, "For the partner admin")
 	screenshot(t, ctx, "4-forbidden")
+
+	// Tabs share the browser's cookies: sign root out, then Ada in.
+	user := ctx
+	require.NoError(t, chromedp.Do(user, chromedp.Navigate(ta.srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("open-editor")),
+		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)), chromedp.WaitVisible(chromedp.ID("email"))))
+	signIn(t, user, ta.srv.URL, "ada@example.com")
+	require.NoError(t, chromedp.Do(user, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("error-title"))))
+	title, err = chromedp.Run(user, chromedp.Text(chromedp.ID("error-title")))
+	require.NoError(t, err)
+	assert.Equal(t, "The video editor is not available right now", title)
+	body, err = chromedp.Run(user, chromedp.Text(chromedp.ID("error-page")))
+	require.NoError(t, err)
+	assert.Contains(t, body, "not something you did")
+	assert.Contains(t, body, "Reference to quote")
+	assert.NotContains(t, body, "For the partner admin")
+	assert.NotContains(t, body, "SSOBRIDGE_")
+	screenshot(t, user, "4-forbidden-user")
 	assert.Empty(t, ta.sim.Users("ada@example.com"))
 }
 

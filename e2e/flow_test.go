@@ -280,17 +280,26 @@ func TestPlatformErrorPages(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ta := startTestApp(t, tt.opts)
+			ta.addAccount(t, "root@example.com", true)
 			ta.addAccount(t, "ada@example.com", false)
-			b := ta.browser(t)
-			require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+			admin, user := ta.browser(t), ta.browser(t)
+			require.Equal(t, http.StatusSeeOther, admin.login("root@example.com", testPassword).status)
+			require.Equal(t, http.StatusSeeOther, user.login("ada@example.com", testPassword).status)
 			if tt.fault != nil {
 				tt.fault(ta.sim.Server)
 			}
-			p := b.launch()
+			p := admin.launch()
 			assert.Equal(t, tt.status, p.status)
 			assert.Contains(t, p.body, `data-class="`+tt.class+`"`)
-			assert.Contains(t, p.body, tt.text)
+			assert.Contains(t, p.body, tt.text, "the admin reads the cause")
 			assert.Contains(t, p.body, `id="request-id"`)
+
+			p = user.launch()
+			assert.Equal(t, tt.status, p.status)
+			assert.Contains(t, p.body, `data-class="`+tt.class+`"`)
+			assert.Contains(t, p.body, `id="request-id"`, "the end user has a reference to quote")
+			assert.NotContains(t, p.body, "For the partner admin")
+			assert.NotContains(t, p.body, "SSOBRIDGE_")
 			assert.Empty(t, ta.sim.Users("ada@example.com"), "no user created")
 		})
 	}

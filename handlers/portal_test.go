@@ -92,6 +92,7 @@ type errorPageCase struct {
 	launchErr  error
 	retryAfter string
 	mention    string // text the page must show
+	ownClient  bool   // request uses a client of its own (signed out, not an admin)
 }
 
 func apiErr(endpoint string, status int) *apiclient.APIError {
@@ -136,13 +137,17 @@ func errorPageCases() []errorPageCase {
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{}) }},
 		{name: "CSRF: wrong token", page: "CSRFFailed", class: "csrf", status: 403,
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{"_csrf": {"wrong"}}) }},
-		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401,
+		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401, ownClient: true,
 			request: func(f *fixture, c *client) *response {
 				anon := f.client()
 				return anon.submit("/login", "/launch", nil)
 			}},
-		{name: "non-admin on /admin", page: "Forbidden", class: "forbidden", status: 403,
-			request: func(f *fixture, c *client) *response { return c.get("/admin/accounts") }},
+		{name: "non-admin on /admin", page: "Forbidden", class: "forbidden", status: 403, ownClient: true,
+			request: func(f *fixture, c *client) *response {
+				bob := f.client()
+				bob.signIn("bob@example.com")
+				return bob.get("/admin/accounts")
+			}},
 		{name: "disabled account", page: "AccountDisabled", class: "account-disabled", status: 403,
 			launchErr: launch.ErrAccountDisabled, mention: "disabled"},
 		{name: "anything else", page: "InternalError", class: "internal", status: 500,
@@ -151,32 +156,41 @@ func errorPageCases() []errorPageCase {
 }
 
 // TestErrorPages: every error a user can meet answers its page with its
-// status; no page shows an internal error's text.
+// status, for an admin and for an end user alike; no page shows an
+// internal error's text. An admin also reads the status, the cause and
+// the technical detail.
 func TestErrorPages(t *testing.T) {
 	for _, tt := range errorPageCases() {
-		t.Run(tt.name, func(t *testing.T) {
-			f := setup(t)
-			f.account("ada@example.com", false)
-			c := f.client()
-			c.signIn("ada@example.com")
-			var r *response
-			if tt.request != nil {
-				r = tt.request(f, c)
-			} else {
-				f.launcher.do = func(accounts.Account, string) (launch.Result, error) { return launch.Result{}, tt.launchErr }
-				r = c.submit("/", "/launch", nil)
-			}
-			assert.Equal(t, tt.status, r.status)
-			assert.Equal(t, tt.class, r.class())
-			assert.Equal(t, "Error "+strconv.Itoa(tt.status), r.text("#error-page .status"))
-			assert.Equal(t, r.header.Get("X-Request-Id"), r.text("#request-id"), "the page names the request")
-			assert.Equal(t, tt.retryAfter, r.header.Get("Retry-After"))
-			assert.Contains(t, r.text("#error-page"), tt.mention)
-			assert.NotContains(t, r.body, "disk on fire")
-			if tt.status >= 500 && tt.status != 500 {
-				assert.NotEmpty(t, r.text("#error-detail"), "platform failures show their technical detail")
-			}
-		})
+		for _, role := range []string{"admin", "user"} {
+			t.Run(tt.name+" as "+role, func(t *testing.T) {
+				f := setup(t)
+				f.account("ada@example.com", true)
+				f.account("bob@example.com", false)
+				c := f.client()
+				c.signIn(map[string]string{"admin": "ada@example.com", "user": "bob@example.com"}[role])
+				var r *response
+				if tt.request != nil {
+					r = tt.request(f, c)
+				} else {
+					f.launcher.do = func(accounts.Account, string) (launch.Result, error) { return launch.Result{}, tt.launchErr }
+					r = c.submit("/", "/launch", nil)
+				}
+				assert.Equal(t, tt.status, r.status)
+				assert.Equal(t, tt.class, r.class())
+				assert.Equal(t, r.header.Get("X-Request-Id"), r.text("#request-id"), "the page names the request")
+				assert.Equal(t, tt.retryAfter, r.header.Get("Retry-After"))
+				assert.NotContains(t, r.body, "disk on fire")
+				if role == "user" || tt.ownClient {
+					assert.Empty(t, r.doc.Find("#error-page .status").Nodes, "no raw status for end users")
+					return
+				}
+				assert.Equal(t, "Error "+strconv.Itoa(tt.status), r.text("#error-page .status"))
+				assert.Contains(t, r.text("#error-page"), tt.mention)
+				if tt.status > 500 {
+					assert.NotEmpty(t, r.text("#error-detail"), "platform failures show their technical detail")
+				}
+			})
+		}
 	}
 }
 

@@ -122,52 +122,75 @@ func TestPortal(t *testing.T) {
 	assert.Contains(t, doc.Text(), "linked (platform user 9007199254740993)")
 }
 
-// TestErrorPages: each class has its heading, status and reference; the
-// pages that concern the partner admin carry a section for them; the
-// technical detail shows only when given.
+// TestErrorPages: each class has its heading and reference. An admin also
+// sees the status, the technical detail and, where the partner admin must
+// act, what to do; an end user gets a human message without operator
+// words, and the reference to quote.
 func TestErrorPages(t *testing.T) {
 	info := ErrorInfo{Status: 502, RequestID: "0123456789abcdef", Detail: "platform GET list_users: 403: Forbidden", ClockSkew: "10m0s"}
+	const userTitle = "The video editor is not available right now"
 	pages := []struct {
-		comp      func(Page, ErrorInfo) templ.Component
-		class     string
-		title     string
-		adminPart bool // "For the partner admin"
-		retry     bool // a "Try again" form
+		comp       func(Page, ErrorInfo) templ.Component
+		class      string
+		title      string // as an admin reads it
+		setup      bool   // a platform setup problem: end users read userTitle and the admin part is the admin's
+		retry      bool   // a "Try again" form
+		userDetail bool   // the detail is the user's own input, shown to them too
 	}{
-		{PlatformForbidden, "platform-forbidden", "The video platform refused the bridge's access", true, false},
-		{PlatformUnauthorized, "platform-unauthorized", "The video platform did not accept the bridge's credentials", true, false},
-		{PlatformClockSkew, "platform-clock-skew", "The bridge's clock and the platform's clock disagree", true, false},
-		{PlatformMisconfigured, "platform-misconfigured", "The video platform answered unexpectedly", true, false},
-		{PlatformUnavailable, "platform-unavailable", "The video platform is busy or unavailable", false, true},
-		{BadRequest, "bad-request", "That request could not be used", false, false},
-		{NotFound, "not-found", "Page not found", false, false},
-		{CSRFFailed, "csrf", "This form has expired or did not come from this site", false, false},
-		{SessionExpired, "session-expired", "Your session has ended", false, false},
-		{AccountDisabled, "account-disabled", "This account is disabled", false, false},
-		{Forbidden, "forbidden", "You do not have access to this page", false, false},
-		{InternalError, "internal", "Something went wrong on our side", false, false},
+		{PlatformForbidden, "platform-forbidden", "The video platform refused the bridge's access", true, false, false},
+		{PlatformUnauthorized, "platform-unauthorized", "The video platform did not accept the bridge's credentials", true, false, false},
+		{PlatformClockSkew, "platform-clock-skew", "The bridge's clock and the platform's clock disagree", true, false, false},
+		{PlatformMisconfigured, "platform-misconfigured", "The video platform answered unexpectedly", true, false, false},
+		{PlatformUnavailable, "platform-unavailable", "The video platform is busy or unavailable", false, true, false},
+		{BadRequest, "bad-request", "That request could not be used", false, false, true},
+		{NotFound, "not-found", "Page not found", false, false, false},
+		{CSRFFailed, "csrf", "This form has expired or did not come from this site", false, false, false},
+		{SessionExpired, "session-expired", "Your session has ended", false, false, false},
+		{AccountDisabled, "account-disabled", "This account is disabled", false, false, false},
+		{Forbidden, "forbidden", "You do not have access to this page", false, false, false},
+		{InternalError, "internal", "Something went wrong on our side", false, false, false},
 	}
 	for _, p := range pages {
 		t.Run(p.class, func(t *testing.T) {
-			doc := render(t, p.comp(user, info))
-			assert.Equal(t, p.class, doc.Find("#error-page").AttrOr("data-class", ""))
-			assert.Equal(t, p.title, text(doc, "#error-title"))
-			assert.Equal(t, "Error 502", text(doc, "#error-page .status"))
-			assert.Equal(t, "0123456789abcdef", text(doc, "#request-id"))
-			assert.Equal(t, info.Detail, text(doc, "#error-detail"))
-			assert.Equal(t, p.adminPart, doc.Find(`h2:contains("For the partner admin")`).Length() == 1)
-			assert.Equal(t, p.retry, doc.Find("#try-again").Length() == 1)
-			assert.Equal(t, "/", doc.Find(`#error-page a[href="/"]`).AttrOr("href", ""), "a way back")
-			assertForms(t, doc)
+			forAdmin := render(t, p.comp(admin, info))
+			assert.Equal(t, p.class, forAdmin.Find("#error-page").AttrOr("data-class", ""))
+			assert.Equal(t, p.title, text(forAdmin, "#error-title"))
+			assert.Equal(t, "Error 502", text(forAdmin, "#error-page .status"))
+			assert.Equal(t, "0123456789abcdef", text(forAdmin, "#request-id"))
+			assert.Equal(t, info.Detail, text(forAdmin, "#error-detail"))
+			assert.Equal(t, p.setup, forAdmin.Find(`h2:contains("For the partner admin")`).Length() == 1)
+			assert.Equal(t, p.retry, forAdmin.Find("#try-again").Length() == 1)
+			assert.Equal(t, "/", forAdmin.Find(`#error-page a[href="/"]`).AttrOr("href", ""), "a way back")
+			assertForms(t, forAdmin)
 
-			bare := render(t, p.comp(signedOut, ErrorInfo{Status: 400}))
+			for _, page := range []Page{user, signedOut} {
+				doc := render(t, p.comp(page, info))
+				body := doc.Find("#error-page").Text()
+				assert.Equal(t, p.class, doc.Find("#error-page").AttrOr("data-class", ""))
+				if p.setup {
+					assert.Equal(t, userTitle, text(doc, "#error-title"))
+					assert.Contains(t, body, "not something you did")
+				} else {
+					assert.Equal(t, p.title, text(doc, "#error-title"))
+				}
+				assert.Empty(t, doc.Find("#error-page .status").Nodes, "no raw status heading")
+				assert.Zero(t, doc.Find(`h2:contains("For the partner admin")`).Length(), "no operator instructions")
+				for _, word := range []string{"SSOBRIDGE_", "platform.", "ssobridge check", "Instance", "API key", "NTP"} {
+					assert.NotContains(t, body, word)
+				}
+				assert.Equal(t, "0123456789abcdef", text(doc, "#request-id"))
+				assert.Contains(t, body, "Reference to quote")
+				assert.Equal(t, p.userDetail, doc.Find("#error-detail").Length() == 1)
+				assertForms(t, doc)
+			}
+			bare := render(t, p.comp(admin, ErrorInfo{Status: 400}))
 			assert.Empty(t, bare.Find("#error-detail, #request-id").Nodes, "nothing shown that was not given")
 		})
 	}
 }
 
 func TestErrorPageDetails(t *testing.T) {
-	doc := render(t, PlatformClockSkew(user, ErrorInfo{Status: 502, ClockSkew: "10m0s"}))
+	doc := render(t, PlatformClockSkew(admin, ErrorInfo{Status: 502, ClockSkew: "10m0s"}))
 	assert.Equal(t, "10m0s", text(doc, "#clock-offset"))
 	doc = render(t, PlatformUnavailable(user, ErrorInfo{Status: 503, RetryAfter: 7}))
 	assert.Contains(t, doc.Text(), "Please try again in about 7 seconds.")
