@@ -26,14 +26,26 @@ import (
 //go:embed config.yaml
 var defaultConfig []byte
 
-const usage = `usage:
-  ssobridge [serve] [--config FILE]          serve the bridge (default: ./config.yaml, else the embedded demo)
-  ssobridge user add --email E --first-name F --last-name L [--admin] [--config FILE]
-                                             add a local account; the password is read from stdin
-  ssobridge check [--config FILE]            diagnose the platform connection (non-zero exit on failure)
-  ssobridge platform-sim [--addr A] ...      run the platform emulator (see --help)
-  ssobridge bench [--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R]
-                                             load-test launches against an in-process emulator
+const usage = `ssobridge: single sign-on from a partner's portal into the video platform's editor.
+
+usage: ssobridge [command] [flags]
+
+commands:
+  serve          serve the bridge (the default command)
+  user add       add a local account (the password is asked for, or read from stdin)
+  check          diagnose the connection to the platform (exit 1 unless it works)
+  platform-sim   run the platform emulator on its own
+  bench          load-test launches against an in-process bridge and emulator
+  version        print the version and VCS revision
+  help           print this help
+
+configuration: --config FILE, else ./config.yaml, else the built-in demo (embedded
+platform emulator, SQLite in ./data). Every key can also be set in the environment
+as SSOBRIDGE_<KEY> with _ for . (platform.api_secret: SSOBRIDGE_PLATFORM_API_SECRET);
+the keys are listed in README.md.
+
+exit codes: 0 done, 1 failed, 2 bad command line or input (nothing changed).
+Run 'ssobridge <command> --help' for a command's flags.
 `
 
 func main() {
@@ -47,7 +59,7 @@ func main() {
 // failed, 2 bad command line or input (nothing changed).
 func run(ctx context.Context, args []string, env cli.Env) int {
 	cmd := "serve"
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelpOrVersion(args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	var err error
@@ -55,10 +67,13 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 	case "serve":
 		err = app.ServeCmd(ctx, env, args)
 	case "user":
-		if len(args) == 0 || args[0] != "add" {
-			err = cli.UsageError("user: the only sub-command is 'user add'")
-		} else {
+		switch {
+		case len(args) > 0 && args[0] == "add":
 			err = app.UserAddCmd(ctx, env, args[1:])
+		case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+			err = app.UserAddCmd(ctx, env, []string{"--help"})
+		default:
+			err = cli.UsageError("user: the only sub-command is 'user add' (see 'ssobridge user add --help')")
 		}
 	case "check":
 		err = app.CheckCmd(ctx, env, args)
@@ -66,8 +81,11 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 		err = app.PlatformSimCmd(ctx, env, args)
 	case "bench":
 		err = loadtest.BenchCmd(ctx, env, args)
-	case "help", "-h", "--help":
+	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
+		return 0
+	case "version", "--version", "-version":
+		fmt.Fprintln(env.Stdout, cli.Version())
 		return 0
 	default:
 		err = cli.UsageError(fmt.Sprintf("unknown command %q", cmd))
@@ -77,7 +95,7 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "ssobridge: %s\n\n%s", ue, usage)
+		fmt.Fprintf(env.Stderr, "ssobridge: %s\n(run 'ssobridge help' for the commands)\n", ue)
 		return 2
 	case errors.Is(err, cli.ErrFailed):
 		return 1 // the command printed its verdict
@@ -85,4 +103,14 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 		fmt.Fprintf(env.Stderr, "ssobridge: %v\n", err)
 		return 1
 	}
+}
+
+// isHelpOrVersion: these flags name a command of their own; any other
+// leading flag is serve's.
+func isHelpOrVersion(arg string) bool {
+	switch arg {
+	case "-h", "--help", "-help", "--version", "-version":
+		return true
+	}
+	return false
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
@@ -23,9 +24,11 @@ import (
 // ServeCmd is `ssobridge [serve] [--config FILE]`: it runs the bridge
 // until ctx ends.
 func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
-	fs := env.Flags("serve")
+	cmd := cli.Command{Name: "serve", Synopsis: "[--config FILE]",
+		Summary: "Serve the bridge until interrupted. Without --config it reads ./config.yaml, else the built-in demo\n(embedded platform emulator, SQLite in ./data, a printed demo login)."}
+	fs := env.Flags(cmd)
 	cfgPath := fs.String("config", "", "configuration file (default ./config.yaml, else the embedded demo)")
-	if err := cli.Parse(fs, args); err != nil {
+	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
 	cfg, err := env.LoadConfig(*cfgPath)
@@ -48,13 +51,15 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 // terminal it asks for the password twice without echo; otherwise the
 // password is the first line of stdin.
 func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
-	fs := env.Flags("user add")
+	cmd := cli.Command{Name: "user add", Synopsis: "--email E --first-name F --last-name L [--admin] [--config FILE]",
+		Summary: "Add a local account. At a terminal the password is asked for twice without echo; otherwise it is\nthe first line of stdin. Bad input exits 2 and writes nothing."}
+	fs := env.Flags(cmd)
 	cfgPath := fs.String("config", "", "configuration file")
 	email := fs.String("email", "", "the account's email (required)")
 	first := fs.String("first-name", "", "first name (required)")
 	last := fs.String("last-name", "", "last name (required)")
 	admin := fs.Bool("admin", false, "make the account a partner admin")
-	if err := cli.Parse(fs, args); err != nil {
+	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
 	// Check everything before touching the store, so bad input writes nothing.
@@ -152,9 +157,11 @@ func promptPassword(tty *os.File, prompts io.Writer) (string, error) {
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,
 // prints the verdict and what to do, and fails (cli.ErrFailed) unless OK.
 func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
-	fs := env.Flags("check")
+	cmd := cli.Command{Name: "check", Synopsis: "[--config FILE]",
+		Summary: "Make one signed call to the platform and say whether the connection works and, if not, what to\nchange. Exits 1 unless it works."}
+	fs := env.Flags(cmd)
 	cfgPath := fs.String("config", "", "configuration file")
-	if err := cli.Parse(fs, args); err != nil {
+	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
 	cfg, err := env.LoadConfig(*cfgPath)
@@ -175,9 +182,15 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 	return nil
 }
 
-// printCheck writes the verdict the way an admin reads it.
+// printCheck writes the verdict the way an admin reads it. A check of the
+// built-in emulator says so: it proves the bridge's signing, not the
+// connection to the real platform.
 func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
-	fmt.Fprintf(w, "platform:  %s\n", conn.BaseURL)
+	if conn.Embedded {
+		fmt.Fprintf(w, "platform:  the built-in emulator at %s (platform.base_url is %q)\n", conn.BaseURL, config.Embedded)
+	} else {
+		fmt.Fprintf(w, "platform:  %s\n", conn.BaseURL)
+	}
 	key := conn.KeyID
 	if key == "" {
 		key = "(none)"
@@ -190,17 +203,27 @@ func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 	if r.Clock != "" {
 		fmt.Fprintf(w, "clock:     platform clock %s\n", r.Clock)
 	}
-	fmt.Fprintf(w, "verdict:   %s\n", strings.ToUpper(r.Verdict))
+	verdict := strings.ToUpper(r.Verdict)
+	if conn.Embedded {
+		verdict += " (the built-in emulator, not the real platform)"
+	}
+	fmt.Fprintf(w, "verdict:   %s\n", verdict)
 	fmt.Fprintf(w, "%s\n", r.Summary)
 	for i, a := range r.Advice {
 		fmt.Fprintf(w, "  %d. %s\n", i+1, a)
+	}
+	if conn.Embedded {
+		fmt.Fprintf(w, "To check the real platform, set platform.base_url (%s), platform.api_key (%s) and the secret (%s), then run ssobridge check again.\n",
+			config.EnvName("platform.base_url"), config.EnvName("platform.api_key"), config.EnvName("platform.api_secret"))
 	}
 }
 
 // PlatformSimCmd is `ssobridge platform-sim`: the emulator standalone,
 // until ctx ends.
 func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
-	fs := env.Flags("platform-sim")
+	cmd := cli.Command{Name: "platform-sim", Synopsis: "[--addr A] [flags]",
+		Summary: "Run the platform emulator on its own (for developing against a running bridge); it prints its\ncredentials and runs until interrupted."}
+	fs := env.Flags(cmd)
 	addr := fs.String("addr", "127.0.0.1:9090", "listen address")
 	key := fs.String("api-key", "", "admin credential key (default: random)")
 	secret := fs.String("api-secret", "", "admin credential secret (default: random)")
@@ -213,7 +236,7 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 	schemeHMAC := fs.String("scheme-hmac", platformsim.DefaultSchemeHMAC, "HMAC scheme name")
 	schemeSimple := fs.String("scheme-simple", platformsim.DefaultSchemeSimple, "simple scheme name")
 	control := fs.Bool("control", false, "expose the JSON control endpoint under /_sim/ (faults, latency, clock, call counts)")
-	if err := cli.Parse(fs, args); err != nil {
+	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
 	if *rateLimit < 0 || *ttl <= 0 || *skew <= 0 {

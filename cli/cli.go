@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/ssobridge/ssobridge/config"
 )
@@ -34,26 +35,81 @@ func (e UsageError) Error() string { return string(e) }
 // (ssobridge check).
 var ErrFailed = errors.New("command failed")
 
-// Flags returns a flag set that reports errors instead of exiting.
-func (e Env) Flags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.Stderr)
+// Command describes a sub-command for its --help.
+type Command struct {
+	Name     string // as typed: "user add"
+	Synopsis string // the flags in short, after the name
+	Summary  string // what it does, one or two sentences
+}
+
+// Flags returns a flag set for c that reports errors instead of printing
+// or exiting; Parse prints the help when asked.
+func (e Env) Flags(c Command) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	return fs
 }
 
-// Parse parses args into fs: a bad flag or a stray argument is a
-// UsageError; --help is flag.ErrHelp.
-func Parse(fs *flag.FlagSet, args []string) error {
+// Parse parses args into fs. --help (or -h) prints c's help to stdout and
+// returns flag.ErrHelp; a bad flag or a stray argument is a UsageError
+// that says where the help is.
+func (e Env) Parse(fs *flag.FlagSet, c Command, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			e.PrintHelp(fs, c)
 			return err
 		}
-		return UsageError(err.Error())
+		return UsageError(fmt.Sprintf("%s: %v (see 'ssobridge %s --help')", c.Name, err, c.Name))
 	}
 	if fs.NArg() > 0 {
-		return UsageError(fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0)))
+		return UsageError(fmt.Sprintf("%s: unexpected argument %q (see 'ssobridge %s --help')", c.Name, fs.Arg(0), c.Name))
 	}
 	return nil
+}
+
+// PrintHelp writes c's usage, summary and flags to stdout.
+func (e Env) PrintHelp(fs *flag.FlagSet, c Command) {
+	fmt.Fprintf(e.Stdout, "usage: ssobridge %s %s\n\n%s\n", c.Name, c.Synopsis, c.Summary)
+	has := false
+	fs.VisitAll(func(*flag.Flag) { has = true })
+	if has {
+		fmt.Fprint(e.Stdout, "\nflags:\n")
+		fs.SetOutput(e.Stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+}
+
+// Version is the module version and VCS revision of this binary, as the
+// Go toolchain recorded them.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	return versionOf(bi, ok)
+}
+
+func versionOf(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "ssobridge (no build information)"
+	}
+	settings := map[string]string{}
+	for _, s := range bi.Settings {
+		settings[s.Key] = s.Value
+	}
+	v := "ssobridge " + bi.Main.Version
+	switch rev := settings["vcs.revision"]; {
+	case rev == "":
+		v += ", revision unknown (built without VCS information)"
+	default:
+		v += ", revision " + rev
+		if t := settings["vcs.time"]; t != "" {
+			v += " of " + t
+		}
+		if settings["vcs.modified"] == "true" {
+			v += ", with uncommitted changes"
+		}
+	}
+	return v + ", " + bi.GoVersion
 }
 
 // LoadConfig reads path, else ./config.yaml, else the embedded default,

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,6 +15,8 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 )
+
+var testCmd = Command{Name: "cmd", Synopsis: "[--n N]", Summary: "Does a thing."}
 
 func TestParse(t *testing.T) {
 	tests := []struct {
@@ -22,30 +26,52 @@ func TestParse(t *testing.T) {
 		message string
 	}{
 		{"ok", []string{"--n", "3"}, nil, ""},
-		{"unknown flag", []string{"--m", "3"}, UsageError(""), "flag provided but not defined: -m"},
+		{"unknown flag", []string{"--m", "3"}, UsageError(""), "cmd: flag provided but not defined: -m (see 'ssobridge cmd --help')"},
 		{"bad value", []string{"--n", "three"}, UsageError(""), "invalid value"},
-		{"stray argument", []string{"--n", "3", "extra"}, UsageError(""), `unexpected argument "extra"`},
+		{"stray argument", []string{"--n", "3", "extra"}, UsageError(""), `cmd: unexpected argument "extra" (see 'ssobridge cmd --help')`},
 		{"help", []string{"--help"}, flag.ErrHelp, ""},
+		{"-h", []string{"-h"}, flag.ErrHelp, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			fs := Env{Stderr: &stderr}.Flags("cmd")
+			var stdout, stderr bytes.Buffer
+			env := Env{Stdout: &stdout, Stderr: &stderr}
+			fs := env.Flags(testCmd)
 			fs.Int("n", 0, "a number")
-			err := Parse(fs, tt.args)
+			err := env.Parse(fs, testCmd, tt.args)
+			assert.Empty(t, stderr.String(), "errors are returned, not printed")
 			switch tt.want {
 			case nil:
 				assert.NoError(t, err)
+				assert.Empty(t, stdout.String())
 			case flag.ErrHelp:
 				assert.ErrorIs(t, err, flag.ErrHelp)
-				assert.Contains(t, stderr.String(), "a number", "--help prints the flags")
+				assert.Equal(t, "usage: ssobridge cmd [--n N]\n\nDoes a thing.\n\nflags:\n  -n int\n    \ta number\n", stdout.String())
 			default:
 				var ue UsageError
 				require.True(t, errors.As(err, &ue), "%v", err)
 				assert.Contains(t, ue.Error(), tt.message)
+				assert.Empty(t, stdout.String())
 			}
 		})
 	}
+}
+
+func TestHelpWithoutFlags(t *testing.T) {
+	var stdout bytes.Buffer
+	env := Env{Stdout: &stdout}
+	fs := env.Flags(Command{Name: "x", Summary: "Nothing to set."})
+	assert.ErrorIs(t, env.Parse(fs, Command{Name: "x", Summary: "Nothing to set."}, []string{"--help"}), flag.ErrHelp)
+	assert.Equal(t, "usage: ssobridge x \n\nNothing to set.\n", stdout.String())
+}
+
+func TestVersionOf(t *testing.T) {
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}}
+	assert.Equal(t, "ssobridge v1.2.3, revision unknown (built without VCS information), go1.26.8", versionOf(bi, true))
+	bi.Settings = []debug.BuildSetting{{Key: "vcs.revision", Value: "9854e49d"}, {Key: "vcs.time", Value: "2026-11-23T11:24:53Z"}, {Key: "vcs.modified", Value: "true"}}
+	assert.Equal(t, "ssobridge v1.2.3, revision 9854e49d of 2026-11-23T11:24:53Z, with uncommitted changes, go1.26.8", versionOf(bi, true))
+	assert.Equal(t, "ssobridge (no build information)", versionOf(nil, false))
+	assert.True(t, strings.HasPrefix(Version(), "ssobridge "))
 }
 
 func TestLoadConfig(t *testing.T) {

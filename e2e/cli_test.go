@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,7 +129,9 @@ func TestCheckEmbedded(t *testing.T) {
 	cfg, _ := writeConfig(t, "")
 	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
 	assert.Equal(t, 0, code, stderr)
-	assert.Contains(t, out, "verdict:   OK")
+	assert.Contains(t, out, "platform:  the built-in emulator at http://127.0.0.1:")
+	assert.Contains(t, out, "verdict:   OK (the built-in emulator, not the real platform)")
+	assert.Contains(t, out, "To check the real platform, set platform.base_url (SSOBRIDGE_PLATFORM_BASE_URL)")
 }
 
 func TestServeRejectsBadConfig(t *testing.T) {
@@ -182,4 +185,46 @@ func TestPlatformSimCommand(t *testing.T) {
 	code, _, stderr := runCLI(t, "", nil, "platform-sim", "--rate-limit", "-1")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "--rate-limit")
+}
+
+// TestHelpAndVersion: the help lists every command and the configuration
+// rules; every command has its own --help; version names the revision.
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
+		code, out, stderr := runCLI(t, "", nil, args...)
+		assert.Equal(t, 0, code, stderr)
+		for _, want := range []string{"serve", "user add", "check", "platform-sim", "bench", "version",
+			"SSOBRIDGE_PLATFORM_API_SECRET", "./config.yaml", "--help"} {
+			assert.Contains(t, out, want, args)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--help"}, "usage: ssobridge serve [--config FILE]"},
+		{[]string{"user", "add", "--help"}, "usage: ssobridge user add --email E"},
+		{[]string{"user", "--help"}, "usage: ssobridge user add --email E"},
+		{[]string{"check", "--help"}, "usage: ssobridge check [--config FILE]"},
+		{[]string{"platform-sim", "--help"}, "usage: ssobridge platform-sim"},
+		{[]string{"bench", "--help"}, "usage: ssobridge bench"},
+	} {
+		code, out, stderr := runCLI(t, "", nil, tt.args...)
+		assert.Equal(t, 0, code, "%v: %s", tt.args, stderr)
+		assert.True(t, strings.HasPrefix(out, tt.want), "%v: %q", tt.args, out)
+		assert.Contains(t, out, "flags:\n  -", tt.args)
+	}
+	code, _, stderr := runCLI(t, "", nil, "check", "--nope")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "see 'ssobridge check --help'")
+
+	git := exec.Command("git", "rev-parse", "HEAD")
+	git.Dir = ".."
+	head, err := git.Output()
+	require.NoError(t, err, "the tests run in a git checkout")
+	for _, arg := range []string{"version", "--version"} {
+		code, out, _ := runCLI(t, "", nil, arg)
+		assert.Equal(t, 0, code)
+		assert.Regexp(t, `^ssobridge \S+, revision `+strings.TrimSpace(string(head))+` of `, out)
+	}
 }

@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 

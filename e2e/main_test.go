@@ -52,7 +52,9 @@ func ssobridgeBinary(t *testing.T) string {
 			return
 		}
 		b.path = filepath.Join(b.dir, "ssobridge")
-		args := []string{"build", "-o", b.path}
+		// -buildvcs=true: `ssobridge version` reports the revision even
+		// where GOFLAGS switches VCS stamping off.
+		args := []string{"build", "-buildvcs=true", "-o", b.path}
 		if raceBuild {
 			args = append(args, "-race")
 		}

@@ -49,7 +49,9 @@ type benchOptions struct {
 // platform calls per launch, connections and peak RSS. It is bounded in
 // count and time.
 func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
-	fs := env.Flags("bench")
+	cmd := cli.Command{Name: "bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]",
+		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; see docs/performance.md."}
+	fs := env.Flags(cmd)
 	o := benchOptions{}
 	fs.IntVar(&o.accounts, "accounts", 1000, "signed-in accounts (1..20000)")
 	fs.IntVar(&o.concurrency, "concurrency", 64, "launches in flight (1..1024)")
@@ -58,7 +60,7 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	fs.Float64Var(&o.rate, "rate", 0, "offer this many launches/s in all, spread over the connections (0: as fast as answered)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the returning-launch phase to this file (go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile taken after the run to this file (go tool pprof)")
-	if err := cli.Parse(fs, args); err != nil {
+	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
 	switch {
