@@ -141,10 +141,18 @@ func (a *App) Close() error {
 	return errors.Join(errs...)
 }
 
+// newLogger writes log.format lines at log.level. Durations read as Go
+// durations ("1.2ms") in both formats; slog's JSON would write
+// nanosecond integers.
 func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level)) // validated by config
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
 	if cfg.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}

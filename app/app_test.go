@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -267,4 +268,13 @@ func TestNoDemoLoginForAStoreWithOtherAccounts(t *testing.T) {
 	assert.Equal(t, "no demo login printed: the store holds 1 account and none is demo@example.com; sign in with one of them, or start with an empty data folder", line)
 	_, err = a.Store().AccountByEmail(ctx, DemoEmail)
 	assert.ErrorIs(t, err, accounts.ErrNotFound, "no demo account made")
+}
+
+// Durations read as Go durations in both log formats.
+func TestLoggerWritesDurationsAsDurations(t *testing.T) {
+	for format, want := range map[string]string{"json": `"duration":"1.5ms"`, "text": "duration=1.5ms"} {
+		var buf strings.Builder
+		newLogger(config.Log{Level: "info", Format: format}, &buf).Info("x", "duration", 1500*time.Microsecond)
+		assert.Contains(t, buf.String(), want, format)
+	}
 }

@@ -26,16 +26,18 @@ const shutdownGrace = 15 * time.Second
 // waits up to shutdownGrace for those in flight. It first prints to out
 // where the bridge listens and, for the embedded demo, the demo login.
 func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
-	fmt.Fprintf(out, "ssobridge listening on %s\n", publicURL(a.cfg, ln.Addr().String()))
+	say := startupPrinter(a.cfg.Log, out)
+	url := publicURL(a.cfg, ln.Addr().String())
+	say("ssobridge listening on "+url, "ssobridge listening", "url", url)
 	if a.sim != nil {
-		fmt.Fprintf(out, "platform emulator (embedded) at %s\n", a.sim.URL)
+		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
 	}
 	line, err := a.EnsureDemoAccount(ctx)
 	if err != nil {
 		return err
 	}
 	if line != "" {
-		fmt.Fprintln(out, line)
+		say(line, line)
 	}
 	if r := a.cfg.Audit.Retention; r > 0 {
 		go pruneAudit(ctx, a.store, r, a.logger)
@@ -55,6 +57,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// startupPrinter returns how the start-up lines are written to out: the
+// text for people, or one JSON object a line (msg and attrs) when
+// log.format is json, so a log collector reads every line.
+func startupPrinter(cfg config.Log, out io.Writer) func(text, msg string, attrs ...any) {
+	if cfg.Format != "json" {
+		return func(text, _ string, _ ...any) { fmt.Fprintln(out, text) }
+	}
+	logger := newLogger(config.Log{Level: "info", Format: "json"}, out)
+	return func(_, msg string, attrs ...any) { logger.Info(msg, attrs...) }
 }
 
 // pruneAudit deletes audit events older than retention, now and hourly.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -227,4 +228,45 @@ func TestHelpAndVersion(t *testing.T) {
 		assert.Equal(t, 0, code)
 		assert.Regexp(t, `^ssobridge \S+, revision `+strings.TrimSpace(string(head))+` of `, out)
 	}
+}
+
+// With log.format json every line the bridge writes, start-up lines
+// included, is a JSON object, and durations read as Go durations ("1.2ms"),
+// not nanosecond integers.
+func TestJSONLogsAreJSONThroughout(t *testing.T) {
+	cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n")
+	cmd, out, errOut := startCLI(t, []string{"SSOBRIDGE_LOG_FORMAT=json"}, "--config", cfg)
+	var base string
+	require.Eventually(t, func() bool {
+		for _, line := range strings.Split(out.String(), "\n") {
+			var m map[string]any
+			if json.Unmarshal([]byte(line), &m) == nil && m["url"] != nil && m["msg"] == "ssobridge listening" {
+				base = m["url"].(string)
+			}
+		}
+		return base != "" && strings.Contains(out.String(), "demo login")
+	}, 30*time.Second, 20*time.Millisecond, "stdout: %s", out.String())
+	resp, err := http.Get(base + "/login")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Eventually(t, func() bool { return strings.Contains(errOut.String(), `"path":"/login"`) }, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, 0, stop(t, cmd))
+
+	durations := 0
+	for name, text := range map[string]string{"stdout": out.String(), "stderr": errOut.String()} {
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(line), &m), "%s line is not JSON: %q", name, line)
+			for k, v := range m {
+				if k == "duration" || k == "retention" || strings.HasSuffix(k, "_timeout") {
+					durations++
+					s, ok := v.(string)
+					require.True(t, ok, "%s: %s is %v, not a duration string", name, k, v)
+					_, err := time.ParseDuration(s)
+					assert.NoError(t, err, "%s: %s=%q", name, k, s)
+				}
+			}
+		}
+	}
+	assert.Positive(t, durations, "the request log carried a duration")
 }
