@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,14 +176,38 @@ func TestBrowserForbiddenPageExplains(t *testing.T) {
 	assert.Empty(t, ta.sim.Users("ada@example.com"))
 }
 
+// At 375 px nothing scrolls sideways: not the portal, not the admin
+// console with filled tables (a table may scroll inside its own frame).
 func TestBrowserPhoneWidth(t *testing.T) {
 	ctx := newTab(t)
 	ta := startTestApp(t, testOptions{})
-	ta.addAccount(t, "ada@example.com", false)
+	ta.addAccount(t, "ada@example.com", true)
+	for i := range 3 {
+		ta.addAccount(t, fmt.Sprintf("a-rather-long-address-%d@partner-portal.example.com", i), false)
+		_, err := ta.sim.AddUser("Platform", "User", fmt.Sprintf("platform-user-with-a-long-name-%d@video.example.com", i))
+		require.NoError(t, err)
+	}
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(375, 700)))
 	signIn(t, ctx, ta.srv.URL, "ada@example.com")
-	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
-	require.NoError(t, err)
-	assert.False(t, overflow, "no horizontal scrolling at 375 px")
+	overflows := func() bool {
+		o, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`))
+		require.NoError(t, err)
+		return o
+	}
+	assert.False(t, overflows(), "no horizontal scrolling at 375 px: portal")
 	screenshot(t, ctx, "5-portal-phone")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("who")))) // fills the audit log
+	// Nor does a table scroll inside its frame: its rows stack, each cell
+	// naming its column, so no column is hidden off to the side.
+	hiddenColumns := func() int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`[...document.querySelectorAll('.table-wrap')].filter(w => w.scrollWidth > w.clientWidth + 1).length`))
+		require.NoError(t, err)
+		return n
+	}
+	for _, page := range []string{"/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit"} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+page), chromedp.WaitVisible(chromedp.CSS("main h1"))))
+		assert.False(t, overflows(), "no horizontal scrolling at 375 px: %s", page)
+		assert.Zero(t, hiddenColumns(), "no table scrolls sideways at 375 px: %s", page)
+		screenshot(t, ctx, "8"+strings.ReplaceAll(page, "/", "-")+"-phone")
+	}
 }
