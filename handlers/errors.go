@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +53,14 @@ func (h *server) csrf(secure bool) echo.MiddlewareFunc {
 		}
 		inner := mw(passed)
 		return func(c echo.Context) error {
+			// Route, method and size are answered for what they are, before
+			// any token is looked at: a 404, a 405, a 413.
+			if unrouted(c) {
+				return next(c)
+			}
+			if err := readForm(c.Request()); err != nil {
+				return err
+			}
 			err := inner(c)
 			if err != nil && c.Get(ctxCSRFPassed) == nil {
 				status := http.StatusForbidden
@@ -64,6 +73,36 @@ func (h *server) csrf(secure bool) echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// unrouted: the router found no route (404) or not for this method (405).
+func unrouted(c echo.Context) bool {
+	return c.Get(echo.ContextKeyHeaderAllow) != nil ||
+		reflect.ValueOf(c.Handler()).Pointer() == reflect.ValueOf(echo.NotFoundHandler).Pointer()
+}
+
+// readForm reads a state-changing request's form before the CSRF check,
+// so a body over the limit is a 413 and an unreadable form a 400, not a
+// "missing token". The handler reads the parsed form later.
+func readForm(r *http.Request) error {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return nil
+	}
+	var err error
+	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEMultipartForm) {
+		err = r.ParseMultipartForm(1 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	var he *echo.HTTPError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
+		return he
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
 }
 
 // noSession reports paths that machines and caches fetch: they set no

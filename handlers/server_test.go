@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -147,4 +148,38 @@ func TestNoCookieOnProbesAndStaticFiles(t *testing.T) {
 		assert.Empty(t, r.header.Values("Set-Cookie"), path)
 	}
 	assert.NotEmpty(t, setCookieHeader(c.get("/login"), csrfCookie), "pages with forms still get their token")
+}
+
+// Size and method are checked before CSRF: an oversized body (chunked, so
+// no Content-Length to refuse up front) is a 413, a wrong method a 405, an
+// unknown path a 404, whether or not a token came with them.
+func TestSizeMethodAndRouteBeforeCSRF(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	big := func() io.Reader {
+		return io.MultiReader(strings.NewReader("email=a%40b.example&password="), strings.NewReader(strings.Repeat("x", 10<<20)))
+	}
+	req, _ := http.NewRequest("POST", c.base+"/login", big())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.ContentLength = -1 // chunked
+	r := c.do(req)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, r.status)
+	assert.Equal(t, "bad-request", r.class())
+
+	for _, tt := range []struct {
+		method, path string
+		status       int
+		class        string
+	}{
+		{"PUT", "/login", http.StatusMethodNotAllowed, "bad-request"},
+		{"DELETE", "/launch", http.StatusMethodNotAllowed, "bad-request"},
+		{"POST", "/healthz", http.StatusMethodNotAllowed, "bad-request"},
+		{"POST", "/no/such/page", http.StatusNotFound, "not-found"},
+	} {
+		req, _ := http.NewRequest(tt.method, c.base+tt.path, strings.NewReader("a=b"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r := c.do(req)
+		assert.Equal(t, tt.status, r.status, "%s %s", tt.method, tt.path)
+		assert.Equal(t, tt.class, r.class(), "%s %s", tt.method, tt.path)
+	}
 }
