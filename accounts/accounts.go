@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ssobridge/ssobridge/mailaddr"
 )
@@ -60,11 +62,31 @@ func (n *NewAccount) Normalize() error {
 	if n.FirstName == "" || n.LastName == "" {
 		return fmt.Errorf("%w: first and last name are required", ErrInvalid)
 	}
+	for _, f := range []struct{ what, v string }{{"first name", n.FirstName}, {"last name", n.LastName}} {
+		if err := checkText(f.what, f.v); err != nil {
+			return err
+		}
+	}
 	if len(n.FirstName) > 100 || len(n.LastName) > 100 {
 		return fmt.Errorf("%w: names are limited to 100 characters", ErrInvalid)
 	}
 	if n.PasswordHash == "" {
 		return fmt.Errorf("%w: a password is required", ErrInvalid)
+	}
+	return nil
+}
+
+// checkText refuses what a name must not hold: bytes that are not UTF-8
+// (they would reach the platform and the pages garbled) and control
+// characters (line breaks, NUL).
+func checkText(what, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: the %s is not valid UTF-8 text", ErrInvalid, what)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: the %s holds a control character (such as a line break)", ErrInvalid, what)
+		}
 	}
 	return nil
 }

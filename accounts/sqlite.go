@@ -74,6 +74,13 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 			return nil, fmt.Errorf("accounts: create %s: %w", dir, err)
 		}
 	}
+	// Create the file for the owner alone before SQLite does (it would use
+	// the umask's 0644); its -wal and -shm files take the same mode.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+	}
+	f.Close()
 	// busy_timeout covers other processes (e.g. `ssobridge user add` while
 	// serving); within this one the single writer connection serialises.
 	// wal_autocheckpoint(0): commits never checkpoint, see checkpoints.

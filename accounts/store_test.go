@@ -223,3 +223,19 @@ func TestSQLitePingNoticesTheFileIsGone(t *testing.T) {
 		})
 	}
 }
+
+// The database file, its WAL and the data folder are the owner's alone.
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, "db.sqlite")
+	s, err := OpenSQLite(context.Background(), path, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.CreateAccount(context.Background(), newAcct("p@example.com", false))
+	require.NoError(t, err)
+	for name, want := range map[string]os.FileMode{dir: 0o700, path: 0o600, path + "-wal": 0o600, path + "-shm": 0o600} {
+		st, err := os.Stat(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, st.Mode().Perm(), name)
+	}
+}

@@ -46,6 +46,8 @@ func TestUserAdd(t *testing.T) {
 	}{
 		{"invalid email", "long enough pw\n", []string{"--email", "not-an-email", "--first-name", "A", "--last-name", "B"}, 2, "not an e-mail address"},
 		{"missing name", "long enough pw\n", []string{"--email", "a@example.com", "--last-name", "B"}, 2, "first and last name"},
+		{"invalid UTF-8 name", "long enough pw\n", []string{"--email", "a@example.com", "--first-name", "A\xffda", "--last-name", "B"}, 2, "the first name is not valid UTF-8 text"},
+		{"control character in name", "long enough pw\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B\x07"}, 2, "the last name holds a control character"},
 		{"empty password", "", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "empty password"},
 		{"short password", "short\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "at least 8"},
 		{"unknown flag", "x\n", []string{"--emial", "a@example.com"}, 2, "flag provided but not defined"},

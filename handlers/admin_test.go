@@ -139,6 +139,7 @@ func TestAdminCreateAccount(t *testing.T) {
 		{"admin", url.Values{"email": {"dee@example.com"}, "first_name": {"Dee"}, "last_name": {"D"}, "password": {"long enough"}, "admin": {"on"}}, 200, "Added dee@example.com.", true},
 		{"bad email", url.Values{"email": {"bad"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"long enough"}}, 400, `"bad" is not an e-mail address such as ada@example.com`, false},
 		{"no name", url.Values{"email": {"cid@example.com"}, "last_name": {"B"}, "password": {"long enough"}}, 400, "first and last name are required", false},
+		{"invalid UTF-8", url.Values{"email": {"cid@example.com"}, "first_name": {"C\xffd"}, "last_name": {"B"}, "password": {"long enough"}}, 400, "the first name is not valid UTF-8 text", false},
 		{"short password", url.Values{"email": {"cid@example.com"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"short"}}, 400, "a password needs at least 8 characters", false},
 		{"taken", url.Values{"email": {"BOB@example.com"}, "first_name": {"B"}, "last_name": {"B"}, "password": {"long enough"}}, 409, "An account with email BOB@example.com exists already.", false},
 	}
@@ -293,6 +294,7 @@ func TestParseAccountsCSV(t *testing.T) {
 		{"quoted field", "\"a@example.com\",\"Ann, the first\",A", []string{"a@example.com"}, nil},
 		{"bad quoting stops", "a@example.com,\"A,A\nb@example.com,B,B", nil, []string{"row 1: "}},
 		{"missing name", "a@example.com,,A", nil, []string{"row 1: first and last name are required"}},
+		{"invalid UTF-8", "a@example.com,A,\xe9t\xe9", nil, []string{"row 1: the last name is not valid UTF-8 text"}},
 		{"too many fields", "a@example.com,A,A,extra", nil, []string{"row 1: want 3 fields (email,firstName,lastName), got 4"}},
 	}
 	for _, tt := range tests {
