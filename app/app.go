@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
@@ -32,7 +33,10 @@ type App struct {
 	client  *apiclient.Client
 	sim     *platformsim.Running // nil unless the platform is embedded
 	handler http.Handler
+	metrics *handlers.Metrics
 	closers []func() error
+	// stopping is set when Serve begins to drain; /readyz reads it.
+	stopping atomic.Bool
 }
 
 // Options adjust the wiring for tests and the load tool; the zero value
@@ -76,6 +80,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	}
 
 	metrics := handlers.NewMetrics()
+	a.metrics = metrics
 	var closePlatform func() error
 	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
 		co.Hooks = apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}
@@ -104,10 +109,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.handler = handlers.New(handlers.Deps{
 		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
-		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, Logger: a.logger, Now: o.Now,
+		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
+		Logger: a.logger, Now: o.Now,
 		Sessions: handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, MaxAge: cfg.Session.MaxAge,
 			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
-		AuditRetention: cfg.Audit.Retention,
+		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load,
 	})
 	return a, nil
 }

@@ -17,18 +17,33 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
 )
 
-// shutdownGrace is how long a stop waits for requests in flight.
-const shutdownGrace = 15 * time.Second
+// shutdownGrace is how long a stop waits for requests in flight: a
+// launch's bound, and a little for the answer to be written.
+const shutdownGrace = handlers.DefaultLaunchTimeout + 5*time.Second
 
-// Serve answers on ln until ctx ends, then stops taking requests and
-// waits up to shutdownGrace for those in flight. It first prints to out
+// Serve answers on ln (and /metrics on server.metrics_addr, when set)
+// until ctx ends. Then /readyz fails at once, the listeners close, and
+// requests in flight get up to shutdownGrace to finish (a launch, and its
+// audit row, within its bound) before Serve returns. It first prints to out
 // where the bridge listens and, for the embedded demo, the demo login.
 func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	say := startupPrinter(a.cfg.Log, out)
+	servers := []*http.Server{a.httpServer(a.handler)}
+	listeners := []net.Listener{ln}
 	url := publicURL(a.cfg, ln.Addr().String())
 	say("ssobridge listening on "+url, "ssobridge listening", "url", url)
+	if addr := a.cfg.Server.MetricsAddr; addr != "" {
+		mln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("listen on %s (server.metrics_addr): %w", addr, err)
+		}
+		servers, listeners = append(servers, a.httpServer(a.metrics.Handler())), append(listeners, mln)
+		murl := "http://" + mln.Addr().String() + "/metrics"
+		say("metrics at "+murl, "metrics", "url", murl)
+	}
 	if a.sim != nil {
 		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
 	}
@@ -43,20 +58,34 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 		go pruneAudit(ctx, a.store, r, a.logger)
 	}
 
-	srv := &http.Server{Handler: a.handler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 90 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	var serveErr error
 	select {
-	case err := <-errc:
-		return err
+	case serveErr = <-errc:
 	case <-ctx.Done():
 	}
-	a.logger.Info("shutting down")
+	a.stopping.Store(true)
+	a.logger.Info("shutting down", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	var errs []error
+	for _, srv := range servers {
+		errs = append(errs, srv.Shutdown(sctx))
+	}
+	if serveErr != nil {
+		return serveErr
+	}
+	return errors.Join(errs...)
+}
+
+// httpServer serves h with the bridge's timeouts; its errors go to the log.
+func (a *App) httpServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: shutdownGrace + 25*time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(a.logger.Handler(), slog.LevelWarn)}
 }
 
 // startupPrinter returns how the start-up lines are written to out: the

@@ -50,6 +50,9 @@ type Server struct {
 	// TrustProxyHeaders takes the client IP from X-Forwarded-For (only
 	// behind a proxy that sets it); otherwise from the connection.
 	TrustProxyHeaders bool `yaml:"trust_proxy_headers"`
+	// MetricsAddr serves /metrics on a listener of its own, so it need not
+	// be public; empty: /metrics is on Addr.
+	MetricsAddr string `yaml:"metrics_addr"`
 }
 
 // Session is the browser session.
@@ -289,6 +292,13 @@ func (c *Config) validate() Errors {
 
 	if _, port, err := net.SplitHostPort(c.Server.Addr); err != nil || port == "" {
 		bad("server.addr", fmt.Sprintf("%q is not host:port; use e.g. 127.0.0.1:8080 or :8080", c.Server.Addr))
+	}
+	if m := c.Server.MetricsAddr; m != "" {
+		if _, port, err := net.SplitHostPort(m); err != nil || port == "" {
+			bad("server.metrics_addr", fmt.Sprintf("%q is not host:port; use e.g. 127.0.0.1:9100, or leave it empty to serve /metrics on server.addr", m))
+		} else if m == c.Server.Addr && port != "0" { // port 0: any free port, for each listener
+			bad("server.metrics_addr", "is server.addr; give another port, or leave it empty to serve /metrics on server.addr")
+		}
 	}
 	if c.Server.PublicURL != "" {
 		if u, err := url.Parse(c.Server.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -31,8 +31,9 @@ func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context
 // ReadyStatus is the /readyz answer.
 type ReadyStatus struct {
 	Ready    bool   `json:"ready"`
-	Store    string `json:"store"`
-	Platform string `json:"platform"`
+	Store    string `json:"store,omitempty"`
+	Platform string `json:"platform,omitempty"`
+	Stopping bool   `json:"stopping,omitempty"` // the process is draining before it exits
 }
 
 func (r *readiness) check(ctx context.Context) ReadyStatus {

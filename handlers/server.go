@@ -29,13 +29,24 @@ type Deps struct {
 	Platform          Platform
 	Sessions          SessionConfig
 	Metrics           *Metrics
-	Logger            *slog.Logger
-	Now               func() time.Time
+	// MetricsElsewhere: /metrics is served on a listener of its own
+	// (server.metrics_addr), not here.
+	MetricsElsewhere bool
+	Logger           *slog.Logger
+	Now              func() time.Time
 	// AuditRetention is shown on the audit page (0: kept forever).
 	AuditRetention time.Duration
-	// LaunchTimeout bounds one launch, retries included; default 60 s.
+	// LaunchTimeout bounds one launch, retries included; default
+	// DefaultLaunchTimeout.
 	LaunchTimeout time.Duration
+	// Stopping reports that the process is draining: /readyz answers 503
+	// at once. nil: never.
+	Stopping func() bool
 }
+
+// DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
+// long for launches in flight.
+const DefaultLaunchTimeout = 60 * time.Second
 
 // server holds the dependencies of every route.
 type server struct {
@@ -56,7 +67,10 @@ func New(d Deps) *echo.Echo {
 		d.Metrics = NewMetrics()
 	}
 	if d.LaunchTimeout <= 0 {
-		d.LaunchTimeout = 60 * time.Second
+		d.LaunchTimeout = DefaultLaunchTimeout
+	}
+	if d.Stopping == nil {
+		d.Stopping = func() bool { return false }
 	}
 	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now)}
 	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
@@ -80,7 +94,9 @@ func New(d Deps) *echo.Echo {
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)
-	e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
+	if !d.MetricsElsewhere {
+		e.GET("/metrics", echo.WrapHandler(d.Metrics.Handler()))
+	}
 	e.StaticFS("/static", static.Files)
 
 	e.GET("/login", h.loginPage)
@@ -170,6 +186,9 @@ func (h *server) healthz(c echo.Context) error {
 }
 
 func (h *server) readyz(c echo.Context) error {
+	if h.Stopping() {
+		return c.JSON(http.StatusServiceUnavailable, ReadyStatus{Stopping: true})
+	}
 	st := h.ready.check(c.Request().Context())
 	status := http.StatusOK
 	if !st.Ready {

@@ -183,3 +183,25 @@ func TestSizeMethodAndRouteBeforeCSRF(t *testing.T) {
 		assert.Equal(t, tt.class, r.class(), "%s %s", tt.method, tt.path)
 	}
 }
+
+// With metrics on a listener of their own, the public router has none.
+func TestMetricsElsewhere(t *testing.T) {
+	f := setup(t, func(d *Deps) { d.MetricsElsewhere = true })
+	r := f.client().get("/metrics")
+	assert.Equal(t, http.StatusNotFound, r.status)
+	assert.NotContains(t, r.body, "ssobridge_")
+}
+
+// While the process drains, /readyz fails at once, without asking the
+// store or the platform.
+func TestReadyzWhileStopping(t *testing.T) {
+	stopping := false
+	f := setup(t, func(d *Deps) { d.Stopping = func() bool { return stopping } })
+	c := f.client()
+	require.Equal(t, http.StatusOK, c.get("/readyz").status)
+	stopping = true
+	r := c.get("/readyz")
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.JSONEq(t, `{"ready":false,"stopping":true}`, r.body)
+	assert.Equal(t, 1, f.platform.checks, "no platform call while stopping")
+}

@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
+)
+
+// bridgeWithPlatform runs `ssobridge platform-sim --control` and
+// `ssobridge serve` as two processes on loopback, with the given accounts
+// (password testPassword), and returns the bridge, its URL, the emulator's
+// URL and the store's path.
+func bridgeWithPlatform(t *testing.T, env []string, emails ...string) (bridge *processUnderTest, base, sim, dsn string) {
+	t.Helper()
+	simCmd, simOut, _ := startCLI(t, nil, "platform-sim", "--addr", "127.0.0.1:0", "--api-key", "k", "--api-secret", "s", "--control")
+	t.Cleanup(func() { _ = simCmd.Process.Kill(); _ = simCmd.Wait() })
+	sim = waitForURL(t, simOut, `platform emulator at (\S+)`)
+	cfg, dsn := writeConfig(t, "server:\n  addr: 127.0.0.1:0\nplatform:\n  base_url: "+sim+"\n  api_key: k\n  timeout: 30s\n")
+	env = append([]string{"SSOBRIDGE_PLATFORM_API_SECRET=s"}, env...)
+	for _, e := range emails {
+		code, _, stderr := runCLI(t, testPassword+"\n", env, "user", "add", "--config", cfg, "--email", e, "--first-name", "F", "--last-name", "L")
+		require.Equal(t, 0, code, stderr)
+	}
+	cmd, out, errOut := startCLI(t, env, "--config", cfg)
+	bridge = &processUnderTest{cmd: cmd, out: out, errOut: errOut}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	base = waitForURL(t, out, `ssobridge listening on (\S+)`)
+	return bridge, base, sim, dsn
+}
+
+// processUnderTest is a started binary and its live output.
+type processUnderTest struct {
+	cmd         *exec.Cmd
+	out, errOut *syncbuf.Buffer
+}
+
+func waitForURL(t *testing.T, out *syncbuf.Buffer, pattern string) string {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	var u string
+	require.Eventually(t, func() bool {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			u = m[1]
+		}
+		return u != ""
+	}, 30*time.Second, 10*time.Millisecond, "no %q", pattern)
+	return u
+}
+
+// signedIn is a client signed in to the bridge at base, with its form token.
+func signedIn(t *testing.T, base, email string) (*http.Client, string) {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 2 * time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	token := func(path string) string {
+		resp, err := c.Get(base + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		m := csrfRE.FindStringSubmatch(string(b))
+		require.NotNil(t, m, "no token on %s", path)
+		return m[1]
+	}
+	resp, err := c.PostForm(base+"/login", url.Values{"_csrf": {token("/login")}, "email": {email}, "password": {testPassword}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	return c, token("/")
+}
+
+// simControl posts a JSON body to the emulator's control endpoint.
+func simControl(t *testing.T, sim, path, body string) {
+	t.Helper()
+	resp, err := http.Post(sim+path, "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestStopLetsLaunchesFinish: a SIGTERM while launches wait 16 s for the
+// platform (longer than the old 15 s grace) makes /readyz fail at once and
+// takes no new connection, but every launch in flight finishes with its
+// 303 and its audit row, and the process exits 0.
+func TestStopLetsLaunchesFinish(t *testing.T) {
+	emails := []string{"a@example.com", "b@example.com", "c@example.com"}
+	bridge, base, sim, dsn := bridgeWithPlatform(t, nil, emails...)
+	type launchClient struct {
+		c   *http.Client
+		tok string
+	}
+	var clients []launchClient
+	launchOnce := func(lc launchClient) (int, error) {
+		resp, err := lc.c.PostForm(base+"/launch", url.Values{"_csrf": {lc.tok}})
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	for _, e := range emails {
+		c, tok := signedIn(t, base, e)
+		lc := launchClient{c, tok}
+		code, err := launchOnce(lc) // links the account: returning launches are one token call
+		require.NoError(t, err)
+		require.Equal(t, http.StatusSeeOther, code)
+		clients = append(clients, lc)
+	}
+	req, _ := http.NewRequest("DELETE", sim+"/_sim/calls", nil)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	simControl(t, sim, "/_sim/latency", `{"endpoint":"issue_token","latency_ms":16000}`)
+
+	type result struct {
+		code int
+		err  error
+	}
+	results := make(chan result, len(clients))
+	for _, lc := range clients {
+		go func() {
+			code, err := launchOnce(lc)
+			results <- result{code, err}
+		}()
+	}
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(sim + "/_sim/calls")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var calls map[string]int
+		return json.NewDecoder(resp.Body).Decode(&calls) == nil && calls["issue_token"] == len(clients)
+	}, 30*time.Second, 20*time.Millisecond, "the launches reached the platform")
+
+	stopped := time.Now()
+	require.NoError(t, bridge.cmd.Process.Signal(syscall.SIGTERM))
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return true // no new connection
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusServiceUnavailable
+	}, 5*time.Second, 10*time.Millisecond, "/readyz fails at once")
+
+	for range clients {
+		r := <-results
+		require.NoError(t, r.err, "a launch in flight was cut")
+		assert.Equal(t, http.StatusSeeOther, r.code)
+	}
+	assert.NoError(t, bridge.cmd.Wait(), "exit 0; stderr: %s", bridge.errOut.String())
+	assert.Greater(t, time.Since(stopped), 15*time.Second, "the launches did wait for the platform")
+
+	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	_, total, err := s.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok"})
+	require.NoError(t, err)
+	assert.Equal(t, 2*len(clients), total, "every launch answered 303 has its audit row")
+}
+
+// With server.metrics_addr, /metrics answers there and not on the public
+// listener.
+func TestMetricsOnTheirOwnListener(t *testing.T) {
+	cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n  metrics_addr: 127.0.0.1:0\n")
+	cmd, out, errOut := startCLI(t, nil, "--config", cfg)
+	base := waitForURL(t, out, `ssobridge listening on (\S+)`)
+	metrics := waitForURL(t, out, `metrics at (\S+)`)
+	resp, err := http.Get(metrics)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, string(b), "go_goroutines")
+	resp, err = http.Get(base + "/metrics")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "not on the public listener")
+	assert.Equal(t, 0, stop(t, cmd), errOut.String())
+}
