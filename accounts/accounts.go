@@ -154,6 +154,9 @@ type Store interface {
 	CreateAccounts(ctx context.Context, ns []NewAccount) error
 	AccountByEmail(ctx context.Context, email string) (Account, error)
 	AccountByID(ctx context.Context, id int64) (Account, error)
+	// FreshAccountByID reads past any cache in front of the database: the
+	// account as another instance may just have left it.
+	FreshAccountByID(ctx context.Context, id int64) (Account, error)
 	ListAccounts(ctx context.Context, f AccountFilter) ([]Account, int, error)
 	CountAccounts(ctx context.Context) (int, error)
 	SetDisabled(ctx context.Context, id int64, disabled bool) error

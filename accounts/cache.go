@@ -45,12 +45,13 @@ func NewCache(inner Store, ttl time.Duration, now func() time.Time) *Cache {
 	return &Cache{inner: inner, ttl: ttl, now: now, accounts: map[int64]cached[Account]{}, links: map[int64]cached[Link]{}, lastSweep: now()}
 }
 
-// lookup serves id from m while fresh, else loads it and keeps it unless an
-// invalidation happened meanwhile. Errors (ErrNotFound included) are not kept.
-func lookup[T any](c *Cache, m map[int64]cached[T], id int64, load func() (T, error)) (T, error) {
+// lookup serves id from m while fresh (unless past is set), else loads it
+// and keeps it unless an invalidation happened meanwhile. Errors
+// (ErrNotFound included) are not kept.
+func lookup[T any](c *Cache, m map[int64]cached[T], id int64, past bool, load func() (T, error)) (T, error) {
 	now := c.now()
 	c.mu.Lock()
-	if e, ok := m[id]; ok && now.Sub(e.at) < c.ttl {
+	if e, ok := m[id]; ok && !past && now.Sub(e.at) < c.ttl {
 		c.mu.Unlock()
 		return e.v, nil
 	}
@@ -101,12 +102,18 @@ func dropAfterWrite[T any](c *Cache, m map[int64]cached[T], id int64, err error)
 
 // AccountByID serves the account from memory while fresh.
 func (c *Cache) AccountByID(ctx context.Context, id int64) (Account, error) {
-	return lookup(c, c.accounts, id, func() (Account, error) { return c.inner.AccountByID(ctx, id) })
+	return lookup(c, c.accounts, id, false, func() (Account, error) { return c.inner.AccountByID(ctx, id) })
+}
+
+// FreshAccountByID reads past the cache (another instance may have changed
+// the account within the ttl) and keeps what it read.
+func (c *Cache) FreshAccountByID(ctx context.Context, id int64) (Account, error) {
+	return lookup(c, c.accounts, id, true, func() (Account, error) { return c.inner.AccountByID(ctx, id) })
 }
 
 // LinkFor serves the link from memory while fresh.
 func (c *Cache) LinkFor(ctx context.Context, accountID int64) (Link, error) {
-	return lookup(c, c.links, accountID, func() (Link, error) { return c.inner.LinkFor(ctx, accountID) })
+	return lookup(c, c.links, accountID, false, func() (Link, error) { return c.inner.LinkFor(ctx, accountID) })
 }
 
 // SetDisabled writes through and drops the account.

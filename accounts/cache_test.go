@@ -175,3 +175,24 @@ func TestCacheForgetsIdleAccounts(t *testing.T) {
 	assert.Len(t, c.accounts, 1, "only the account read in the last ttl is held")
 	assert.Empty(t, c.links)
 }
+
+// FreshAccountByID reads past a fresh entry (a write by another process
+// within the ttl) and keeps what it read.
+func TestCacheFreshReadGoesPastTheCache(t *testing.T) {
+	c, inner, _, a := newCacheFixture(t)
+	ctx := context.Background()
+	_, err := c.AccountByID(ctx, a.ID)
+	require.NoError(t, err)
+	require.NoError(t, inner.SQLite.EndSessions(ctx, a.ID)) // another process, past this cache
+	stale, err := c.AccountByID(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, a.SessionEpoch, stale.SessionEpoch, "within the ttl the cache serves what it read")
+	fresh, err := c.FreshAccountByID(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, a.SessionEpoch+1, fresh.SessionEpoch)
+	reads := inner.accountReads.Load()
+	kept, err := c.AccountByID(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, fresh, kept, "the fresh read is kept")
+	assert.Equal(t, reads, inner.accountReads.Load())
+}

@@ -336,7 +336,11 @@ func (s *SQLite) Close() error {
 	return errors.Join(append(errs, s.wdb.Close())...)
 }
 
-// Ping checks the database answers.
+// FreshAccountByID is AccountByID: SQLite has no cache of its own.
+func (s *SQLite) FreshAccountByID(ctx context.Context, id int64) (Account, error) {
+	return s.AccountByID(ctx, id)
+}
+
 // Ping checks the database answers and that its file is still the one
 // opened: a removed data folder or replaced file would otherwise go
 // unnoticed while the open connections write to an unlinked file.

@@ -67,6 +67,7 @@ type testOptions struct {
 	client    func(*apiclient.Options)
 	env       []string
 	now       func() time.Time // the app's clock (sessions, regulation, store)
+	dsn       string           // the store's file; default: one of the test's own
 }
 
 const testPassword = "correct horse battery"
@@ -74,6 +75,10 @@ const testPassword = "correct horse battery"
 func startTestApp(t testing.TB, o testOptions) *testApp {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
+	dsn := filepath.Join(dir, "ssobridge.db")
+	if o.dsn != "" {
+		dsn, dir = o.dsn, filepath.Dir(o.dsn)
+	}
 	yml := fmt.Sprintf(`store:
   dsn: %s
 password:
@@ -83,7 +88,7 @@ log:
   level: debug
 platform:
   timeout: 2s
-`, filepath.Join(dir, "ssobridge.db")) + o.yaml
+`, dsn) + o.yaml
 	cfg, err := config.Parse([]byte(yml), o.env)
 	require.NoError(t, err)
 	logs, waits := &syncbuf.Buffer{}, &waitLog{}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +224,41 @@ func TestSecretsNeverLeak(t *testing.T) {
 		assert.NotContains(t, everything, secret, "%s leaked", what)
 	}
 	assert.NotContains(t, logs, "Authorization")
+}
+
+// TestNewSessionIsValidOnAnotherInstanceAtOnce: two instances share one
+// database and the session keys. B has the account in its cache when A
+// ends the sessions and signs in again; the new session is valid on B at
+// once, not after B's cache runs out (the clock stands still, so it never
+// would in this test).
+func TestNewSessionIsValidOnAnotherInstanceAtOnce(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "shared", "ssobridge.db")
+	keys := "session:\n  hash_key: " + strings.Repeat("ab", 32) + "\n  block_key: " + strings.Repeat("cd", 32) + "\n"
+	clk := fakeclock.New(time.Now())
+	a := startTestApp(t, testOptions{dsn: dsn, yaml: keys, now: clk.Now})
+	b := startTestApp(t, testOptions{dsn: dsn, yaml: keys, now: clk.Now})
+	a.addAccount(t, "ada@example.com", false)
+	onA := a.browser(t)
+	onB := &browser{t: t, base: b.srv.URL, c: onA.c} // one browser: cookies are per host, not port
+	require.Equal(t, http.StatusSeeOther, onA.login("ada@example.com", testPassword).status)
+	require.Equal(t, http.StatusOK, onB.get("/").status, "B reads (and caches) the account")
+
+	require.Equal(t, http.StatusSeeOther, onA.post("/logout", url.Values{"_csrf": {onA.csrf("/")}}).status)
+	require.Equal(t, http.StatusSeeOther, onA.login("ada@example.com", testPassword).status)
+	p := onB.get("/")
+	assert.Equal(t, http.StatusOK, p.status, "the new session is valid on B at once: %s", p.header.Get("Location"))
+
+	// The other direction still holds: a session ended on A is void on B.
+	stale := onA.c.Jar.Cookies(mustURL(t, a.srv.URL))
+	require.Equal(t, http.StatusSeeOther, onA.post("/logout", url.Values{"_csrf": {onA.csrf("/")}}).status)
+	replay := b.browser(t)
+	replay.c.Jar.SetCookies(mustURL(t, b.srv.URL), stale)
+	clk.Advance(2 * time.Second) // past B's cache
+	assert.Equal(t, "/login?expired=1", replay.get("/").header.Get("Location"))
+}
+
+func mustURL(t *testing.T, s string) *url.URL {
+	u, err := url.Parse(s)
+	require.NoError(t, err)
+	return u
 }

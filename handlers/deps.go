@@ -15,6 +15,8 @@ type Accounts interface {
 	CreateAccounts(ctx context.Context, ns []accounts.NewAccount) error
 	AccountByEmail(ctx context.Context, email string) (accounts.Account, error)
 	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+	// FreshAccountByID reads past any cache (see sessionManager.current).
+	FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
 	ListAccounts(ctx context.Context, f accounts.AccountFilter) ([]accounts.Account, int, error)
 	SetDisabled(ctx context.Context, id int64, disabled bool) error
 	SetAdmin(ctx context.Context, id int64, admin bool) error

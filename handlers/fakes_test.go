@@ -102,6 +102,11 @@ func (f *fakeAccounts) AccountByID(_ context.Context, id int64) (accounts.Accoun
 	return *a, nil
 }
 
+// FreshAccountByID: the fake has no cache.
+func (f *fakeAccounts) FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error) {
+	return f.AccountByID(ctx, id)
+}
+
 func (f *fakeAccounts) ListAccounts(_ context.Context, flt accounts.AccountFilter) ([]accounts.Account, int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -42,6 +42,7 @@ type sessionManager struct {
 	store *sessions.CookieStore
 	accts interface {
 		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+		FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
 	}
 	now func() time.Time
 }
@@ -142,6 +143,12 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 		return accounts.Account{}, errSessionExpired
 	}
 	acct, err := m.accts.AccountByID(ctx, id)
+	if err == nil && acct.SessionEpoch < epoch {
+		// The cookie is newer than the account this instance holds: another
+		// instance changed it (a sign-out, a new password) and has signed
+		// in since. Read past the cache rather than void a valid session.
+		acct, err = m.accts.FreshAccountByID(ctx, id)
+	}
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, errSessionExpired
 	}
