@@ -257,7 +257,7 @@ func TestNewSessionIsValidOnAnotherInstanceAtOnce(t *testing.T) {
 	assert.Equal(t, "/login?expired=1", replay.get("/").header.Get("Location"))
 }
 
-func mustURL(t *testing.T, s string) *url.URL {
+func mustURL(t testing.TB, s string) *url.URL {
 	u, err := url.Parse(s)
 	require.NoError(t, err)
 	return u

@@ -93,7 +93,7 @@ func (h *server) login(c echo.Context) error {
 	if err := h.sessions.start(c.Request(), c.Response(), acct); err != nil {
 		return err
 	}
-	h.rotateCSRF(c)
+	h.csrf.rotate(c)
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
 	h.Metrics.login("ok")
 	return c.Redirect(http.StatusSeeOther, "/")

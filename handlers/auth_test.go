@@ -30,7 +30,7 @@ func TestLoginPage(t *testing.T) {
 			assert.Equal(t, "Sign in", r.text("h1"))
 			assert.Equal(t, tt.notice, r.text(".notice"))
 			assert.NotEmpty(t, r.doc.Find(`form[action="/login"] input[name="_csrf"]`).AttrOr("value", ""))
-			assert.Contains(t, setCookieHeader(r, csrfCookie), "HttpOnly")
+			assert.Contains(t, setCookieHeader(r, csrfPlainName), "HttpOnly")
 		})
 	}
 	t.Run("signed in: to the portal", func(t *testing.T) {
@@ -118,11 +118,11 @@ func TestLoginSuccess(t *testing.T) {
 	r := c.post("/login", url.Values{"_csrf": {tok}, "email": {" ADA@example.com "}, "password": {testPassword}})
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	assert.Equal(t, "/", r.header.Get("Location"))
-	session := setCookieHeader(r, SessionCookie)
+	session := setCookieHeader(r, "__Host-"+SessionCookie)
 	for _, attr := range []string{"HttpOnly", "SameSite=Lax", "Secure", "Path=/"} {
 		assert.Contains(t, session, attr)
 	}
-	assert.Contains(t, setCookieHeader(r, csrfCookie), "Max-Age=0", "the CSRF token is rotated on sign-in")
+	assert.Contains(t, setCookieHeader(r, csrfSecureName), "Max-Age=0", "the CSRF token is rotated on sign-in")
 	assert.Equal(t, []string{"ADA@example.com"}, f.reg.succeeded, "the regulator forgets the failures")
 	evs := f.accts.eventsOf(accounts.KindLogin)
 	require.Len(t, evs, 1)
@@ -268,5 +268,73 @@ func TestCSRF(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCSRFTokenIsBound: a token passes only with the cookie it was issued
+// for, and that cookie only if the server sealed it. A planted cookie with
+// a matching field (what any sibling subdomain could set) fails, as do a
+// token from another browser and a same-site or same-origin post without
+// one.
+func TestCSRFTokenIsBound(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	form := func(tok string) url.Values {
+		return url.Values{"_csrf": {tok}, "email": {"ada@example.com"}, "password": {testPassword}}
+	}
+	planted := f.client()
+	planted.setCookie(csrfPlainName, "attacker-chosen-value")
+	r := planted.post("/login", form("attacker-chosen-value"))
+	assert.Equal(t, http.StatusForbidden, r.status, "planted double-submit cookie")
+	assert.Equal(t, "csrf", r.class())
+
+	other, victim := f.client(), f.client()
+	foreignToken := other.csrf("/login")
+	victim.csrf("/login") // the victim has a cookie of its own
+	r = victim.post("/login", form(foreignToken))
+	assert.Equal(t, http.StatusForbidden, r.status, "another browser's token")
+
+	stolenCookie := other.cookie(csrfPlainName)
+	thief := f.client()
+	thief.setCookie(csrfPlainName, stolenCookie)
+	r = thief.post("/login", form(mask(make([]byte, csrfSecretLen))))
+	assert.Equal(t, http.StatusForbidden, r.status, "a token for another secret")
+
+	for _, site := range []string{"same-site", "same-origin", "none"} {
+		c := f.client()
+		c.csrf("/login")
+		r = c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}}, "Sec-Fetch-Site", site)
+		assert.Equal(t, http.StatusBadRequest, r.status, "Sec-Fetch-Site %s does not skip the token", site)
+	}
+
+	fresh := f.client()
+	tok := fresh.csrf("/login")
+	assert.NotEqual(t, tok, fresh.csrf("/login"), "a fresh mask on every page")
+	r = fresh.post("/login", form(tok))
+	assert.Equal(t, http.StatusSeeOther, r.status, "a token from an earlier page of the same browser passes")
+	r = fresh.post("/logout", url.Values{"_csrf": {tok}})
+	assert.Equal(t, http.StatusForbidden, r.status, "sign-in rotated the secret: tokens from before fail")
+}
+
+// On https both cookies carry the __Host- prefix: Secure, path /, no
+// domain, so no other host can set them.
+func TestCookiesOnHTTPSAreHostOnly(t *testing.T) {
+	f := setup(t, func(d *Deps) { d.Sessions.Secure = true })
+	f.account("ada@example.com", false)
+	c := f.client()
+	r := c.get("/login")
+	csrf := setCookieHeader(r, csrfSecureName)
+	require.NotEmpty(t, csrf, "the CSRF cookie is %s", csrfSecureName)
+	tok := r.doc.Find(`input[name="_csrf"]`).AttrOr("value", "")
+	// The client's jar keeps Secure cookies away from http: send it by hand.
+	value := strings.TrimPrefix(strings.SplitN(csrf, ";", 2)[0], csrfSecureName+"=")
+	r = c.post("/login", url.Values{"_csrf": {tok}, "email": {"ada@example.com"}, "password": {testPassword}}, "Cookie", csrfSecureName+"="+value)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	session := setCookieHeader(r, "__Host-"+SessionCookie)
+	for _, ck := range []string{csrf, session} {
+		require.NotEmpty(t, ck)
+		assert.Contains(t, ck, "Secure")
+		assert.Contains(t, ck, "Path=/")
+		assert.NotContains(t, strings.ToLower(ck), "domain=")
 	}
 }

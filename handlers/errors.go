@@ -6,14 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
-	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
-	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/views"
@@ -24,107 +21,6 @@ var (
 	errInternal  = errors.New("internal error")
 	errAdminOnly = errors.New("admins only")
 )
-
-// csrfError is a refused anti-forgery check.
-type csrfError struct{ status int }
-
-func (e csrfError) Error() string { return "csrf check failed (" + strconv.Itoa(e.status) + ")" }
-
-// csrf is Echo's CSRF middleware with the token in the _csrf form field.
-// Whatever it refuses before the handler runs (missing or wrong token, a
-// cross-site Sec-Fetch-Site) becomes a csrfError, so the page is the
-// CSRF page and not a generic one.
-func (h *server) csrf(secure bool) echo.MiddlewareFunc {
-	mw := middleware.CSRFWithConfig(middleware.CSRFConfig{
-		// Probes, metrics and static files hold no form and get no cookie.
-		Skipper:        func(c echo.Context) bool { return noSession(c.Request().URL.Path) },
-		TokenLookup:    "form:_csrf",
-		CookieName:     csrfCookie,
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSecure:   secure,
-		CookieSameSite: http.SameSiteLaxMode,
-		CookieMaxAge:   12 * 3600,
-	})
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		passed := func(c echo.Context) error {
-			c.Set(ctxCSRFPassed, true)
-			return next(c)
-		}
-		inner := mw(passed)
-		return func(c echo.Context) error {
-			// Route, method and size are answered for what they are, before
-			// any token is looked at: a 404, a 405, a 413.
-			if unrouted(c) {
-				return next(c)
-			}
-			if err := readForm(c.Request()); err != nil {
-				return err
-			}
-			err := inner(c)
-			if err != nil && c.Get(ctxCSRFPassed) == nil {
-				status := http.StatusForbidden
-				var he *echo.HTTPError
-				if errors.As(err, &he) {
-					status = he.Code
-				}
-				return csrfError{status: status}
-			}
-			return err
-		}
-	}
-}
-
-// unrouted: the router found no route (404) or not for this method (405).
-func unrouted(c echo.Context) bool {
-	return c.Get(echo.ContextKeyHeaderAllow) != nil ||
-		reflect.ValueOf(c.Handler()).Pointer() == reflect.ValueOf(echo.NotFoundHandler).Pointer()
-}
-
-// readForm reads a state-changing request's form before the CSRF check,
-// so a body over the limit is a 413 and an unreadable form a 400, not a
-// "missing token". The handler reads the parsed form later.
-func readForm(r *http.Request) error {
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return nil
-	}
-	var err error
-	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEMultipartForm) {
-		err = r.ParseMultipartForm(1 << 20)
-	} else {
-		err = r.ParseForm()
-	}
-	var he *echo.HTTPError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
-		return he
-	}
-	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
-}
-
-// noSession reports paths that machines and caches fetch: they set no
-// cookie (they are all GET routes, which CSRF does not guard anyway).
-func noSession(path string) bool {
-	switch path {
-	case "/healthz", "/readyz", "/metrics":
-		return true
-	}
-	return strings.HasPrefix(path, "/static/")
-}
-
-const (
-	csrfCookie    = "_csrf"
-	ctxCSRFPassed = "csrf_passed"
-)
-
-// rotateCSRF drops the CSRF cookie so the next page gets a fresh token
-// (after sign-in, as with the session).
-func (h *server) rotateCSRF(c echo.Context) {
-	c.SetCookie(&http.Cookie{Name: csrfCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode})
-}
 
 // assignRequestID gives every request an id of ours. Echo's RequestID
 // middleware would adopt a client's X-Request-Id, and the id ends up in
@@ -145,7 +41,7 @@ func requestID(c echo.Context) string {
 // page fills the layout's fields.
 func (h *server) page(c echo.Context, title string) views.Page {
 	p := views.Page{Title: title}
-	if tok, ok := c.Get("csrf").(string); ok {
+	if tok, ok := c.Get(ctxCSRFToken).(string); ok {
 		p.CSRF = tok
 	}
 	if a, ok := account(c); ok {

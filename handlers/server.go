@@ -52,6 +52,7 @@ const DefaultLaunchTimeout = 60 * time.Second
 type server struct {
 	Deps
 	sessions *sessionManager
+	csrf     *csrfGuard
 	ready    *readiness
 }
 
@@ -72,7 +73,7 @@ func New(d Deps) *echo.Echo {
 	if d.Stopping == nil {
 		d.Stopping = func() bool { return false }
 	}
-	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now)}
+	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now), csrf: newCSRFGuard(d.Sessions)}
 	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
 
 	e := echo.New()
@@ -90,7 +91,7 @@ func New(d Deps) *echo.Echo {
 	e.Use(h.recoverer)
 	e.Use(h.securityHeaders(cspFormAction(d.Platform.Connection().BaseURL)))
 	e.Use(middleware.BodyLimit("1M"))
-	e.Use(h.csrf(d.Sessions.Secure))
+	e.Use(h.csrf.middleware)
 
 	e.GET("/healthz", h.healthz)
 	e.GET("/readyz", h.readyz)

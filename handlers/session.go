@@ -23,7 +23,9 @@ type SessionConfig struct {
 	Secure      bool          // https: Secure cookies
 }
 
-// SessionCookie is the bridge's session cookie name.
+// SessionCookie is the bridge's session cookie name; on https it carries
+// the __Host- prefix (this host only, Secure, path /), so no sibling
+// subdomain can plant one.
 const SessionCookie = "ssobridge_session"
 
 // Session value keys.
@@ -39,6 +41,7 @@ const (
 // raised epoch (password reset, sign-out) or an expired time voids it.
 type sessionManager struct {
 	cfg   SessionConfig
+	name  string // the cookie's name
 	store *sessions.CookieStore
 	accts interface {
 		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
@@ -62,7 +65,11 @@ func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) 
 	}
 	cs.Options = &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}
 	cs.MaxAge(int(cfg.MaxAge / time.Second))
-	return &sessionManager{cfg: cfg, store: cs, accts: accts, now: now}
+	name := SessionCookie
+	if cfg.Secure {
+		name = "__Host-" + SessionCookie
+	}
+	return &sessionManager{cfg: cfg, name: name, store: cs, accts: accts, now: now}
 }
 
 // sessionSerializer encodes the session's four integers compactly; gob,
@@ -124,10 +131,10 @@ var (
 // errSessionExpired: a cookie that is no longer valid (tampered, foreign
 // key, timed out, account disabled or signed out elsewhere).
 func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.ResponseWriter) (accounts.Account, error) {
-	if _, err := r.Cookie(SessionCookie); err != nil {
+	if _, err := r.Cookie(m.name); err != nil {
 		return accounts.Account{}, errNoSession
 	}
-	s, err := m.store.Get(r, SessionCookie)
+	s, err := m.store.Get(r, m.name)
 	if err != nil {
 		return accounts.Account{}, errSessionExpired // decode failure: treated as signed out
 	}
@@ -171,7 +178,7 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 // start replaces whatever session the browser had with a new one for acct
 // (no fixation: no value of an earlier session survives).
 func (m *sessionManager) start(r *http.Request, w http.ResponseWriter, acct accounts.Account) error {
-	s := sessions.NewSession(m.store, SessionCookie)
+	s := sessions.NewSession(m.store, m.name)
 	opts := *m.store.Options
 	s.Options = &opts
 	s.IsNew = true
@@ -185,7 +192,7 @@ func (m *sessionManager) start(r *http.Request, w http.ResponseWriter, acct acco
 
 // clear deletes the session cookie.
 func (m *sessionManager) clear(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: m.cfg.Secure, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: m.name, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, Secure: m.cfg.Secure, SameSite: http.SameSiteLaxMode})
 }
 
 // What requireUser does when there is no session.

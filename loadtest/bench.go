@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -30,6 +31,7 @@ import (
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -163,7 +165,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	defer client.CloseIdleConnections()
 
 	start := time.Now()
-	sessions := make([]string, len(ns))
+	sessions := make([]benchSession, len(ns))
 	if err := parallel(ctx, len(ns), o.concurrency, func(_, i int) error {
 		s, err := benchSignIn(client, base, ns[i].Email)
 		sessions[i] = s
@@ -295,29 +297,73 @@ func parallel(ctx context.Context, n, c int, f func(worker, i int) error) error 
 	return firstErr
 }
 
-// benchCSRF is the double-submit token the bench sends as cookie and field.
-const benchCSRF = "benchcsrftoken0000000000000000000"
-
-func benchSignIn(client *http.Client, base, email string) (string, error) {
-	form := url.Values{"_csrf": {benchCSRF}, "email": {email}, "password": {benchPassword}}
-	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.AddCookie(&http.Cookie{Name: "_csrf", Value: benchCSRF})
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	for _, ck := range resp.Cookies() {
-		if ck.Name == "ssobridge_session" {
-			return ck.Value, nil
-		}
-	}
-	return "", fmt.Errorf("sign-in of %s: status %d, no session", email, resp.StatusCode)
+// benchSession is a signed-in browser as a launch needs it: its cookies
+// (session and anti-forgery) and the launch form with its token.
+type benchSession struct {
+	cookie string // the Cookie header
+	body   string // the form: _csrf=<token>
 }
 
-var launchBody = url.Values{"_csrf": {benchCSRF}}.Encode()
+var csrfInput = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
+
+// benchSignIn signs email in as a browser does: the sign-in page gives the
+// anti-forgery cookie and token, the sign-in the session, and the portal
+// the token issued after sign-in (the cookie is rotated then).
+func benchSignIn(client *http.Client, base, email string) (benchSession, error) {
+	page := func(path string, cookies []*http.Cookie) (string, []*http.Cookie, error) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		for _, ck := range cookies {
+			req.AddCookie(ck)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return "", nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		m := csrfInput.FindSubmatch(b)
+		if err != nil || m == nil {
+			return "", nil, fmt.Errorf("%s of %s: status %d, no form token", path, email, resp.StatusCode)
+		}
+		return string(m[1]), resp.Cookies(), nil
+	}
+	token, cookies, err := page("/login", nil)
+	if err != nil {
+		return benchSession{}, err
+	}
+	form := url.Values{"_csrf": {token}, "email": {email}, "password": {benchPassword}}
+	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for _, ck := range cookies {
+		req.AddCookie(ck)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return benchSession{}, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var session *http.Cookie
+	for _, ck := range resp.Cookies() {
+		if ck.Name == handlers.SessionCookie {
+			session = ck
+		}
+	}
+	if session == nil {
+		return benchSession{}, fmt.Errorf("sign-in of %s: status %d, no session", email, resp.StatusCode)
+	}
+	token, cookies, err = page("/", []*http.Cookie{session})
+	if err != nil {
+		return benchSession{}, err
+	}
+	header := session.Name + "=" + session.Value
+	for _, ck := range cookies {
+		if ck.Name != handlers.SessionCookie {
+			header += "; " + ck.Name + "=" + ck.Value
+		}
+	}
+	return benchSession{cookie: header, body: url.Values{"_csrf": {token}}.Encode()}, nil
+}
 
 // drive runs op on workers goroutines for d. With rate 0 (closed loop) each
 // worker goes again as soon as it is answered: the load is as high as the
@@ -396,7 +442,7 @@ func (l *launcher) close() {
 }
 
 // launch posts one launch with session and expects the 303 to the editor.
-func (l *launcher) launch(session string) error {
+func (l *launcher) launch(session benchSession) error {
 	if l.conn == nil {
 		c, err := net.Dial("tcp", l.addr)
 		if err != nil {
@@ -405,7 +451,7 @@ func (l *launcher) launch(session string) error {
 		l.conn, l.r = c, bufio.NewReader(c)
 	}
 	l.req = fmt.Appendf(l.req[:0], "POST /launch HTTP/1.1\r\nHost: %s\r\nContent-Type: application/x-www-form-urlencoded\r\n"+
-		"Content-Length: %d\r\nCookie: _csrf=%s; ssobridge_session=%s\r\n\r\n%s", l.addr, len(launchBody), benchCSRF, session, launchBody)
+		"Content-Length: %d\r\nCookie: %s\r\n\r\n%s", l.addr, len(session.body), session.cookie, session.body)
 	if _, err := l.conn.Write(l.req); err != nil {
 		l.close()
 		return err

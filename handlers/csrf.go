@@ -1,0 +1,192 @@
+package handlers
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gorilla/securecookie"
+	"github.com/labstack/echo/v4"
+)
+
+// csrfError is a refused anti-forgery check.
+type csrfError struct{ status int }
+
+func (e csrfError) Error() string { return "csrf check failed (" + strconv.Itoa(e.status) + ")" }
+
+// The anti-forgery token. A browser holds a random secret in a cookie
+// sealed with the server's session keys, so a cookie planted by anyone
+// else (a sibling subdomain can set one) does not decode: a plain
+// double-submit cookie could be matched by a planted one. Every form
+// carries the secret masked with a fresh random pad (as gorilla/csrf
+// does), so the token differs on every page and reveals nothing to a
+// compression side channel. A state-changing request must bring a token
+// that unmasks to its cookie's secret; a cross-site one is refused
+// outright, and no Sec-Fetch-Site value (same-site, same-origin) skips the
+// check.
+const (
+	csrfField      = "_csrf"
+	csrfSecretLen  = 32
+	csrfCookieAge  = 12 * time.Hour
+	ctxCSRFToken   = "csrf" // the masked token for the page's forms
+	ctxCSRFPassed  = "csrf_passed"
+	csrfPlainName  = "_csrf"
+	csrfSecureName = "__Host-csrf" // https: only this host, over TLS, path /
+)
+
+// csrfGuard checks and issues anti-forgery tokens.
+type csrfGuard struct {
+	codec  *securecookie.SecureCookie
+	name   string
+	secure bool
+}
+
+func newCSRFGuard(cfg SessionConfig) *csrfGuard {
+	codec := securecookie.New(cfg.HashKey, cfg.BlockKey).MaxAge(int(csrfCookieAge / time.Second))
+	codec.SetSerializer(securecookie.NopEncoder{})
+	name := csrfPlainName
+	if cfg.Secure {
+		name = csrfSecureName
+	}
+	return &csrfGuard{codec: codec, name: name, secure: cfg.Secure}
+}
+
+// secret is the browser's secret, when its cookie is ours.
+func (g *csrfGuard) secret(r *http.Request) ([]byte, bool) {
+	ck, err := r.Cookie(g.name)
+	if err != nil {
+		return nil, false
+	}
+	var secret []byte
+	if err := g.codec.Decode(g.name, ck.Value, &secret); err != nil || len(secret) != csrfSecretLen {
+		return nil, false
+	}
+	return secret, true
+}
+
+// mask is a form token for secret: a fresh pad, then the secret XOR the pad.
+func mask(secret []byte) string {
+	b := make([]byte, 2*csrfSecretLen)
+	_, _ = rand.Read(b[:csrfSecretLen]) // crypto/rand.Read never fails (Go 1.24+)
+	for i := range csrfSecretLen {
+		b[csrfSecretLen+i] = b[i] ^ secret[i]
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// matches reports whether token unmasks to secret.
+func matches(token string, secret []byte) bool {
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(b) != 2*csrfSecretLen {
+		return false
+	}
+	got := make([]byte, csrfSecretLen)
+	for i := range csrfSecretLen {
+		got[i] = b[i] ^ b[csrfSecretLen+i]
+	}
+	return subtle.ConstantTimeCompare(got, secret) == 1
+}
+
+// middleware issues the token to every page and checks it on every
+// state-changing request. Route, method and size are answered first, for
+// what they are (404, 405, 413); probes and static files get no cookie.
+func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		req := c.Request()
+		if noSession(req.URL.Path) || unrouted(c) {
+			return next(c)
+		}
+		if err := readForm(req); err != nil {
+			return err
+		}
+		secret, ok := g.secret(req)
+		if !ok {
+			secret = make([]byte, csrfSecretLen)
+			_, _ = rand.Read(secret)
+			// A copy: with NopEncoder, Encode encrypts its argument in place.
+			enc, err := g.codec.Encode(g.name, bytes.Clone(secret))
+			if err != nil {
+				return err
+			}
+			c.SetCookie(g.cookie(enc, int(csrfCookieAge/time.Second)))
+		}
+		c.Set(ctxCSRFToken, mask(secret))
+		if safeMethod(req.Method) {
+			return next(c)
+		}
+		if req.Header.Get(echo.HeaderSecFetchSite) == "cross-site" {
+			return csrfError{status: http.StatusForbidden}
+		}
+		token := req.PostForm.Get(csrfField)
+		switch {
+		case token == "":
+			return csrfError{status: http.StatusBadRequest}
+		case !ok || !matches(token, secret):
+			return csrfError{status: http.StatusForbidden}
+		}
+		c.Set(ctxCSRFPassed, true)
+		return next(c)
+	}
+}
+
+// rotate drops the browser's secret (after sign-in, as the session is
+// replaced): tokens issued before no longer pass.
+func (g *csrfGuard) rotate(c echo.Context) { c.SetCookie(g.cookie("", -1)) }
+
+func (g *csrfGuard) cookie(value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: g.name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteLaxMode}
+}
+
+func safeMethod(m string) bool {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
+// unrouted: the router found no route (404) or not for this method (405).
+func unrouted(c echo.Context) bool {
+	return c.Get(echo.ContextKeyHeaderAllow) != nil ||
+		reflect.ValueOf(c.Handler()).Pointer() == reflect.ValueOf(echo.NotFoundHandler).Pointer()
+}
+
+// readForm reads a state-changing request's form before the token check,
+// so a body over the limit is a 413 and an unreadable form a 400, not a
+// "missing token". The handler reads the parsed form later.
+func readForm(r *http.Request) error {
+	if safeMethod(r.Method) {
+		return nil
+	}
+	var err error
+	if strings.HasPrefix(r.Header.Get(echo.HeaderContentType), echo.MIMEMultipartForm) {
+		err = r.ParseMultipartForm(1 << 20)
+	} else {
+		err = r.ParseForm()
+	}
+	var he *echo.HTTPError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge:
+		return he
+	}
+	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
+}
+
+// noSession reports paths that machines and caches fetch: they set no
+// cookie (they are all GET routes).
+func noSession(path string) bool {
+	switch path {
+	case "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(path, "/static/")
+}
