@@ -33,6 +33,8 @@ usage: ssobridge [command] [flags]
 commands:
   serve          serve the bridge (the default command)
   user add       add a local account (the password is asked for, or read from stdin)
+  bans list      list the sign-in bans in force
+  bans revoke    end a sign-in ban on an email (--email) or a client IP (--ip)
   check          diagnose the connection to the platform (exit 1 unless it works)
   platform-sim   run the platform emulator on its own
   bench          load-test launches against an in-process bridge and emulator
@@ -75,6 +77,17 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 		default:
 			err = cli.UsageError("user: the only sub-command is 'user add' (see 'ssobridge user add --help')")
 		}
+	case "bans":
+		switch sub, rest := first(args); sub {
+		case "list":
+			err = app.BansListCmd(ctx, env, rest)
+		case "revoke":
+			err = app.BansRevokeCmd(ctx, env, rest)
+		case "-h", "--help", "-help":
+			fmt.Fprint(env.Stdout, "usage: ssobridge bans list [--config FILE]\n       ssobridge bans revoke (--email E | --ip IP) [--config FILE]\n")
+		default:
+			err = cli.UsageError("bans: the sub-commands are 'bans list' and 'bans revoke'")
+		}
 	case "check":
 		err = app.CheckCmd(ctx, env, args)
 	case "platform-sim":
@@ -113,4 +126,12 @@ func isHelpOrVersion(arg string) bool {
 		return true
 	}
 	return false
+}
+
+// first splits off a sub-command.
+func first(args []string) (string, []string) {
+	if len(args) == 0 {
+		return "", nil
+	}
+	return args[0], args[1:]
 }

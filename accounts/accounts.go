@@ -181,6 +181,47 @@ type Store interface {
 	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
 	PruneEvents(ctx context.Context, before time.Time) (int64, error)
 
+	// Sign-in regulation, shared by every instance on the store (see
+	// Regulator, which supplies the limits and the clock).
+	//
+	// AdmitSignIn takes an attempt's place in the count before its password
+	// is verified: under a ban, or with as many recent attempts (being
+	// verified or failed) as the limit, it starts or keeps a ban and
+	// returns when it ends; otherwise it records the attempt.
+	AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (id int64, bannedUntil time.Time, err error)
+	// FailSignIn marks the attempt failed and starts a ban when the
+	// failures reach the limit.
+	FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (banStarted bool, err error)
+	// SucceedSignIn clears the failures counted for the attempt's email.
+	SucceedSignIn(ctx context.Context, id int64) error
+	// ListBans lists the bans in force at now.
+	ListBans(ctx context.Context, now time.Time) ([]Ban, error)
+	// LiftBans ends the bans on email and/or ip (either may be empty) and
+	// clears the failures counted for them; it reports the bans ended.
+	LiftBans(ctx context.Context, email, ip string) (int, error)
+	// PruneSignIns deletes attempts before a time and bans ended by then.
+	PruneSignIns(ctx context.Context, before time.Time) (int64, error)
+
 	Ping(ctx context.Context) error
 	Close() error
 }
+
+// SignIn is one sign-in attempt as regulation counts it.
+type SignIn struct {
+	Email string // as typed; counted lower-cased
+	IP    string
+	At    time.Time
+}
+
+// Ban is a ban in force.
+type Ban struct {
+	Kind  string // BanEmail or BanIP
+	Value string // the lower-cased email, or the IP
+	Until time.Time
+}
+
+// Ban kinds.
+const (
+	BanEmail = "email"
+	BanIP    = "ip"
+)

@@ -213,6 +213,37 @@ func (c *Cache) PruneEvents(ctx context.Context, before time.Time) (int64, error
 	return c.inner.PruneEvents(ctx, before)
 }
 
+// AdmitSignIn and the other regulation methods pass through: regulation
+// must never be served from memory.
+func (c *Cache) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
+	return c.inner.AdmitSignIn(ctx, a, r)
+}
+
+// FailSignIn passes through.
+func (c *Cache) FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (bool, error) {
+	return c.inner.FailSignIn(ctx, id, r, now)
+}
+
+// SucceedSignIn passes through.
+func (c *Cache) SucceedSignIn(ctx context.Context, id int64) error {
+	return c.inner.SucceedSignIn(ctx, id)
+}
+
+// ListBans passes through.
+func (c *Cache) ListBans(ctx context.Context, now time.Time) ([]Ban, error) {
+	return c.inner.ListBans(ctx, now)
+}
+
+// LiftBans passes through.
+func (c *Cache) LiftBans(ctx context.Context, email, ip string) (int, error) {
+	return c.inner.LiftBans(ctx, email, ip)
+}
+
+// PruneSignIns passes through.
+func (c *Cache) PruneSignIns(ctx context.Context, before time.Time) (int64, error) {
+	return c.inner.PruneSignIns(ctx, before)
+}
+
 // Ping passes through.
 func (c *Cache) Ping(ctx context.Context) error { return c.inner.Ping(ctx) }
 

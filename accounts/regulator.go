@@ -1,123 +1,58 @@
 package accounts
 
 import (
-	"strings"
-	"sync"
+	"context"
 	"time"
 )
 
 // RegulationConfig bounds failed sign-ins.
 type RegulationConfig struct {
-	MaxRetries      int           // failures per account within FindTime before a ban; 0 = off
-	MaxRetriesPerIP int           // failures per client IP within FindTime before a ban; 0 = off
-	FindTime        time.Duration // the window failures are counted in
+	MaxRetries      int           // attempts per email within FindTime before a ban; 0 = off
+	MaxRetriesPerIP int           // attempts per client IP within FindTime before a ban; 0 = off
+	FindTime        time.Duration // the window attempts are counted in
 	BanTime         time.Duration // how long a ban lasts
 }
 
-// Regulator counts failed sign-ins per account and per client IP and bans
-// either for BanTime once it fails too often within FindTime (the model is
-// Authelia's regulator). Unknown emails are counted like known ones, so a
-// ban tells nothing about which emails have accounts. State is in memory:
-// each instance regulates the sign-ins it sees.
+// Regulator bans an email or a client IP for BanTime once it fails too
+// often within FindTime (the model is Authelia's regulator). Its state
+// lives in the store, so a ban holds on every instance on the database and
+// after a restart. An attempt takes its place in the count before its
+// password is verified (Admit), so parallel attempts can never test more
+// passwords than the limit. Unknown emails are counted like known ones:
+// a ban says nothing of which emails have accounts.
 type Regulator struct {
-	cfg RegulationConfig
-	now func() time.Time
-
-	mu      sync.Mutex
-	entries map[string]*regEntry
+	store Store
+	cfg   RegulationConfig
+	now   func() time.Time
 }
 
-type regEntry struct {
-	failures    []time.Time
-	bannedUntil time.Time
-}
-
-// maxRegEntries bounds memory under a storm of distinct emails or IPs.
-const maxRegEntries = 100_000
-
-// NewRegulator returns a Regulator; now is the clock (time.Now if nil).
-func NewRegulator(cfg RegulationConfig, now func() time.Time) *Regulator {
+// NewRegulator returns a Regulator on store; now is the clock (time.Now if
+// nil).
+func NewRegulator(store Store, cfg RegulationConfig, now func() time.Time) *Regulator {
 	if now == nil {
 		now = time.Now
 	}
-	return &Regulator{cfg: cfg, now: now, entries: map[string]*regEntry{}}
+	return &Regulator{store: store, cfg: cfg, now: now}
 }
 
-func regKeys(email, ip string) (string, string) {
-	return "account:" + strings.ToLower(strings.TrimSpace(email)), "ip:" + ip
+// Attempt is an admitted sign-in attempt, to be resolved by Fail or
+// Succeed.
+type Attempt struct{ id int64 }
+
+// Admit counts an attempt before its password is verified. A non-zero
+// bannedUntil refuses it: a ban holds (or starts now) until then.
+func (r *Regulator) Admit(ctx context.Context, email, ip string) (a Attempt, bannedUntil time.Time, err error) {
+	id, until, err := r.store.AdmitSignIn(ctx, SignIn{Email: email, IP: ip, At: r.now()}, r.cfg)
+	return Attempt{id: id}, until, err
 }
 
-// BannedUntil reports when the ban on email or ip ends (zero: no ban).
-func (r *Regulator) BannedUntil(email, ip string) time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
-	ak, ik := regKeys(email, ip)
-	var until time.Time
-	for _, k := range []string{ak, ik} {
-		if e, ok := r.entries[k]; ok && now.Before(e.bannedUntil) && e.bannedUntil.After(until) {
-			until = e.bannedUntil
-		}
-	}
-	return until
+// Fail records that the attempt's password was wrong and reports whether
+// that started a ban.
+func (r *Regulator) Fail(ctx context.Context, a Attempt) (banStarted bool, err error) {
+	return r.store.FailSignIn(ctx, a.id, r.cfg, r.now())
 }
 
-// Fail records a failed sign-in and reports whether it started a ban.
-func (r *Regulator) Fail(email, ip string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	now := r.now()
-	ak, ik := regKeys(email, ip)
-	banned := r.failLocked(ak, r.cfg.MaxRetries, now)
-	if r.failLocked(ik, r.cfg.MaxRetriesPerIP, now) {
-		banned = true
-	}
-	return banned
-}
-
-func (r *Regulator) failLocked(key string, max int, now time.Time) bool {
-	if max <= 0 {
-		return false
-	}
-	e, ok := r.entries[key]
-	if !ok {
-		if len(r.entries) >= maxRegEntries {
-			r.pruneLocked(now)
-		}
-		e = &regEntry{}
-		r.entries[key] = e
-	}
-	cutoff := now.Add(-r.cfg.FindTime)
-	kept := e.failures[:0]
-	for _, t := range e.failures {
-		if t.After(cutoff) {
-			kept = append(kept, t)
-		}
-	}
-	e.failures = append(kept, now)
-	if len(e.failures) >= max {
-		e.bannedUntil = now.Add(r.cfg.BanTime)
-		e.failures = e.failures[:0]
-		return true
-	}
-	return false
-}
-
-// Succeed clears an account's failures after a good sign-in.
-func (r *Regulator) Succeed(email string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ak, _ := regKeys(email, "")
-	delete(r.entries, ak)
-}
-
-// pruneLocked drops entries with no recent failure and no ban.
-func (r *Regulator) pruneLocked(now time.Time) {
-	cutoff := now.Add(-r.cfg.FindTime)
-	for k, e := range r.entries {
-		recent := len(e.failures) > 0 && e.failures[len(e.failures)-1].After(cutoff)
-		if !recent && !now.Before(e.bannedUntil) {
-			delete(r.entries, k)
-		}
-	}
+// Succeed clears the failures counted for the attempt's email.
+func (r *Regulator) Succeed(ctx context.Context, a Attempt) error {
+	return r.store.SucceedSignIn(ctx, a.id)
 }

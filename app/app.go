@@ -102,9 +102,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}
 
-	rg := cfg.Regulation
-	regulator := accounts.NewRegulator(accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP,
-		FindTime: rg.FindTime, BanTime: rg.BanTime}, o.Now)
+	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
 	a.handler = handlers.New(handlers.Deps{
 		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
@@ -163,6 +161,11 @@ func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// regulation is the store's form of the regulation settings.
+func regulation(rg config.Regulation) accounts.RegulationConfig {
+	return accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP, FindTime: rg.FindTime, BanTime: rg.BanTime}
 }
 
 // newHasher builds the password hasher from the configuration.

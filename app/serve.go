@@ -54,9 +54,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if line != "" {
 		say(line, line)
 	}
-	if r := a.cfg.Audit.Retention; r > 0 {
-		go pruneAudit(ctx, a.store, r, a.logger)
-	}
+	go a.prune(ctx)
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
@@ -99,16 +97,23 @@ func startupPrinter(cfg config.Log, out io.Writer) func(text, msg string, attrs 
 	return func(_, msg string, attrs ...any) { logger.Info(msg, attrs...) }
 }
 
-// pruneAudit deletes audit events older than retention, now and hourly.
-func pruneAudit(ctx context.Context, store accounts.Store, retention time.Duration, logger *slog.Logger) {
+// prune deletes, now and hourly, audit events older than audit.retention
+// (when set) and sign-in attempts older than regulation.find_time.
+func (a *App) prune(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		n, err := store.PruneEvents(ctx, time.Now().Add(-retention))
-		if err != nil && ctx.Err() == nil {
-			logger.Error("audit pruning failed", "err", err)
-		} else if n > 0 {
-			logger.Info("audit events pruned", "count", n, "retention", retention)
+		now := time.Now()
+		if r := a.cfg.Audit.Retention; r > 0 {
+			n, err := a.store.PruneEvents(ctx, now.Add(-r))
+			if err != nil && ctx.Err() == nil {
+				a.logger.Error("audit pruning failed", "err", err)
+			} else if n > 0 {
+				a.logger.Info("audit events pruned", "count", n, "retention", r)
+			}
+		}
+		if _, err := a.store.PruneSignIns(ctx, now.Add(-a.cfg.Regulation.FindTime)); err != nil && ctx.Err() == nil {
+			a.logger.Error("sign-in attempts pruning failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

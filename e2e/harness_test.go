@@ -34,6 +34,7 @@ type testApp struct {
 	sim    *platformsim.Running // the embedded emulator
 	srv    *httptest.Server
 	data   string // the data folder (store.dsn's)
+	dsn    string // the store's file
 	logs   *syncbuf.Buffer
 	waits  *waitLog // the waits the Partner API client asked for
 }
@@ -106,7 +107,7 @@ platform:
 		srv.Close()
 		a.Close()
 	})
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: a.Emulator(), srv: srv, data: dir, logs: logs, waits: waits}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: a.Emulator(), srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {

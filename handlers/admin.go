@@ -88,8 +88,21 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 	if err != nil {
 		return d, err
 	}
+	bans, err := h.Accounts.ListBans(ctx, h.Now())
+	if err != nil {
+		return d, err
+	}
+	banned := map[string]time.Time{}
+	for _, b := range bans {
+		if b.Kind == accounts.BanEmail {
+			banned[b.Value] = b.Until
+		}
+	}
 	for _, a := range rows {
 		r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
+		if until, ok := banned[strings.ToLower(a.Email)]; ok {
+			r.BannedUntil = until.UTC().Format("15:04 UTC")
+		}
 		l, err := h.Accounts.LinkFor(ctx, a.ID)
 		switch {
 		case err == nil:
@@ -179,6 +192,9 @@ func (h *server) accountAction(c echo.Context) error {
 		err, notice = h.Accounts.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
 	case "unlink":
 		err, notice = h.Accounts.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
+	case "lift-ban":
+		_, err = h.Accounts.LiftBans(ctx, target.Email, "")
+		notice = "Lifted the sign-in ban on " + target.Email + "; its failed sign-ins are forgotten."
 	case "password":
 		pw := c.FormValue("password")
 		if perr := accounts.CheckPassword(pw); perr != nil {
@@ -188,7 +204,10 @@ func (h *server) accountAction(c echo.Context) error {
 		if herr != nil {
 			return herr
 		}
-		err, notice = h.Accounts.SetPasswordHash(ctx, id, hash), "Set a new password for "+target.Email+"; its sessions have ended."
+		err, notice = h.Accounts.SetPasswordHash(ctx, id, hash), "Set a new password for "+target.Email+"; its sessions have ended and any sign-in ban is lifted."
+		if err == nil {
+			_, err = h.Accounts.LiftBans(ctx, target.Email, "") // the owner of the new password may sign in at once
+		}
 	default:
 		return echo.NewHTTPError(http.StatusNotFound)
 	}

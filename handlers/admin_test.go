@@ -403,3 +403,31 @@ func TestAdminStoreFailure(t *testing.T) {
 	r := c.get("/admin/accounts")
 	assert.Equal(t, http.StatusInternalServerError, r.status)
 }
+
+// The console shows an account's sign-in ban and lifts it; setting a
+// password lifts it too.
+func TestAdminBans(t *testing.T) {
+	f, c, _, bob := adminFixture(t)
+	until := time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)
+	f.accts.bans["bob@example.com"] = until
+	r := c.get("/admin/accounts")
+	row := r.doc.Find(`tr[data-email="bob@example.com"]`)
+	assert.Equal(t, "banned until 10:15 UTC", strings.TrimSpace(row.Find("[data-ban]").Text()))
+	require.Equal(t, 1, row.Find(`button[data-action="lift-ban"]`).Length())
+	assert.Zero(t, r.doc.Find(`tr[data-email="root@example.com"] [data-ban]`).Length(), "only the banned account")
+
+	r = c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/lift-ban", bob.ID), nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.text("#notice"), "Lifted the sign-in ban on bob@example.com")
+	assert.Empty(t, f.accts.bans)
+	assert.Zero(t, r.doc.Find(`tr[data-email="bob@example.com"] [data-ban]`).Length())
+	evs := f.accts.eventsOf(accounts.KindAdmin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "lift-ban: bob@example.com", evs[0].Detail)
+
+	f.accts.bans["bob@example.com"] = until
+	r = c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/password", bob.ID), url.Values{"password": {"a new password"}})
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.text("#notice"), "any sign-in ban is lifted")
+	assert.Empty(t, f.accts.bans, "a new password lifts the ban")
+}

@@ -55,17 +55,23 @@ func (h *server) login(c echo.Context) error {
 	if email == "" || password == "" {
 		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: "Enter your email and password."}))
 	}
-	if len(email) > 254 || len(password) > 1024 {
-		return h.loginFailure(c, email, 0, "input too long")
+	email = truncate(email, 320) // counted and shown bounded; a longer one fails below
+	// The attempt takes its place in the count before its password is
+	// verified, so parallel attempts cannot test more than the limit.
+	attempt, until, err := h.Regulator.Admit(ctx, email, c.RealIP())
+	if err != nil {
+		return err
 	}
-	ip := c.RealIP()
-	if until := h.bannedUntil(email, ip); !until.IsZero() {
+	if !until.IsZero() {
 		// Refused even with the right password; says only when to come back.
 		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
 		h.Metrics.login("banned")
 		left := until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
 		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: bannedMessage(left)}))
+	}
+	if len(email) > 254 || len(password) > 1024 {
+		return h.loginFailure(c, attempt, email, 0, "input too long")
 	}
 	acct, err := h.Accounts.AccountByEmail(ctx, email)
 	switch {
@@ -74,7 +80,7 @@ func (h *server) login(c echo.Context) error {
 		if err := h.Passwords.VerifyDummy(ctx, password); !errors.Is(err, accounts.ErrPasswordMismatch) {
 			return err
 		}
-		return h.loginFailure(c, email, 0, "unknown email")
+		return h.loginFailure(c, attempt, email, 0, "unknown email")
 	case err != nil:
 		return err
 	}
@@ -82,13 +88,13 @@ func (h *server) login(c echo.Context) error {
 		if !errors.Is(err, accounts.ErrPasswordMismatch) {
 			return err
 		}
-		return h.loginFailure(c, email, acct.ID, "wrong password")
+		return h.loginFailure(c, attempt, email, acct.ID, "wrong password")
 	}
 	if acct.Disabled {
-		return h.loginFailure(c, email, acct.ID, "account disabled")
+		return h.loginFailure(c, attempt, email, acct.ID, "account disabled")
 	}
-	if h.Regulator != nil {
-		h.Regulator.Succeed(email)
+	if err := h.Regulator.Succeed(ctx, attempt); err != nil {
+		return err
 	}
 	if err := h.sessions.start(c.Request(), c.Response(), acct); err != nil {
 		return err
@@ -99,22 +105,15 @@ func (h *server) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/")
 }
 
-// bannedUntil is when a ban on email or ip ends; zero when none holds.
-func (h *server) bannedUntil(email, ip string) time.Time {
-	if h.Regulator == nil {
-		return time.Time{}
-	}
-	if until := h.Regulator.BannedUntil(email, ip); until.After(h.Now()) {
-		return until
-	}
-	return time.Time{}
-}
-
 // loginFailure answers every failed sign-in the same way; the reason goes
 // to the audit log only.
-func (h *server) loginFailure(c echo.Context, email string, accountID int64, reason string) error {
+func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email string, accountID int64, reason string) error {
 	email = truncate(email, 254)
-	if h.Regulator != nil && h.Regulator.Fail(email, c.RealIP()) {
+	banned, err := h.Regulator.Fail(c.Request().Context(), attempt)
+	if err != nil {
+		return err
+	}
+	if banned {
 		reason += "; ban started"
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})

@@ -81,14 +81,14 @@ func TestLoginFailures(t *testing.T) {
 			evs := f.accts.eventsOf(accounts.KindLogin)
 			if tt.reason == "" {
 				assert.Empty(t, evs)
-				assert.Empty(t, f.reg.failed, "bad input counts no failure")
+				assert.Empty(t, f.reg.admitted, "bad input counts no attempt")
 				return
 			}
 			require.Len(t, evs, 1)
 			assert.Equal(t, "failed", evs[0].Outcome)
 			assert.Equal(t, tt.reason, evs[0].Detail)
 			assert.NotEmpty(t, evs[0].RequestID)
-			assert.Len(t, f.reg.failed, 1, "the failure is counted")
+			assert.Equal(t, 1, f.reg.failed, "the failure is counted")
 			assert.NotContains(t, r.body, tt.reason, "the page does not say why")
 		})
 	}
@@ -123,7 +123,8 @@ func TestLoginSuccess(t *testing.T) {
 		assert.Contains(t, session, attr)
 	}
 	assert.Contains(t, setCookieHeader(r, csrfSecureName), "Max-Age=0", "the CSRF token is rotated on sign-in")
-	assert.Equal(t, []string{"ADA@example.com"}, f.reg.succeeded, "the regulator forgets the failures")
+	assert.Equal(t, []string{"ADA@example.com 127.0.0.1"}, f.reg.admitted, "counted before the password was verified")
+	assert.Equal(t, 1, f.reg.succeeded, "the regulator forgets the failures")
 	evs := f.accts.eventsOf(accounts.KindLogin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, accounts.Event{ID: 1, Kind: accounts.KindLogin, AccountID: ada.ID, Email: ada.Email, Outcome: "ok", RequestID: r.header.Get("X-Request-Id")}, evs[0])
@@ -184,7 +185,7 @@ func TestLoginRegulatedByClientIP(t *testing.T) {
 		if trust {
 			want = "x@example.com 203.0.113.9"
 		}
-		assert.Equal(t, []string{want}, f.reg.failed, "trust_proxy_headers=%v", trust)
+		assert.Equal(t, []string{want}, f.reg.admitted, "trust_proxy_headers=%v", trust)
 	}
 }
 

@@ -25,6 +25,8 @@ type Accounts interface {
 	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+	ListBans(ctx context.Context, now time.Time) ([]accounts.Ban, error)
+	LiftBans(ctx context.Context, email, ip string) (int, error)
 	Record(ctx context.Context, e accounts.Event) error
 	ListEvents(ctx context.Context, f accounts.AuditFilter) ([]accounts.Event, int, error)
 	Ping(ctx context.Context) error
@@ -41,12 +43,13 @@ type Passwords interface {
 
 // Regulator bans after repeated failed sign-ins (accounts.Regulator).
 type Regulator interface {
-	// BannedUntil is when the ban on email or ip ends (zero: none).
-	BannedUntil(email, ip string) time.Time
-	// Fail counts a failed sign-in and reports whether it started a ban.
-	Fail(email, ip string) bool
-	// Succeed clears an account's failures.
-	Succeed(email string)
+	// Admit counts an attempt before its password is verified; a non-zero
+	// bannedUntil refuses it.
+	Admit(ctx context.Context, email, ip string) (a accounts.Attempt, bannedUntil time.Time, err error)
+	// Fail records a wrong password and reports whether a ban started.
+	Fail(ctx context.Context, a accounts.Attempt) (banStarted bool, err error)
+	// Succeed clears the failures counted for the attempt's email.
+	Succeed(ctx context.Context, a accounts.Attempt) error
 }
 
 // Launcher runs "Open video editor" (launch.Service). Its errors are

@@ -21,10 +21,13 @@ type fakeAccounts struct {
 	accounts []accounts.Account
 	links    map[int64]accounts.Link
 	events   []accounts.Event
+	bans     map[string]time.Time // by lower-cased email
 	err      error
 }
 
-func newFakeAccounts() *fakeAccounts { return &fakeAccounts{links: map[int64]accounts.Link{}} }
+func newFakeAccounts() *fakeAccounts {
+	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}}
+}
 
 func (f *fakeAccounts) find(id int64) (*accounts.Account, error) {
 	for i := range f.accounts {
@@ -213,6 +216,32 @@ func (f *fakeAccounts) ListLinks(_ context.Context, ids []string) (map[string]in
 	return out, nil
 }
 
+func (f *fakeAccounts) ListBans(_ context.Context, now time.Time) ([]accounts.Ban, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []accounts.Ban
+	for email, until := range f.bans {
+		if until.After(now) {
+			out = append(out, accounts.Ban{Kind: accounts.BanEmail, Value: email, Until: until})
+		}
+	}
+	return out, f.err
+}
+
+func (f *fakeAccounts) LiftBans(_ context.Context, email, _ string) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return 0, f.err
+	}
+	_, ok := f.bans[strings.ToLower(email)]
+	delete(f.bans, strings.ToLower(email))
+	if ok {
+		return 1, nil
+	}
+	return 0, nil
+}
+
 func (f *fakeAccounts) Record(_ context.Context, e accounts.Event) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -295,35 +324,41 @@ func (p *fakePasswords) counts() (verified, dummy int) {
 	return p.verified, p.dummy
 }
 
-// fakeRegulator bans what the test says and records what it is told.
+// fakeRegulator refuses what the test bans and records what it is told.
 type fakeRegulator struct {
 	mu        sync.Mutex
-	banned    map[string]time.Time // by email or IP
+	banned    map[string]time.Time // by email or IP: Admit refuses until then
 	banOnFail bool                 // Fail answers "a ban started"
-	failed    []string             // "email ip"
-	succeeded []string
+	admitted  []string             // "email ip"
+	failed    int
+	succeeded int
 }
 
-func (r *fakeRegulator) BannedUntil(email, ip string) time.Time {
+func (r *fakeRegulator) Admit(_ context.Context, email, ip string) (accounts.Attempt, time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.banned[email]; ok {
-		return t
+		return accounts.Attempt{}, t, nil
 	}
-	return r.banned[ip]
+	if t, ok := r.banned[ip]; ok {
+		return accounts.Attempt{}, t, nil
+	}
+	r.admitted = append(r.admitted, email+" "+ip)
+	return accounts.Attempt{}, time.Time{}, nil
 }
 
-func (r *fakeRegulator) Fail(email, ip string) bool {
+func (r *fakeRegulator) Fail(context.Context, accounts.Attempt) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.failed = append(r.failed, email+" "+ip)
-	return r.banOnFail
+	r.failed++
+	return r.banOnFail, nil
 }
 
-func (r *fakeRegulator) Succeed(email string) {
+func (r *fakeRegulator) Succeed(context.Context, accounts.Attempt) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.succeeded = append(r.succeeded, email)
+	r.succeeded++
+	return nil
 }
 
 // launchCall is one call of the fake launcher.

@@ -21,7 +21,7 @@ import (
 type Deps struct {
 	Accounts  Accounts
 	Passwords Passwords
-	// Regulator bans after repeated failed sign-ins; nil: no regulation.
+	// Regulator bans after repeated failed sign-ins.
 	Regulator Regulator
 	// TrustProxyHeaders takes the client IP from X-Forwarded-For.
 	TrustProxyHeaders bool

@@ -68,6 +68,7 @@ type AccountRow struct {
 	PlatformUserID string
 	LinkedAt       string
 	LastLaunch     string
+	BannedUntil    string // empty unless a sign-in ban holds
 }
 
 // PlatformUsersPage is one page of the platform's users.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/fakeclock"
 )
 
 // Open returns a new, empty store for one sub-test, closed by the test's
@@ -38,6 +39,10 @@ func Run(t *testing.T, open Open) {
 		{"audit", testAudit},
 		{"list accounts", testListAccounts},
 		{"concurrent writes", testConcurrentWrites},
+		{"regulation bans an email", testRegulationPerEmail},
+		{"regulation bans an IP", testRegulationPerIP},
+		{"regulation admits no more than the limit in parallel", testRegulationParallel},
+		{"regulation lists, lifts and prunes bans", testRegulationListLiftPrune},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
@@ -244,4 +249,154 @@ func testConcurrentWrites(t *testing.T, s accounts.Store) {
 	l, err := s.LinkFor(ctx, a.ID)
 	require.NoError(t, err)
 	assert.Contains(t, []string{"0", "10", "20", "30", "40", "50", "60", "70", "80", "90"}, l.PlatformUserID, "one of the writes won")
+}
+
+var rules = accounts.RegulationConfig{MaxRetries: 3, MaxRetriesPerIP: 100, FindTime: 2 * time.Minute, BanTime: 5 * time.Minute}
+
+// attemptAndFail admits and fails one sign-in; it reports whether the
+// attempt was refused (banned) and whether its failure started a ban.
+func attemptAndFail(t *testing.T, r *accounts.Regulator, email, ip string) (refused, started bool) {
+	t.Helper()
+	a, until, err := r.Admit(context.Background(), email, ip)
+	require.NoError(t, err)
+	if !until.IsZero() {
+		return true, false
+	}
+	started, err = r.Fail(context.Background(), a)
+	require.NoError(t, err)
+	return false, started
+}
+
+func testRegulationPerEmail(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	clk := fakeclock.New(time.Time{})
+	r := accounts.NewRegulator(s, rules, clk.Now)
+	_, started := attemptAndFail(t, r, "Ada@example.com", "10.0.0.1")
+	assert.False(t, started)
+	clk.Advance(30 * time.Second)
+	_, started = attemptAndFail(t, r, "ada@example.com", "10.0.0.2")
+	assert.False(t, started)
+	_, started = attemptAndFail(t, r, "ADA@example.com", "10.0.0.3")
+	assert.True(t, started, "the third failure in the window bans, whatever the case of the email")
+	_, until, err := r.Admit(ctx, "ada@example.com", "192.0.2.9")
+	require.NoError(t, err)
+	assert.Equal(t, clk.Now().Add(5*time.Minute), until, "the email is banned from any IP")
+	a, until, err := r.Admit(ctx, "bob@example.com", "10.0.0.1")
+	require.NoError(t, err)
+	assert.True(t, until.IsZero(), "others are not")
+	require.NoError(t, r.Succeed(ctx, a))
+
+	clk.Advance(5*time.Minute + time.Second)
+	a, until, err = r.Admit(ctx, "ada@example.com", "10.0.0.1")
+	require.NoError(t, err)
+	assert.True(t, until.IsZero(), "the ban ends")
+	require.NoError(t, r.Succeed(ctx, a))
+
+	// A success clears the count; old failures fall out of the window.
+	attemptAndFail(t, r, "ada@example.com", "ip")
+	attemptAndFail(t, r, "ada@example.com", "ip")
+	clk.Advance(2*time.Minute + time.Second)
+	_, started = attemptAndFail(t, r, "ada@example.com", "ip")
+	assert.False(t, started, "the first two fell out of the window")
+	a, _, err = r.Admit(ctx, "ada@example.com", "ip")
+	require.NoError(t, err)
+	require.NoError(t, r.Succeed(ctx, a))
+	attemptAndFail(t, r, "ada@example.com", "ip")
+	_, started = attemptAndFail(t, r, "ada@example.com", "ip")
+	assert.False(t, started, "a success cleared the count")
+
+	// Regulation off: nothing is counted, nothing banned.
+	off := accounts.NewRegulator(s, accounts.RegulationConfig{FindTime: time.Minute, BanTime: time.Minute}, clk.Now)
+	for range 10 {
+		refused, started := attemptAndFail(t, off, "carl@example.com", "ip2")
+		assert.False(t, refused || started)
+	}
+}
+
+func testRegulationPerIP(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	clk := fakeclock.New(time.Time{})
+	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 100, MaxRetriesPerIP: 5, FindTime: time.Minute, BanTime: time.Minute}, clk.Now)
+	for i := range 4 {
+		_, started := attemptAndFail(t, r, fmt.Sprintf("u%d@example.com", i), "198.51.100.7")
+		assert.False(t, started)
+	}
+	_, started := attemptAndFail(t, r, "u4@example.com", "198.51.100.7")
+	assert.True(t, started, "spraying many emails from one IP bans the IP")
+	_, until, err := r.Admit(ctx, "new@example.com", "198.51.100.7")
+	require.NoError(t, err)
+	assert.False(t, until.IsZero())
+	_, until, err = r.Admit(ctx, "new@example.com", "198.51.100.8")
+	require.NoError(t, err)
+	assert.True(t, until.IsZero(), "another IP is not")
+}
+
+// Fifty attempts at once for one email with a limit of five: five are
+// admitted to have their password verified, the rest refused.
+func testRegulationParallel(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 5, MaxRetriesPerIP: 1000, FindTime: time.Minute, BanTime: time.Minute}, nil)
+	admitted := make(chan bool, 50)
+	errs := make(chan error, 50)
+	var wg sync.WaitGroup
+	for range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, until, err := r.Admit(ctx, "target@example.com", "203.0.113.1")
+			errs <- err
+			admitted <- until.IsZero()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	close(admitted)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	n := 0
+	for ok := range admitted {
+		if ok {
+			n++
+		}
+	}
+	assert.Equal(t, 5, n, "no more passwords verified than the limit")
+}
+
+func testRegulationListLiftPrune(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	clk := fakeclock.New(time.Time{})
+	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 1, MaxRetriesPerIP: 2, FindTime: time.Minute, BanTime: 10 * time.Minute}, clk.Now)
+	attemptAndFail(t, r, "Ada@example.com", "10.1.1.1")
+	attemptAndFail(t, r, "bob@example.com", "10.1.1.1")
+	bans, err := s.ListBans(ctx, clk.Now())
+	require.NoError(t, err)
+	until := clk.Now().Add(10 * time.Minute)
+	assert.ElementsMatch(t, []accounts.Ban{{Kind: accounts.BanEmail, Value: "ada@example.com", Until: until},
+		{Kind: accounts.BanEmail, Value: "bob@example.com", Until: until}, {Kind: accounts.BanIP, Value: "10.1.1.1", Until: until}}, bans)
+
+	n, err := s.LiftBans(ctx, "ADA@example.com", "")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	n, err = s.LiftBans(ctx, "", "10.1.1.1")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	n, err = s.LiftBans(ctx, "nobody@example.com", "")
+	require.NoError(t, err)
+	assert.Zero(t, n, "lifting what is not banned lifts nothing")
+	a, until2, err := r.Admit(ctx, "ada@example.com", "10.1.1.1")
+	require.NoError(t, err)
+	assert.True(t, until2.IsZero(), "lifted, and the counted failures cleared with it")
+	require.NoError(t, r.Succeed(ctx, a))
+	bans, err = s.ListBans(ctx, clk.Now())
+	require.NoError(t, err)
+	assert.Len(t, bans, 1, "bob's ban stays")
+
+	clk.Advance(11 * time.Minute)
+	bans, err = s.ListBans(ctx, clk.Now())
+	require.NoError(t, err)
+	assert.Empty(t, bans, "ended bans are not listed")
+	pruned, err := s.PruneSignIns(ctx, clk.Now())
+	require.NoError(t, err)
+	assert.Positive(t, pruned)
 }

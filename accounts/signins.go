@@ -1,0 +1,197 @@
+package accounts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// regKey is how an email is counted: unknown emails alike, case folded.
+func regKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+
+// AdmitSignIn runs as one write, serialised with every other: the check
+// and the record cannot interleave with another attempt's.
+func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
+	email, now := regKey(a.Email), ms(a.At)
+	var id int64
+	var until time.Time
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		id, until = 0, time.Time{}
+		var bannedUntil sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(until) FROM bans WHERE until > ? AND ((kind = 'email' AND value = ?) OR (kind = 'ip' AND value = ?))`,
+			now, email, a.IP).Scan(&bannedUntil); err != nil {
+			return err
+		}
+		if bannedUntil.Valid {
+			until = fromMS(bannedUntil)
+			return nil
+		}
+		since := ms(a.At.Add(-r.FindTime))
+		for _, k := range []struct {
+			kind, col, value string
+			max              int
+		}{{BanEmail, "email", email, r.MaxRetries}, {BanIP, "ip", a.IP, r.MaxRetriesPerIP}} {
+			if k.max <= 0 {
+				continue
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sign_in_attempts WHERE "+k.col+" = ? AND at > ?", k.value, since).Scan(&n); err != nil {
+				return err
+			}
+			if n >= k.max { // as many attempts as allowed are being verified or failed
+				until = a.At.Add(r.BanTime)
+				return ban(ctx, tx, k.kind, k.value, until)
+			}
+		}
+		if r.MaxRetries <= 0 && r.MaxRetriesPerIP <= 0 {
+			return nil // regulation off: nothing to count
+		}
+		res, err := tx.ExecContext(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES (?, ?, ?)", email, a.IP, now)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("accounts: admit sign-in: %w", err)
+	}
+	return id, until, nil
+}
+
+func ban(ctx context.Context, tx *sql.Tx, kind, value string, until time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO bans (kind, value, until) VALUES (?, ?, ?)
+		ON CONFLICT(kind, value) DO UPDATE SET until = max(until, excluded.until)`, kind, value, ms(until))
+	return err
+}
+
+// FailSignIn marks the attempt failed; failures at the limit start a ban.
+func (s *SQLite) FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (bool, error) {
+	if id == 0 {
+		return false, nil
+	}
+	started := false
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		started = false
+		var email, ip string
+		err := tx.QueryRowContext(ctx, "UPDATE sign_in_attempts SET failed = 1 WHERE id = ? RETURNING email, ip", id).Scan(&email, &ip)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // lifted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		since := ms(now.Add(-r.FindTime))
+		for _, k := range []struct {
+			kind, col, value string
+			max              int
+		}{{BanEmail, "email", email, r.MaxRetries}, {BanIP, "ip", ip, r.MaxRetriesPerIP}} {
+			if k.max <= 0 {
+				continue
+			}
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sign_in_attempts WHERE "+k.col+" = ? AND failed = 1 AND at > ?", k.value, since).Scan(&n); err != nil {
+				return err
+			}
+			if n >= k.max {
+				if err := ban(ctx, tx, k.kind, k.value, now.Add(r.BanTime)); err != nil {
+					return err
+				}
+				started = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("accounts: fail sign-in: %w", err)
+	}
+	return started, nil
+}
+
+// SucceedSignIn clears the failures counted for the attempt's email (the
+// per-IP count keeps the failures of other emails).
+func (s *SQLite) SucceedSignIn(ctx context.Context, id int64) error {
+	if id == 0 {
+		return nil
+	}
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "DELETE FROM sign_in_attempts WHERE id = ? OR email = (SELECT email FROM sign_in_attempts WHERE id = ?)", id, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("accounts: sign-in succeeded: %w", err)
+	}
+	return nil
+}
+
+// ListBans lists the bans in force, the latest to end first.
+func (s *SQLite) ListBans(ctx context.Context, now time.Time) ([]Ban, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT kind, value, until FROM bans WHERE until > ? ORDER BY until DESC, kind, value", ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("accounts: list bans: %w", err)
+	}
+	defer rows.Close()
+	var out []Ban
+	for rows.Next() {
+		var b Ban
+		var until sql.NullInt64
+		if err := rows.Scan(&b.Kind, &b.Value, &until); err != nil {
+			return nil, err
+		}
+		b.Until = fromMS(until)
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// LiftBans ends the bans on email and ip and clears their counted attempts.
+func (s *SQLite) LiftBans(ctx context.Context, email, ip string) (int, error) {
+	email = regKey(email)
+	lifted := 0
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		lifted = 0
+		for _, k := range []struct{ kind, col, value string }{{BanEmail, "email", email}, {BanIP, "ip", ip}} {
+			if k.value == "" {
+				continue
+			}
+			res, err := tx.ExecContext(ctx, "DELETE FROM bans WHERE kind = ? AND value = ?", k.kind, k.value)
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			lifted += int(n)
+			if _, err := tx.ExecContext(ctx, "DELETE FROM sign_in_attempts WHERE "+k.col+" = ?", k.value); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("accounts: lift bans: %w", err)
+	}
+	return lifted, nil
+}
+
+// PruneSignIns deletes attempts older than before and bans ended by then.
+func (s *SQLite) PruneSignIns(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		n = 0
+		for _, q := range []string{"DELETE FROM sign_in_attempts WHERE at < ?", "DELETE FROM bans WHERE until < ?"} {
+			res, err := tx.ExecContext(ctx, q, ms(before))
+			if err != nil {
+				return err
+			}
+			m, _ := res.RowsAffected()
+			n += m
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("accounts: prune sign-ins: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+// TestParallelSignInsTestNoMoreThanTheLimit: 299 wrong passwords and the
+// right one, sent at once with regulation.max_retries 5 and the default
+// argon2id cost (so attempts overlap their hashing), verify at most 5
+// passwords; the rest are refused before any hashing.
+func TestParallelSignInsTestNoMoreThanTheLimit(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: "regulation:\n  max_retries: 5\n  max_retries_per_ip: 1000\n",
+		env: []string{"SSOBRIDGE_PASSWORD_ARGON2_MEMORY_KIB=19456", "SSOBRIDGE_PASSWORD_ARGON2_ITERATIONS=2", "SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=2"}})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	tok := b.csrf("/login")
+	before := ta.hasher.Verifications()
+	var wg sync.WaitGroup
+	statuses := make(chan int, 300)
+	for i := range 300 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			password := "wrong password " + strings.Repeat("x", i%7)
+			if i == 150 {
+				password = testPassword
+			}
+			req, _ := http.NewRequest("POST", b.base+"/login", strings.NewReader(url.Values{"_csrf": {tok}, "email": {"ada@example.com"}, "password": {password}}.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err := b.c.Do(req)
+			if err != nil {
+				statuses <- -1
+				return
+			}
+			resp.Body.Close()
+			statuses <- resp.StatusCode
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	counts := map[int]int{}
+	for s := range statuses {
+		counts[s]++
+	}
+	tested := ta.hasher.Verifications() - before
+	t.Logf("300 parallel sign-ins, max_retries 5: %d passwords tested, answers %v", tested, counts)
+	assert.LessOrEqual(t, tested, int64(5), "no more passwords tested than the limit")
+	assert.Equal(t, 300, counts[http.StatusTooManyRequests]+counts[http.StatusUnauthorized]+counts[http.StatusSeeOther], "%v", counts)
+	assert.GreaterOrEqual(t, counts[http.StatusTooManyRequests], 295)
+}
+
+// TestBansSurviveARestart: a ban is in the store: a bridge started anew on
+// the same database still refuses the email.
+func TestBansSurviveARestart(t *testing.T) {
+	yaml := "regulation:\n  max_retries: 3\n  max_retries_per_ip: 100\n"
+	first := startTestApp(t, testOptions{yaml: yaml})
+	first.addAccount(t, "ada@example.com", false)
+	b := first.browser(t)
+	for range 3 {
+		require.Equal(t, http.StatusUnauthorized, b.login("ada@example.com", "guess").status)
+	}
+	require.Equal(t, http.StatusTooManyRequests, b.login("ada@example.com", testPassword).status)
+	first.srv.Close()
+
+	again := startTestApp(t, testOptions{yaml: yaml, dsn: first.dsn})
+	p := again.browser(t).login("ada@example.com", testPassword)
+	assert.Equal(t, http.StatusTooManyRequests, p.status, "still banned after the restart")
+	assert.Contains(t, p.body, "Please try again in 15 minutes.")
+}
+
+// TestBansCommands: bans list shows what is banned; bans revoke ends a ban
+// by email or IP and forgets its failures; bad input exits 2.
+func TestBansCommands(t *testing.T) {
+	cfg, dsn := writeConfig(t, "")
+	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+	require.NoError(t, err)
+	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 1, MaxRetriesPerIP: 2, FindTime: time.Minute, BanTime: time.Hour}, nil)
+	for _, email := range []string{"Ada@example.com", "bob@example.com"} {
+		a, _, err := r.Admit(context.Background(), email, "203.0.113.5")
+		require.NoError(t, err)
+		_, err = r.Fail(context.Background(), a)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Close())
+
+	code, out, stderr := runCLI(t, "", nil, "bans", "list", "--config", cfg)
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{"email  ada@example.com", "email  bob@example.com", "ip     203.0.113.5", "UNTIL (UTC)"} {
+		assert.Contains(t, out, want)
+	}
+	code, out, _ = runCLI(t, "", nil, "bans", "revoke", "--config", cfg, "--email", "ADA@example.com")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, "lifted the ban on email ada@example.com; its counted failed sign-ins are cleared\n", out)
+	code, out, _ = runCLI(t, "", nil, "bans", "revoke", "--config", cfg, "--ip", "203.0.113.5")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "lifted the ban on IP 203.0.113.5")
+	code, out, _ = runCLI(t, "", nil, "bans", "revoke", "--config", cfg, "--email", "nobody@example.com")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "no ban on email nobody@example.com")
+	code, out, _ = runCLI(t, "", nil, "bans", "list", "--config", cfg)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "bob@example.com")
+	assert.NotContains(t, out, "ada@example.com")
+
+	for _, args := range [][]string{{"bans", "revoke"}, {"bans", "revoke", "--email", "a@example.com", "--ip", "1.2.3.4"},
+		{"bans", "revoke", "--ip", "not-an-ip"}, {"bans", "forget"}} {
+		code, _, stderr := runCLI(t, "", nil, append(args, "--config", cfg)...)
+		assert.Equal(t, 2, code, "%v: %s", args, stderr)
+	}
+	code, out, _ = runCLI(t, "", nil, "bans", "list", "--config", cfg)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "bob@example.com", "bad input changed nothing")
+}
