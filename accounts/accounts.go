@@ -185,9 +185,10 @@ type Store interface {
 	// Regulator, which supplies the limits and the clock).
 	//
 	// AdmitSignIn takes an attempt's place in the count before its password
-	// is verified: under a ban, or with as many recent attempts (being
-	// verified or failed) as the limit, it starts or keeps a ban and
-	// returns when it ends; otherwise it records the attempt.
+	// is verified: under a ban, or with as many recent failures as the
+	// limit, it returns when the ban ends (starting it if need be); with as
+	// many attempts still being verified as the limit, ErrBusy; otherwise
+	// it records the attempt.
 	AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (id int64, bannedUntil time.Time, err error)
 	// FailSignIn marks the attempt failed and starts a ban when the
 	// failures reach the limit.

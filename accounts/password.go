@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -21,7 +22,9 @@ type HashParams struct {
 }
 
 // Hasher hashes and verifies passwords with argon2id, at most Concurrency
-// at a time, so a storm of logins queues instead of exhausting memory.
+// at a time, so a storm of logins queues instead of exhausting memory; a
+// caller that waits longer than MaxHashWait for a slot gets ErrBusy rather
+// than joining an ever longer queue.
 type Hasher struct {
 	params HashParams
 	slots  chan struct{}
@@ -37,6 +40,12 @@ func (h *Hasher) Verifications() int64 { return h.verifications.Load() }
 
 // ErrPasswordMismatch is a wrong password.
 var ErrPasswordMismatch = errors.New("password does not match")
+
+// ErrBusy: no hashing slot came free within MaxHashWait.
+var ErrBusy = errors.New("accounts: too many passwords being checked at once")
+
+// MaxHashWait is how long a hash or verification waits for a slot.
+const MaxHashWait = 5 * time.Second
 
 // MinPasswordLength is the shortest password accepted for new accounts.
 const MinPasswordLength = 8
@@ -62,6 +71,15 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	select {
 	case h.slots <- struct{}{}:
 		return nil
+	default:
+	}
+	t := time.NewTimer(MaxHashWait)
+	defer t.Stop()
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-t.C:
+		return ErrBusy
 	case <-ctx.Done():
 		return ctx.Err()
 	}

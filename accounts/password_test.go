@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -99,5 +100,33 @@ func TestHashingIsBoundedByConcurrency(t *testing.T) {
 		}
 		assert.Equal(t, int32(2), peak.Load(), "never more than hash_concurrency at once")
 		assert.Equal(t, int64(10), h.Verifications())
+	})
+}
+
+// A hash that waits MaxHashWait for a slot gives up with ErrBusy (virtual
+// time: synctest advances the clock once every goroutine is blocked).
+func TestHashingGivesUpWhenNoSlotComesFree(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, err := NewHasher(cheap, 1)
+		require.NoError(t, err)
+		release := make(chan struct{})
+		derive := h.kdf
+		h.kdf = func(pw, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+			<-release
+			return derive(pw, salt, time, memory, threads, keyLen)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.Hash(context.Background(), "holds the slot")
+			done <- err
+		}()
+		synctest.Wait()
+		start := time.Now()
+		_, err = h.Hash(context.Background(), "waits")
+		assert.ErrorIs(t, err, ErrBusy)
+		assert.Equal(t, MaxHashWait, time.Since(start), "it waited exactly the bound")
+		assert.ErrorIs(t, h.Verify(context.Background(), "x", "$argon2id$v=19$m=64,t=1,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA"), ErrBusy)
+		close(release)
+		assert.NoError(t, <-done)
 	})
 }

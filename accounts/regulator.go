@@ -40,7 +40,8 @@ func NewRegulator(store Store, cfg RegulationConfig, now func() time.Time) *Regu
 type Attempt struct{ id int64 }
 
 // Admit counts an attempt before its password is verified. A non-zero
-// bannedUntil refuses it: a ban holds (or starts now) until then.
+// bannedUntil refuses it: a ban holds until then. ErrBusy refuses it too:
+// as many attempts as the limit are being verified; try again shortly.
 func (r *Regulator) Admit(ctx context.Context, email, ip string) (a Attempt, bannedUntil time.Time, err error) {
 	id, until, err := r.store.AdmitSignIn(ctx, SignIn{Email: email, IP: ip, At: r.now()}, r.cfg)
 	return Attempt{id: id}, until, err

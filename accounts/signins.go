@@ -13,13 +13,18 @@ import (
 func regKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
 // AdmitSignIn runs as one write, serialised with every other: the check
-// and the record cannot interleave with another attempt's.
+// and the record cannot interleave with another attempt's. Failures at the
+// limit ban; attempts still being verified at the limit turn the new one
+// away (ErrBusy) without a ban, so many people signing in at once behind
+// one address are not banned, and parallel attempts still cannot test more
+// passwords than the limit.
 func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
 	email, now := regKey(a.Email), ms(a.At)
 	var id int64
 	var until time.Time
+	var busy bool
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		id, until = 0, time.Time{}
+		id, until, busy = 0, time.Time{}, false
 		var bannedUntil sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT max(until) FROM bans WHERE until > ? AND ((kind = 'email' AND value = ?) OR (kind = 'ip' AND value = ?))`,
 			now, email, a.IP).Scan(&bannedUntil); err != nil {
@@ -29,6 +34,9 @@ func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) 
 			until = fromMS(bannedUntil)
 			return nil
 		}
+		if r.MaxRetries <= 0 && r.MaxRetriesPerIP <= 0 {
+			return nil // regulation off: nothing to count
+		}
 		since := ms(a.At.Add(-r.FindTime))
 		for _, k := range []struct {
 			kind, col, value string
@@ -37,17 +45,21 @@ func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) 
 			if k.max <= 0 {
 				continue
 			}
-			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sign_in_attempts WHERE "+k.col+" = ? AND at > ?", k.value, since).Scan(&n); err != nil {
+			var all, failed int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(failed), 0) FROM sign_in_attempts WHERE "+k.col+" = ? AND at > ?",
+				k.value, since).Scan(&all, &failed); err != nil {
 				return err
 			}
-			if n >= k.max { // as many attempts as allowed are being verified or failed
+			switch {
+			case failed >= k.max:
 				until = a.At.Add(r.BanTime)
 				return ban(ctx, tx, k.kind, k.value, until)
+			case all >= k.max:
+				busy = true
 			}
 		}
-		if r.MaxRetries <= 0 && r.MaxRetriesPerIP <= 0 {
-			return nil // regulation off: nothing to count
+		if busy {
+			return nil
 		}
 		res, err := tx.ExecContext(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES (?, ?, ?)", email, a.IP, now)
 		if err != nil {
@@ -58,6 +70,9 @@ func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) 
 	})
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("accounts: admit sign-in: %w", err)
+	}
+	if busy {
+		return 0, time.Time{}, ErrBusy
 	}
 	return id, until, nil
 }

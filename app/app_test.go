@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -277,4 +278,20 @@ func TestLoggerWritesDurationsAsDurations(t *testing.T) {
 		newLogger(config.Log{Level: "info", Format: format}, &buf).Info("x", "duration", 1500*time.Microsecond)
 		assert.Contains(t, buf.String(), want, format)
 	}
+}
+
+// The memory limit follows the hashing settings, and GOMEMLIMIT wins.
+func TestLimitMemory(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("GOMEMLIMIT", "")
+	limit, set := LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
+	assert.True(t, set)
+	assert.Equal(t, int64(64<<20), limit)
+	assert.Equal(t, limit, debug.SetMemoryLimit(-1))
+	limit, _ = LimitMemory(config.Password{Argon2MemoryKiB: 65536, HashConcurrency: 4})
+	assert.Equal(t, int64(24<<20+4*(64<<20+1<<20)), limit)
+
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	_, set = LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
+	assert.False(t, set, "an operator's GOMEMLIMIT is kept")
 }

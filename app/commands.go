@@ -40,6 +40,9 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	defer a.Close()
+	if limit, set := LimitMemory(cfg.Password); set {
+		a.Logger().Info("memory limit set for password hashing", "limit_mib", limit>>20, "note", "set GOMEMLIMIT to choose another")
+	}
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s (server.addr): %w", cfg.Server.Addr, err)

@@ -12,9 +12,13 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/views"
 )
+
+// busyRetry is the Retry-After of the busy page.
+const busyRetry = 5 * time.Second
 
 // Errors the handlers raise for the error handler to render.
 var (
@@ -75,6 +79,9 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		return http.StatusUnauthorized, views.SessionExpired, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
+	case errors.Is(err, accounts.ErrBusy):
+		info.RetryAfter = int(busyRetry / time.Second)
+		return http.StatusServiceUnavailable, views.Busy, info
 	case errors.As(err, &le):
 		return launchPage(le.err, info)
 	case errors.As(err, &he):
@@ -145,6 +152,8 @@ func errorClass(err error) string {
 		return "session_expired"
 	case errors.Is(err, errAdminOnly):
 		return "admin_only"
+	case errors.Is(err, accounts.ErrBusy):
+		return "busy"
 	case errors.As(err, &he):
 		return "http_" + strconv.Itoa(he.Code)
 	}

@@ -297,6 +297,7 @@ func (f *fakeAccounts) eventsOf(kind string) []accounts.Event {
 type fakePasswords struct {
 	mu              sync.Mutex
 	verified, dummy int
+	busy            bool // every call answers accounts.ErrBusy
 }
 
 func (p *fakePasswords) Hash(_ context.Context, pw string) (string, error) { return "hash:" + pw, nil }
@@ -304,7 +305,11 @@ func (p *fakePasswords) Hash(_ context.Context, pw string) (string, error) { ret
 func (p *fakePasswords) Verify(_ context.Context, pw, encoded string) error {
 	p.mu.Lock()
 	p.verified++
+	busy := p.busy
 	p.mu.Unlock()
+	if busy {
+		return accounts.ErrBusy
+	}
 	if encoded != "hash:"+pw {
 		return accounts.ErrPasswordMismatch
 	}
@@ -314,7 +319,11 @@ func (p *fakePasswords) Verify(_ context.Context, pw, encoded string) error {
 func (p *fakePasswords) VerifyDummy(context.Context, string) error {
 	p.mu.Lock()
 	p.dummy++
+	busy := p.busy
 	p.mu.Unlock()
+	if busy {
+		return accounts.ErrBusy
+	}
 	return accounts.ErrPasswordMismatch
 }
 

@@ -150,6 +150,12 @@ func errorPageCases() []errorPageCase {
 			}},
 		{name: "disabled account", page: "AccountDisabled", class: "account-disabled", status: 403,
 			launchErr: launch.ErrAccountDisabled, mention: "disabled"},
+		{name: "sign-in storm", page: "Busy", class: "busy", status: 503, retryAfter: "5", mention: "try again in a few seconds",
+			request: func(f *fixture, c *client) *response {
+				f.pw.busy = true
+				anon := f.client()
+				return anon.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}})
+			}, ownClient: true},
 		{name: "anything else", page: "InternalError", class: "internal", status: 500,
 			launchErr: errors.New("launch: save link: disk on fire"), mention: "Something went wrong"},
 	}

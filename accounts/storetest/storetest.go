@@ -6,6 +6,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -332,35 +333,51 @@ func testRegulationPerIP(t *testing.T, s accounts.Store) {
 }
 
 // Fifty attempts at once for one email with a limit of five: five are
-// admitted to have their password verified, the rest refused.
+// admitted to have their password verified, the rest turned away (busy,
+// not banned: nothing has failed yet); once the five fail, a ban holds.
 func testRegulationParallel(t *testing.T, s accounts.Store) {
 	ctx := context.Background()
 	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 5, MaxRetriesPerIP: 1000, FindTime: time.Minute, BanTime: time.Minute}, nil)
-	admitted := make(chan bool, 50)
-	errs := make(chan error, 50)
+	type result struct {
+		a     accounts.Attempt
+		until time.Time
+		err   error
+	}
+	results := make(chan result, 50)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, until, err := r.Admit(ctx, "target@example.com", "203.0.113.1")
-			errs <- err
-			admitted <- until.IsZero()
+			a, until, err := r.Admit(ctx, "target@example.com", "203.0.113.1")
+			results <- result{a, until, err}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	close(admitted)
-	for err := range errs {
-		require.NoError(t, err)
-	}
-	n := 0
-	for ok := range admitted {
-		if ok {
-			n++
+	close(results)
+	var admitted []accounts.Attempt
+	busy := 0
+	for res := range results {
+		switch {
+		case errors.Is(res.err, accounts.ErrBusy):
+			busy++
+		case res.err != nil:
+			require.NoError(t, res.err)
+		case res.until.IsZero():
+			admitted = append(admitted, res.a)
+		default:
+			t.Errorf("banned before any failure: %v", res.until)
 		}
 	}
-	assert.Equal(t, 5, n, "no more passwords verified than the limit")
+	assert.Len(t, admitted, 5, "no more passwords verified than the limit")
+	assert.Equal(t, 45, busy)
+	for _, a := range admitted {
+		_, err := r.Fail(ctx, a)
+		require.NoError(t, err)
+	}
+	_, until, err := r.Admit(ctx, "target@example.com", "203.0.113.1")
+	require.NoError(t, err)
+	assert.False(t, until.IsZero(), "five failures: banned")
 }
 
 func testRegulationListLiftPrune(t *testing.T, s accounts.Store) {
