@@ -24,6 +24,9 @@ var (
 	// ErrStoreGone: the database file was removed or replaced under a
 	// running store (Ping reports it).
 	ErrStoreGone = errors.New("accounts: the database file is gone")
+	// ErrStoreBusy: another process held the database's write lock for
+	// longer than the store waits; nothing was written, try again.
+	ErrStoreBusy = errors.New("accounts: the database is busy (another process holds its write lock)")
 )
 
 // Account is a local partner account.

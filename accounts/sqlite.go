@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
-	_ "modernc.org/sqlite" // pure-Go SQLite driver, no cgo
+	"modernc.org/sqlite" // pure-Go SQLite driver, no cgo
 )
 
 //go:embed migrations/*.sql
@@ -235,7 +235,16 @@ func (s *SQLite) batchWrites() {
 			}
 		}
 		s.commits.Add(1)
-		s.commitBatch(batch)
+		if err := s.commitBatch(batch); err != nil {
+			// The writes that queued while this batch waited out the busy
+			// timeout have waited as long: they fail with it, rather than
+			// each batch waiting the timeout again (waiting stays bounded).
+			for queued := s.drain(nil); len(queued) > 0; queued = s.drain(nil) {
+				for _, op := range queued {
+					op.done <- err
+				}
+			}
+		}
 	}
 }
 
@@ -277,7 +286,9 @@ func (s *SQLite) drain(batch []writeOp) []writeOp {
 
 // commitBatch runs the batch in one transaction; if any write fails, it
 // runs each on its own so one failure does not take the others with it.
-func (s *SQLite) commitBatch(batch []writeOp) {
+// A locked database fails the whole batch, and commitBatch returns that
+// error (nil otherwise).
+func (s *SQLite) commitBatch(batch []writeOp) error {
 	ctx := context.Background()
 	run := func(ops []writeOp) error {
 		tx, err := s.wdb.BeginTx(ctx, nil)
@@ -292,15 +303,46 @@ func (s *SQLite) commitBatch(batch []writeOp) {
 		}
 		return tx.Commit()
 	}
-	if err := run(batch); err == nil || len(batch) == 1 {
+	err := run(batch)
+	if busy(err) {
+		// Another process has held the write lock for the whole busy
+		// timeout: every write of the batch fails now, rather than each
+		// waiting the timeout again on its own (waiting stays bounded).
+		err = fmt.Errorf("%w: %w", ErrStoreBusy, err)
+	}
+	if err == nil || len(batch) == 1 || errors.Is(err, ErrStoreBusy) {
 		for _, op := range batch {
 			op.done <- err
 		}
-		return
+		if errors.Is(err, ErrStoreBusy) {
+			return err
+		}
+		return nil
 	}
 	for _, op := range batch {
 		op.done <- run([]writeOp{op})
 	}
+	return nil
+}
+
+// busy reports SQLite's "database is locked" (SQLITE_BUSY, SQLITE_LOCKED
+// and their extended codes): another process holds the lock.
+func busy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == 5 || code == 6
+}
+
+// writeErr wraps the error of a write outside the group commit, marking
+// a locked database as ErrStoreBusy.
+func writeErr(what string, err error) error {
+	if busy(err) {
+		return fmt.Errorf("accounts: %s: %w: %w", what, ErrStoreBusy, err)
+	}
+	return fmt.Errorf("accounts: %s: %w", what, err)
 }
 
 func migrate(ctx context.Context, db *sql.DB, path string) error {
@@ -417,7 +459,7 @@ func (s *SQLite) CreateAccount(ctx context.Context, n NewAccount) (Account, erro
 func (s *SQLite) CreateAccounts(ctx context.Context, ns []NewAccount) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("accounts: begin: %w", err)
+		return writeErr("begin", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	for i, n := range ns {
@@ -498,7 +540,7 @@ func (s *SQLite) updateOne(ctx context.Context, query string, args ...any) error
 func updateOneIn(ctx context.Context, x execer, query string, args ...any) error {
 	res, err := x.ExecContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("accounts: update: %w", err)
+		return writeErr("update", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
@@ -512,7 +554,7 @@ func updateOneIn(ctx context.Context, x execer, query string, args ...any) error
 func (s *SQLite) adminChange(ctx context.Context, id int64, removesAdmin bool, query string, args ...any) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("accounts: begin: %w", err)
+		return writeErr("begin", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // after Commit it is a no-op
 	if removesAdmin {
@@ -597,7 +639,7 @@ func (s *SQLite) SaveLink(ctx context.Context, accountID int64, platformUserID s
 		ON CONFLICT(account_id) DO UPDATE SET platform_user_id = excluded.platform_user_id, linked_at = excluded.linked_at
 		WHERE links.platform_user_id <> excluded.platform_user_id`, accountID, platformUserID, ms(s.now()))
 	if err != nil {
-		return fmt.Errorf("accounts: save link: %w", err)
+		return writeErr("save link", err)
 	}
 	return nil
 }
@@ -610,7 +652,7 @@ func (s *SQLite) DeleteLink(ctx context.Context, accountID int64, platformUserID
 		args = append(args, platformUserID)
 	}
 	if _, err := s.wdb.ExecContext(ctx, q, args...); err != nil {
-		return fmt.Errorf("accounts: delete link: %w", err)
+		return writeErr("delete link", err)
 	}
 	return nil
 }

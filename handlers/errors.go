@@ -79,8 +79,9 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		return http.StatusUnauthorized, views.SessionExpired, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
-	case errors.Is(err, accounts.ErrBusy):
+	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):
 		info.RetryAfter = int(busyRetry / time.Second)
+		info.Detail = err.Error() // says which: hashing slots or the database lock; no secret
 		return http.StatusServiceUnavailable, views.Busy, info
 	case errors.As(err, &le):
 		return launchPage(le.err, info)
@@ -133,6 +134,9 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 		return http.StatusServiceUnavailable, views.PlatformUnavailable, info
 	case launch.OutcomeNotFound, launch.OutcomeBadRequest:
 		return http.StatusBadGateway, views.PlatformMisconfigured, info
+	case launch.OutcomeStoreBusy:
+		info.RetryAfter = int(busyRetry / time.Second)
+		return http.StatusServiceUnavailable, views.Busy, info
 	}
 	info.Detail = ""
 	return http.StatusInternalServerError, views.InternalError, info
@@ -152,7 +156,7 @@ func errorClass(err error) string {
 		return "session_expired"
 	case errors.Is(err, errAdminOnly):
 		return "admin_only"
-	case errors.Is(err, accounts.ErrBusy):
+	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):
 		return "busy"
 	case errors.As(err, &he):
 		return "http_" + strconv.Itoa(he.Code)

@@ -156,6 +156,8 @@ func errorPageCases() []errorPageCase {
 				anon := f.client()
 				return anon.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}})
 			}, ownClient: true},
+		{name: "database locked by another process", page: "Busy", class: "busy", status: 503, retryAfter: "5", mention: "Nothing was lost",
+			launchErr: fmt.Errorf("launch: save link: %w", accounts.ErrStoreBusy)},
 		{name: "anything else", page: "InternalError", class: "internal", status: 500,
 			launchErr: errors.New("launch: save link: disk on fire"), mention: "Something went wrong"},
 	}

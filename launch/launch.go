@@ -124,9 +124,15 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 		ev.Detail = err.Error()
 	}
 	// The audit write (which also stamps the link's last launch) must not be
-	// lost to a client that went away.
+	// lost to a client that went away. A launch without its audit row is
+	// refused: the token goes unused and expires, the user tries again.
 	if aerr := s.store.RecordLaunch(context.WithoutCancel(ctx), ev); aerr != nil {
 		s.logger.Error("audit write failed", "err", aerr, "request_id", requestID)
+		if err == nil {
+			err = fmt.Errorf("launch: audit: %w", aerr)
+			outcome = Classify(err)
+			res = Result{Path: res.Path, PlatformCalls: res.PlatformCalls, PlatformUserID: res.PlatformUserID}
+		}
 	}
 	if s.onDone != nil {
 		s.onDone(outcome, res.Path, elapsed)
@@ -197,6 +203,7 @@ const (
 	OutcomeBadRequest    = "platform_bad_request"
 	OutcomeInvalidInput  = "invalid_input"
 	OutcomeDisabled      = "account_disabled"
+	OutcomeStoreBusy     = "store_busy" // the database's write lock was held too long
 	OutcomeInternalError = "internal_error"
 )
 
@@ -209,6 +216,8 @@ func Classify(err error) string {
 		return OutcomeInvalidInput
 	case errors.Is(err, ErrAccountDisabled):
 		return OutcomeDisabled
+	case errors.Is(err, accounts.ErrStoreBusy):
+		return OutcomeStoreBusy
 	case errors.Is(err, apiclient.ErrClockSkew):
 		return OutcomeClockSkew
 	case errors.Is(err, apiclient.ErrUnauthorized):

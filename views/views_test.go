@@ -149,7 +149,7 @@ func TestErrorPages(t *testing.T) {
 		{AccountDisabled, "account-disabled", "This account is disabled", false, false, false},
 		{Forbidden, "forbidden", "You do not have access to this page", false, false, false},
 		{InternalError, "internal", "Something went wrong on our side", false, false, false},
-		{Busy, "busy", "Many people are signing in right now", false, false, false},
+		{Busy, "busy", "The service is busy right now", false, false, false},
 	}
 	for _, p := range pages {
 		t.Run(p.class, func(t *testing.T) {

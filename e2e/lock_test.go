@@ -1,0 +1,87 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+// TestLaunchesUnderAnExternalWriteLock: while another connection holds
+// the database's write lock for 7 s (longer than the store's 5 s busy
+// timeout), launches answer within the bound, each with its 303 or the
+// busy page (503, nothing lost), never a 500; afterwards every launch that
+// answered 303 has its audit row.
+func TestLaunchesUnderAnExternalWriteLock(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+	tok := b.csrf("/")
+	launched := 0
+	require.Equal(t, http.StatusSeeOther, b.post("/launch", url.Values{"_csrf": {tok}}).status) // links the account
+	launched++
+
+	locker, err := sql.Open("sqlite", "file:"+ta.dsn+"?_txlock=immediate")
+	require.NoError(t, err)
+	defer locker.Close()
+	lock, err := locker.BeginTx(context.Background(), nil)
+	require.NoError(t, err)
+	_, err = lock.Exec("INSERT INTO audit_log (at, kind, outcome) VALUES (0, 'admin', 'lock')") // holds the write lock
+	require.NoError(t, err)
+	locked := time.Now()
+	released := make(chan error, 1)
+	time.AfterFunc(7*time.Second, func() { released <- lock.Rollback() })
+
+	type answer struct {
+		status int
+		body   string
+		took   time.Duration
+	}
+	answers := make(chan answer, 5)
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			p := b.post("/launch", url.Values{"_csrf": {tok}})
+			answers <- answer{p.status, p.body, time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	close(answers)
+	answered := time.Since(locked)
+	require.NoError(t, <-released)
+	counts := map[int]int{}
+	for a := range answers {
+		counts[a.status]++
+		switch a.status {
+		case http.StatusSeeOther:
+			launched++
+		case http.StatusServiceUnavailable:
+			assert.Contains(t, a.body, `data-class="busy"`)
+			assert.Contains(t, a.body, "Nothing was lost")
+		default:
+			t.Errorf("status %d under the lock: %s", a.status, a.body)
+		}
+		assert.Less(t, a.took, 7*time.Second, "answered while the lock was held: waiting is bounded by the busy timeout")
+	}
+	t.Logf("under a 7 s write lock: answers %v, all within %s", counts, answered.Round(time.Millisecond))
+	require.Equal(t, http.StatusSeeOther, b.post("/launch", url.Values{"_csrf": {tok}}).status, "the lock gone, launches work")
+	launched++
+
+	_, rows, err := ta.store.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok"})
+	require.NoError(t, err)
+	assert.Equal(t, launched, rows, "every launch answered 303 has its audit row")
+}
