@@ -23,6 +23,7 @@ import (
 // busy page (503, nothing lost), never a 500; afterwards every launch that
 // answered 303 has its audit row.
 func TestLaunchesUnderAnExternalWriteLock(t *testing.T) {
+	t.Parallel() // mostly waiting (on a slow platform, on a lock): overlaps the other
 	ta := startTestApp(t, testOptions{})
 	ta.addAccount(t, "ada@example.com", false)
 	b := ta.browser(t)

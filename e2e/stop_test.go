@@ -98,6 +98,7 @@ func simControl(t *testing.T, sim, path, body string) {
 // takes no new connection, but every launch in flight finishes with its
 // 303 and its audit row, and the process exits 0.
 func TestStopLetsLaunchesFinish(t *testing.T) {
+	t.Parallel() // mostly waiting (on a slow platform, on a lock): overlaps the other
 	emails := []string{"a@example.com", "b@example.com", "c@example.com"}
 	bridge, base, sim, dsn := bridgeWithPlatform(t, nil, emails...)
 	type launchClient struct {
