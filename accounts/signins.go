@@ -12,6 +12,32 @@ import (
 // regKey is how an email is counted: unknown emails alike, case folded.
 func regKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
+// signInLimit is one count regulation keeps: the attempts of one email or of
+// one client IP, and how many it allows (0: off).
+type signInLimit struct {
+	kind, col, value string
+	max              int
+}
+
+// limits are the counts in force for an attempt from email at ip.
+func limits(email, ip string, r RegulationConfig) []signInLimit {
+	var out []signInLimit
+	for _, l := range []signInLimit{{BanEmail, "email", email, r.MaxRetries}, {BanIP, "ip", ip, r.MaxRetriesPerIP}} {
+		if l.max > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// count is the limit's attempts since then: all (being verified or
+// failed) and the failed ones.
+func (l signInLimit) count(ctx context.Context, tx *sql.Tx, since int64) (all, failed int, err error) {
+	err = tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(failed), 0) FROM sign_in_attempts WHERE "+l.col+" = ? AND at > ?",
+		l.value, since).Scan(&all, &failed)
+	return all, failed, err
+}
+
 // AdmitSignIn runs as one write, serialised with every other: the check
 // and the record cannot interleave with another attempt's. Failures at the
 // limit ban; attempts still being verified at the limit turn the new one
@@ -34,27 +60,20 @@ func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) 
 			until = fromMS(bannedUntil)
 			return nil
 		}
-		if r.MaxRetries <= 0 && r.MaxRetriesPerIP <= 0 {
+		ls := limits(email, a.IP, r)
+		if len(ls) == 0 {
 			return nil // regulation off: nothing to count
 		}
 		since := ms(a.At.Add(-r.FindTime))
-		for _, k := range []struct {
-			kind, col, value string
-			max              int
-		}{{BanEmail, "email", email, r.MaxRetries}, {BanIP, "ip", a.IP, r.MaxRetriesPerIP}} {
-			if k.max <= 0 {
-				continue
-			}
-			var all, failed int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(failed), 0) FROM sign_in_attempts WHERE "+k.col+" = ? AND at > ?",
-				k.value, since).Scan(&all, &failed); err != nil {
-				return err
-			}
+		for _, l := range ls {
+			all, failed, err := l.count(ctx, tx, since)
 			switch {
-			case failed >= k.max:
+			case err != nil:
+				return err
+			case failed >= l.max:
 				until = a.At.Add(r.BanTime)
-				return ban(ctx, tx, k.kind, k.value, until)
-			case all >= k.max:
+				return ban(ctx, tx, l.kind, l.value, until)
+			case all >= l.max:
 				busy = true
 			}
 		}
@@ -100,19 +119,13 @@ func (s *SQLite) FailSignIn(ctx context.Context, id int64, r RegulationConfig, n
 			return err
 		}
 		since := ms(now.Add(-r.FindTime))
-		for _, k := range []struct {
-			kind, col, value string
-			max              int
-		}{{BanEmail, "email", email, r.MaxRetries}, {BanIP, "ip", ip, r.MaxRetriesPerIP}} {
-			if k.max <= 0 {
-				continue
-			}
-			var n int
-			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM sign_in_attempts WHERE "+k.col+" = ? AND failed = 1 AND at > ?", k.value, since).Scan(&n); err != nil {
+		for _, l := range limits(email, ip, r) {
+			_, failed, err := l.count(ctx, tx, since)
+			if err != nil {
 				return err
 			}
-			if n >= k.max {
-				if err := ban(ctx, tx, k.kind, k.value, now.Add(r.BanTime)); err != nil {
+			if failed >= l.max {
+				if err := ban(ctx, tx, l.kind, l.value, now.Add(r.BanTime)); err != nil {
 					return err
 				}
 				started = true
@@ -168,7 +181,7 @@ func (s *SQLite) LiftBans(ctx context.Context, email, ip string) (int, error) {
 	lifted := 0
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		lifted = 0
-		for _, k := range []struct{ kind, col, value string }{{BanEmail, "email", email}, {BanIP, "ip", ip}} {
+		for _, k := range []signInLimit{{kind: BanEmail, col: "email", value: email}, {kind: BanIP, col: "ip", value: ip}} {
 			if k.value == "" {
 				continue
 			}
