@@ -177,15 +177,14 @@ func (h *server) handleError(err error, c echo.Context) {
 	if info.RetryAfter > 0 {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(info.RetryAfter))
 	}
-	pg := h.page(c, http.StatusText(status))
 	if _, ok := account(c); !ok && !errors.Is(err, errSessionExpired) {
 		// Routes without requireUser (no route, a refused form) still show
 		// who is signed in, and an admin reads what admins read.
 		if a, serr := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); serr == nil {
-			pg.User = &views.User{Name: a.Name(), Email: a.Email, Admin: a.Admin}
+			c.Set(ctxAccount, a)
 		}
 	}
-	if rerr := h.render(c, status, page(pg, info)); rerr != nil {
+	if rerr := h.render(c, status, page(h.page(c, http.StatusText(status)), info)); rerr != nil {
 		h.Logger.Error("error page failed", "err", rerr, "request_id", info.RequestID)
 		_ = c.String(status, http.StatusText(status))
 	}
