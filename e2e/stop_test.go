@@ -62,26 +62,15 @@ func waitForURL(t *testing.T, out *syncbuf.Buffer, pattern string) string {
 	return u
 }
 
-// signedIn is a client signed in to the bridge at base, with its form token.
-func signedIn(t *testing.T, base, email string) (*http.Client, string) {
+// signedIn is a browser signed in to the bridge at base, with the form
+// token of its portal page.
+func signedIn(t *testing.T, base, email string) (*browser, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 2 * time.Minute, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	token := func(path string) string {
-		resp, err := c.Get(base + path)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		m := csrfRE.FindStringSubmatch(string(b))
-		require.NotNil(t, m, "no token on %s", path)
-		return m[1]
-	}
-	resp, err := c.PostForm(base+"/login", url.Values{"_csrf": {token("/login")}, "email": {email}, "password": {testPassword}})
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	return c, token("/")
+	b := &browser{t: t, base: base, c: &http.Client{Jar: jar, Timeout: 2 * time.Minute,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	require.Equal(t, http.StatusSeeOther, b.login(email, testPassword).status)
+	return b, b.csrf("/")
 }
 
 // simControl posts a JSON body to the emulator's control endpoint.
@@ -102,12 +91,14 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 	emails := []string{"a@example.com", "b@example.com", "c@example.com"}
 	bridge, base, sim, dsn := bridgeWithPlatform(t, nil, emails...)
 	type launchClient struct {
-		c   *http.Client
+		b   *browser
 		tok string
 	}
 	var clients []launchClient
 	launchOnce := func(lc launchClient) (int, error) {
-		resp, err := lc.c.PostForm(base+"/launch", url.Values{"_csrf": {lc.tok}})
+		// The browser's client, not its helpers: they assert, and this runs
+		// in goroutines too.
+		resp, err := lc.b.c.PostForm(base+"/launch", url.Values{"_csrf": {lc.tok}})
 		if err != nil {
 			return 0, err
 		}
@@ -115,8 +106,8 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 		return resp.StatusCode, nil
 	}
 	for _, e := range emails {
-		c, tok := signedIn(t, base, e)
-		lc := launchClient{c, tok}
+		b, tok := signedIn(t, base, e)
+		lc := launchClient{b, tok}
 		code, err := launchOnce(lc) // links the account: returning launches are one token call
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSeeOther, code)
