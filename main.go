@@ -84,7 +84,10 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 		case "revoke":
 			err = app.BansRevokeCmd(ctx, env, rest)
 		case "-h", "--help", "-help":
-			fmt.Fprint(env.Stdout, "usage: ssobridge bans list [--config FILE]\n       ssobridge bans revoke (--email E | --ip IP) [--config FILE]\n")
+			if err = app.BansListCmd(ctx, env, []string{"--help"}); errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintln(env.Stdout)
+				err = app.BansRevokeCmd(ctx, env, []string{"--help"})
+			}
 		default:
 			err = cli.UsageError("bans: the sub-commands are 'bans list' and 'bans revoke'")
 		}

@@ -211,6 +211,8 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"check", "--help"}, "usage: ssobridge check [--config FILE]"},
 		{[]string{"platform-sim", "--help"}, "usage: ssobridge platform-sim"},
 		{[]string{"bench", "--help"}, "usage: ssobridge bench"},
+		{[]string{"bans", "--help"}, "usage: ssobridge bans list"},
+		{[]string{"bans", "revoke", "--help"}, "usage: ssobridge bans revoke (--email E | --ip IP)"},
 	} {
 		code, out, stderr := runCLI(t, "", nil, tt.args...)
 		assert.Equal(t, 0, code, "%v: %s", tt.args, stderr)
