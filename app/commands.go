@@ -200,10 +200,11 @@ func BansRevokeCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
+	*email, *ip = strings.TrimSpace(*email), strings.TrimSpace(*ip)
 	if (*email == "") == (*ip == "") {
 		return cli.UsageError("bans revoke: give either --email E or --ip IP (see 'ssobridge bans revoke --help')")
 	}
-	what, value := "email", strings.ToLower(strings.TrimSpace(*email))
+	what, value := "email", strings.ToLower(*email)
 	if *ip != "" {
 		if net.ParseIP(*ip) == nil {
 			return cli.UsageError(fmt.Sprintf("bans revoke: %q is not an IP address", *ip))

@@ -116,7 +116,7 @@ func TestBansCommands(t *testing.T) {
 	assert.Contains(t, out, "bob@example.com")
 	assert.NotContains(t, out, "ada@example.com")
 
-	for _, args := range [][]string{{"bans", "revoke"}, {"bans", "revoke", "--email", "a@example.com", "--ip", "1.2.3.4"},
+	for _, args := range [][]string{{"bans", "revoke"}, {"bans", "revoke", "--email", "  "}, {"bans", "revoke", "--email", "a@example.com", "--ip", "1.2.3.4"},
 		{"bans", "revoke", "--ip", "not-an-ip"}, {"bans", "forget"}} {
 		code, _, stderr := runCLI(t, "", nil, append(args, "--config", cfg)...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
