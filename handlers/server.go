@@ -21,7 +21,8 @@ import (
 type Deps struct {
 	Accounts  Accounts
 	Passwords Passwords
-	// Regulator bans after repeated failed sign-ins.
+	// Regulator bans after repeated failed sign-ins (required: every
+	// sign-in is admitted by it before its password is verified).
 	Regulator Regulator
 	// TrustProxyHeaders takes the client IP from X-Forwarded-For.
 	TrustProxyHeaders bool
