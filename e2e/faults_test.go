@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"sync"
 	"testing"
@@ -187,7 +186,7 @@ func TestConcurrentFirstLaunches(t *testing.T) {
 	b := ta.browser(t)
 	require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
 	tok := b.csrf("/")
-	statuses := launchConcurrently(t, b, tok, 200)
+	statuses := b.postAtOnce("/launch", 200, func(int) url.Values { return url.Values{"_csrf": {tok}} })
 	assert.Equal(t, 200, statuses[http.StatusSeeOther]+statuses[http.StatusServiceUnavailable], "%v", statuses)
 	assert.Len(t, ta.sim.Users("ada@example.com"), 1)
 	assert.Equal(t, 1, ta.sim.Calls("create_user"))
@@ -211,7 +210,7 @@ func TestTwoBridgesOnePlatform(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = launchConcurrently(t, b, tok, 100)
+			results[i] = b.postAtOnce("/launch", 100, func(int) url.Values { return url.Values{"_csrf": {tok}} })
 		}()
 	}
 	wg.Wait()
@@ -227,38 +226,4 @@ func TestTwoBridgesOnePlatform(t *testing.T) {
 	assert.Equal(t, users[0].ID, l1.PlatformUserID)
 	assert.Equal(t, users[0].ID, l2.PlatformUserID, "both bridges link the same user")
 	t.Logf("two bridges: %v / %v, platform users: %d", results[0], results[1], len(users))
-}
-
-// launchConcurrently posts n launches at once with b's session and
-// returns the count per status.
-func launchConcurrently(t *testing.T, b *browser, csrfToken string, n int) map[int]int {
-	u, _ := url.Parse(b.base)
-	jar, _ := cookiejar.New(nil)
-	jar.SetCookies(u, b.c.Jar.Cookies(u))
-	client := &http.Client{Jar: jar, Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
-	var mu sync.Mutex
-	counts := map[int]int{}
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			resp, err := client.PostForm(b.base+"/launch", url.Values{"_csrf": {csrfToken}})
-			status := -1
-			if err == nil {
-				resp.Body.Close()
-				status = resp.StatusCode
-			}
-			mu.Lock()
-			counts[status]++
-			mu.Unlock()
-		}()
-	}
-	close(start)
-	wg.Wait()
-	return counts
 }

@@ -162,6 +162,42 @@ func (b *browser) post(path string, form url.Values, header ...string) page {
 	return b.do(req)
 }
 
+// postAtOnce sends n forms to path at once, with a copy of the browser's
+// cookies and a connection each, and counts the answers by status (-1: no
+// answer). form(i) is the i-th form. It asserts nothing, so it runs in
+// benchmarks and from goroutines alike.
+func (b *browser) postAtOnce(path string, n int, form func(i int) url.Values) map[int]int {
+	u, _ := url.Parse(b.base)
+	jar, _ := cookiejar.New(nil)
+	jar.SetCookies(u, b.c.Jar.Cookies(u))
+	client := &http.Client{Jar: jar, Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: n},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	var mu sync.Mutex
+	counts := map[int]int{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			resp, err := client.PostForm(b.base+path, form(i))
+			status := -1
+			if err == nil {
+				resp.Body.Close()
+				status = resp.StatusCode
+			}
+			mu.Lock()
+			counts[status]++
+			mu.Unlock()
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return counts
+}
+
 var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]*)"`)
 
 // csrf fetches path and returns the form's CSRF token.

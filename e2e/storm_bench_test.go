@@ -7,8 +7,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ssobridge/ssobridge/app"
@@ -35,46 +33,13 @@ func BenchmarkLoginStorm(b *testing.B) {
 	// One browser's anti-forgery cookie and token serve every sign-in.
 	br := ta.browser(b)
 	tok := br.csrf("/login")
-	var csrfCookie *http.Cookie
-	for _, ck := range br.c.Jar.Cookies(mustURL(b, ta.srv.URL)) {
-		if ck.Name == "_csrf" {
-			csrfCookie = ck
-		}
-	}
-	if csrfCookie == nil {
-		b.Fatal("no _csrf cookie")
-	}
 	setupPeak := loadtest.PeakRSS() // the accounts hashed one at a time
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Transport: &http.Transport{MaxIdleConnsPerHost: users}}
 	b.ResetTimer()
 	var signedIn, busy int
 	for b.Loop() {
-		var wg sync.WaitGroup
-		statuses := make(chan int, users)
-		for i := range users {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				form := url.Values{"_csrf": {tok}, "email": {"user" + strconv.Itoa(i) + "@example.com"}, "password": {testPassword}}
-				req, _ := http.NewRequest("POST", ta.srv.URL+"/login", strings.NewReader(form.Encode()))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.AddCookie(csrfCookie)
-				resp, err := client.Do(req)
-				if err != nil {
-					statuses <- -1
-					return
-				}
-				resp.Body.Close()
-				statuses <- resp.StatusCode
-			}()
-		}
-		wg.Wait()
-		close(statuses)
-		counts := map[int]int{}
-		for s := range statuses {
-			counts[s]++
-		}
+		counts := br.postAtOnce("/login", users, func(i int) url.Values {
+			return url.Values{"_csrf": {tok}, "email": {"user" + strconv.Itoa(i) + "@example.com"}, "password": {testPassword}}
+		})
 		// Each sign-in is in, or told to come back (no slot within 5 s).
 		if counts[http.StatusSeeOther]+counts[http.StatusServiceUnavailable] != users {
 			b.Fatalf("answers %v", counts)
