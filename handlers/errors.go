@@ -134,9 +134,6 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 		return http.StatusServiceUnavailable, views.PlatformUnavailable, info
 	case launch.OutcomeNotFound, launch.OutcomeBadRequest:
 		return http.StatusBadGateway, views.PlatformMisconfigured, info
-	case launch.OutcomeStoreBusy:
-		info.RetryAfter = int(busyRetry / time.Second)
-		return http.StatusServiceUnavailable, views.Busy, info
 	}
 	info.Detail = ""
 	return http.StatusInternalServerError, views.InternalError, info
