@@ -5,6 +5,10 @@ package accounts
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -166,8 +170,34 @@ type Store interface {
 	// SetAdmin refuses to demote the last enabled admin (ErrLastAdmin).
 	SetAdmin(ctx context.Context, id int64, admin bool) error
 	SetPasswordHash(ctx context.Context, id int64, hash string) error
-	// EndSessions voids every session issued to the account so far.
+	// EndSessions voids every session issued to the account so far (on
+	// every device) and deletes their records.
 	EndSessions(ctx context.Context, id int64) error
+
+	// Per-device sessions. A session is valid while its record exists (and
+	// the account's epoch matches): ending one deletes its record.
+	//
+	// CreateSession records a new session; its ID comes from SessionID.
+	CreateSession(ctx context.Context, s Session) error
+	// SessionByID returns a session, or ErrNotFound once it has ended.
+	SessionByID(ctx context.Context, id string) (Session, error)
+	// TouchSession moves the session's last-seen time.
+	TouchSession(ctx context.Context, id string, at time.Time) error
+	// EndSession ends one session of the account (ErrNotFound if the
+	// account has no such session).
+	EndSession(ctx context.Context, accountID int64, id string) error
+	// ListSessions lists the account's sessions, the most recently seen
+	// first.
+	ListSessions(ctx context.Context, accountID int64) ([]Session, error)
+	// PruneSessions deletes sessions last seen before a time (idle past
+	// any timeout) and returns how many.
+	PruneSessions(ctx context.Context, before time.Time) (int64, error)
+
+	// LockProvisioning serialises the provisioning of one platform user by
+	// email (case-insensitively) across every process on the store: it
+	// returns once no other holder has the email's lock; unlock releases it.
+	// Held only around the platform lookup/create.
+	LockProvisioning(ctx context.Context, email string) (unlock func(), err error)
 
 	LinkFor(ctx context.Context, accountID int64) (Link, error)
 	SaveLink(ctx context.Context, accountID int64, platformUserID string) error
@@ -208,6 +238,35 @@ type Store interface {
 
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// Session is one signed-in device.
+type Session struct {
+	ID         string // SessionID of the cookie's token; the token itself is never stored
+	AccountID  int64
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	UserAgent  string // as the browser sent it, bounded (MaxUserAgent)
+}
+
+// MaxUserAgent bounds the user agent kept with a session.
+const MaxUserAgent = 256
+
+// NewSessionToken returns a fresh random session token (for the cookie)
+// and the ID its record is stored under.
+func NewSessionToken() (token, id string) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	token = base64.RawURLEncoding.EncodeToString(b)
+	return token, SessionID(token)
+}
+
+// SessionID is the stored ID of a session token: its SHA-256, so the
+// store (and the admin console, which shows a prefix) never holds a value
+// that could be replayed as a cookie.
+func SessionID(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
 }
 
 // SignIn is one sign-in attempt as regulation counts it.

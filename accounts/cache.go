@@ -28,6 +28,7 @@ type Cache struct {
 	gen       uint64 // raised by every invalidation: fills that began before it are dropped
 	accounts  map[int64]cached[Account]
 	links     map[int64]cached[Link]
+	sessions  map[string]cached[Session]
 	lastSweep time.Time
 }
 
@@ -42,13 +43,14 @@ func NewCache(inner Store, ttl time.Duration, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{inner: inner, ttl: ttl, now: now, accounts: map[int64]cached[Account]{}, links: map[int64]cached[Link]{}, lastSweep: now()}
+	return &Cache{inner: inner, ttl: ttl, now: now, accounts: map[int64]cached[Account]{}, links: map[int64]cached[Link]{},
+		sessions: map[string]cached[Session]{}, lastSweep: now()}
 }
 
 // lookup serves id from m while fresh (unless past is set), else loads it
 // and keeps it unless an invalidation happened meanwhile. Errors
 // (ErrNotFound included) are not kept.
-func lookup[T any](c *Cache, m map[int64]cached[T], id int64, past bool, load func() (T, error)) (T, error) {
+func lookup[K comparable, T any](c *Cache, m map[K]cached[T], id K, past bool, load func() (T, error)) (T, error) {
 	now := c.now()
 	c.mu.Lock()
 	if e, ok := m[id]; ok && !past && now.Sub(e.at) < c.ttl {
@@ -87,12 +89,17 @@ func (c *Cache) sweepLocked(now time.Time) {
 			delete(c.links, id)
 		}
 	}
+	for id, e := range c.sessions {
+		if now.Sub(e.at) >= c.ttl {
+			delete(c.sessions, id)
+		}
+	}
 }
 
 // dropAfterWrite drops id from m once its write has returned (whatever the
 // outcome), so that no fill begun before it is kept, and passes the write's
 // error on.
-func dropAfterWrite[T any](c *Cache, m map[int64]cached[T], id int64, err error) error {
+func dropAfterWrite[K comparable, T any](c *Cache, m map[K]cached[T], id K, err error) error {
 	c.mu.Lock()
 	c.gen++
 	delete(m, id)
@@ -116,9 +123,22 @@ func (c *Cache) LinkFor(ctx context.Context, accountID int64) (Link, error) {
 	return lookup(c, c.links, accountID, false, func() (Link, error) { return c.inner.LinkFor(ctx, accountID) })
 }
 
-// SetDisabled writes through and drops the account.
+// dropAccountAfterWrite drops the account and its sessions once a write
+// that ends them has returned.
+func (c *Cache) dropAccountAfterWrite(id int64, err error) error {
+	c.mu.Lock()
+	for sid, e := range c.sessions {
+		if e.v.AccountID == id {
+			delete(c.sessions, sid)
+		}
+	}
+	c.mu.Unlock()
+	return dropAfterWrite(c, c.accounts, id, err)
+}
+
+// SetDisabled writes through and drops the account and its sessions.
 func (c *Cache) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	return dropAfterWrite(c, c.accounts, id, c.inner.SetDisabled(ctx, id, disabled))
+	return c.dropAccountAfterWrite(id, c.inner.SetDisabled(ctx, id, disabled))
 }
 
 // SetAdmin writes through and drops the account.
@@ -126,15 +146,37 @@ func (c *Cache) SetAdmin(ctx context.Context, id int64, admin bool) error {
 	return dropAfterWrite(c, c.accounts, id, c.inner.SetAdmin(ctx, id, admin))
 }
 
-// SetPasswordHash writes through and drops the account.
+// SetPasswordHash writes through and drops the account and its sessions.
 func (c *Cache) SetPasswordHash(ctx context.Context, id int64, hash string) error {
-	return dropAfterWrite(c, c.accounts, id, c.inner.SetPasswordHash(ctx, id, hash))
+	return c.dropAccountAfterWrite(id, c.inner.SetPasswordHash(ctx, id, hash))
 }
 
-// EndSessions writes through and drops the account, so its sessions end
-// on their next request.
+// EndSessions writes through and drops the account and its sessions, so
+// they end on their next request.
 func (c *Cache) EndSessions(ctx context.Context, id int64) error {
-	return dropAfterWrite(c, c.accounts, id, c.inner.EndSessions(ctx, id))
+	return c.dropAccountAfterWrite(id, c.inner.EndSessions(ctx, id))
+}
+
+// SessionByID serves the session from memory while fresh: every request
+// reads it.
+func (c *Cache) SessionByID(ctx context.Context, id string) (Session, error) {
+	return lookup(c, c.sessions, id, false, func() (Session, error) { return c.inner.SessionByID(ctx, id) })
+}
+
+// EndSession writes through and drops the session.
+func (c *Cache) EndSession(ctx context.Context, accountID int64, id string) error {
+	return dropAfterWrite(c, c.sessions, id, c.inner.EndSession(ctx, accountID, id))
+}
+
+// PruneSessions writes through and drops every cached session (the pruned
+// ones are not known here).
+func (c *Cache) PruneSessions(ctx context.Context, before time.Time) (int64, error) {
+	n, err := c.inner.PruneSessions(ctx, before)
+	c.mu.Lock()
+	c.gen++
+	clear(c.sessions)
+	c.mu.Unlock()
+	return n, err
 }
 
 // SaveLink writes through and drops the link.
@@ -194,6 +236,28 @@ func (c *Cache) ListAccounts(ctx context.Context, f AccountFilter) ([]Account, i
 
 // CountAccounts passes through.
 func (c *Cache) CountAccounts(ctx context.Context) (int, error) { return c.inner.CountAccounts(ctx) }
+
+// CreateSession passes through: a new session is read from the store the
+// first time, on this instance as on any other.
+func (c *Cache) CreateSession(ctx context.Context, s Session) error {
+	return c.inner.CreateSession(ctx, s)
+}
+
+// TouchSession passes through: a cached session's last-seen time is not
+// read by anything that decides.
+func (c *Cache) TouchSession(ctx context.Context, id string, at time.Time) error {
+	return c.inner.TouchSession(ctx, id, at)
+}
+
+// ListSessions passes through (the console shows the store's truth).
+func (c *Cache) ListSessions(ctx context.Context, accountID int64) ([]Session, error) {
+	return c.inner.ListSessions(ctx, accountID)
+}
+
+// LockProvisioning passes through: the lock is the store's.
+func (c *Cache) LockProvisioning(ctx context.Context, email string) (func(), error) {
+	return c.inner.LockProvisioning(ctx, email)
+}
 
 // ListLinks passes through.
 func (c *Cache) ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error) {

@@ -20,7 +20,10 @@ import (
 	"modernc.org/sqlite" // pure-Go SQLite driver, no cgo
 )
 
-//go:embed migrations/*.sql
+// migrations holds each dialect's migrations, in migrations/sqlite and
+// migrations/postgres.
+//
+//go:embed migrations
 var migrations embed.FS
 
 // SQLite is the SQLite backend of Store. Writes go through one connection
@@ -49,6 +52,9 @@ type SQLite struct {
 	commits        atomic.Int64  // group commits run
 	restart        chan struct{} // checkpoints -> batchWrites: the WAL is long, restart it
 	restarts       atomic.Int64  // WAL restarts done
+
+	provisioning keyLocks // this process's holders of provisioning leases
+	holder       string   // this store's id in provisioning_leases
 }
 
 // writeOp is one write waiting for the next group commit.
@@ -105,7 +111,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{wdb: wdb, now: now, path: path}
+	s := &SQLite{wdb: wdb, now: now, path: path, holder: randomHolder()}
 	if s.file, err = os.Stat(path); err != nil {
 		wdb.Close()
 		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
@@ -345,8 +351,17 @@ func writeErr(what string, err error) error {
 	return fmt.Errorf("accounts: %s: %w", what, err)
 }
 
+// migrate applies pending migrations under a lock on a file beside the
+// database, so two processes opening a new database at once (two `user add`
+// on a fresh data folder) migrate it once: before, the second failed with
+// "table accounts already exists" in 3 of 5 tries.
 func migrate(ctx context.Context, db *sql.DB, path string) error {
-	sub, err := fs.Sub(migrations, "migrations")
+	unlock, err := lockFile(ctx, path+".migrate-lock")
+	if err != nil {
+		return fmt.Errorf("accounts: migrate %s: %w", path, err)
+	}
+	defer unlock()
+	sub, err := fs.Sub(migrations, "migrations/sqlite")
 	if err != nil {
 		return err
 	}
@@ -415,7 +430,7 @@ func isUnique(err error) bool {
 
 const accountCols = "id, email, first_name, last_name, password_hash, is_admin, disabled, session_epoch, created_at"
 
-func scanAccount(row interface{ Scan(...any) error }) (Account, error) {
+func scanAccount(row scanner) (Account, error) {
 	var a Account
 	var created int64
 	err := row.Scan(&a.ID, &a.Email, &a.FirstName, &a.LastName, &a.PasswordHash, &a.Admin, &a.Disabled, &a.SessionEpoch, &created)
@@ -494,8 +509,7 @@ func pointLookup(ctx context.Context) context.Context { return context.WithoutCa
 // ListAccounts pages through accounts matching f.Search, by email.
 func (s *SQLite) ListAccounts(ctx context.Context, f AccountFilter) ([]Account, int, error) {
 	where, args := "", []any{}
-	if q := strings.TrimSpace(f.Search); q != "" {
-		like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q)) + "%"
+	if like := likePattern(f.Search); like != "" {
 		where = ` WHERE email_key LIKE ? ESCAPE '\' OR lower(first_name || ' ' || last_name) LIKE ? ESCAPE '\'`
 		args = append(args, like, like)
 	}
@@ -533,10 +547,6 @@ func (s *SQLite) CountAccounts(ctx context.Context) (int, error) {
 	return n, err
 }
 
-func (s *SQLite) updateOne(ctx context.Context, query string, args ...any) error {
-	return updateOneIn(ctx, s.wdb, query, args...)
-}
-
 func updateOneIn(ctx context.Context, x execer, query string, args ...any) error {
 	res, err := x.ExecContext(ctx, query, args...)
 	if err != nil {
@@ -551,7 +561,7 @@ func updateOneIn(ctx context.Context, x execer, query string, args ...any) error
 // adminChange runs a change that might remove an active admin inside one
 // write transaction with the check, so two admins demoting each other at
 // once cannot both succeed.
-func (s *SQLite) adminChange(ctx context.Context, id int64, removesAdmin bool, query string, args ...any) error {
+func (s *SQLite) adminChange(ctx context.Context, id int64, removesAdmin, endsSessions bool, query string, args ...any) error {
 	tx, err := s.wdb.BeginTx(ctx, nil)
 	if err != nil {
 		return writeErr("begin", err)
@@ -576,12 +586,17 @@ func (s *SQLite) adminChange(ctx context.Context, id int64, removesAdmin bool, q
 	if err := updateOneIn(ctx, tx, query, args...); err != nil {
 		return err
 	}
+	if endsSessions {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE account_id = ?", id); err != nil {
+			return writeErr("end sessions", err)
+		}
+	}
 	return tx.Commit()
 }
 
 // SetDisabled disables or enables an account. Disabling ends its sessions.
 func (s *SQLite) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	return s.adminChange(ctx, id, disabled, "UPDATE accounts SET disabled = ?, session_epoch = session_epoch + ?, updated_at = ? WHERE id = ?",
+	return s.adminChange(ctx, id, disabled, disabled, "UPDATE accounts SET disabled = ?, session_epoch = session_epoch + ?, updated_at = ? WHERE id = ?",
 		disabled, boolInt(disabled), ms(s.now()), id)
 }
 
@@ -594,7 +609,7 @@ func boolInt(b bool) int {
 
 // SetAdmin grants or revokes the admin role; the last admin stays admin.
 func (s *SQLite) SetAdmin(ctx context.Context, id int64, admin bool) error {
-	return s.adminChange(ctx, id, !admin, "UPDATE accounts SET is_admin = ?, updated_at = ? WHERE id = ?", admin, ms(s.now()), id)
+	return s.adminChange(ctx, id, !admin, false, "UPDATE accounts SET is_admin = ?, updated_at = ? WHERE id = ?", admin, ms(s.now()), id)
 }
 
 // SetPasswordHash replaces the password and ends the account's sessions.
@@ -602,12 +617,12 @@ func (s *SQLite) SetPasswordHash(ctx context.Context, id int64, hash string) err
 	if hash == "" {
 		return fmt.Errorf("%w: empty password hash", ErrInvalid)
 	}
-	return s.updateOne(ctx, "UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1, updated_at = ? WHERE id = ?", hash, ms(s.now()), id)
+	return s.adminChange(ctx, id, false, true, "UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1, updated_at = ? WHERE id = ?", hash, ms(s.now()), id)
 }
 
-// EndSessions raises the account's session epoch.
+// EndSessions raises the account's session epoch and deletes its sessions.
 func (s *SQLite) EndSessions(ctx context.Context, id int64) error {
-	return s.updateOne(ctx, "UPDATE accounts SET session_epoch = session_epoch + 1, updated_at = ? WHERE id = ?", ms(s.now()), id)
+	return s.adminChange(ctx, id, false, true, "UPDATE accounts SET session_epoch = session_epoch + 1, updated_at = ? WHERE id = ?", ms(s.now()), id)
 }
 
 // LinkFor returns the account's link, or ErrNotFound.
@@ -718,43 +733,18 @@ func (s *SQLite) recordEvent(ctx context.Context, e Event, stampLink bool) error
 
 // ListEvents pages through audit events, newest first.
 func (s *SQLite) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error) {
-	var conds []string
-	var args []any
-	if f.AccountID != 0 {
-		conds, args = append(conds, "account_id = ?"), append(args, f.AccountID)
-	}
-	if f.Kind != "" {
-		conds, args = append(conds, "kind = ?"), append(args, f.Kind)
-	}
-	if f.Outcome != "" {
-		conds, args = append(conds, "outcome = ?"), append(args, f.Outcome)
-	}
-	where := ""
-	if len(conds) > 0 {
-		where = " WHERE " + strings.Join(conds, " AND ")
-	}
+	where, args := auditWhere(f, func(int) string { return "?" })
 	var total int
 	if err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM audit_log"+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("accounts: count events: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, at, kind, COALESCE(account_id, 0), email, outcome, platform_calls, latency_ms, detail, request_id
-		FROM audit_log`+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, limit(f.Limit), max(f.Offset, 0))...)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+eventCols+" FROM audit_log"+where+" ORDER BY id DESC LIMIT ? OFFSET ?", append(args, limit(f.Limit), max(f.Offset, 0))...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("accounts: events: %w", err)
 	}
 	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var e Event
-		var at, lat int64
-		if err := rows.Scan(&e.ID, &at, &e.Kind, &e.AccountID, &e.Email, &e.Outcome, &e.PlatformCalls, &lat, &e.Detail, &e.RequestID); err != nil {
-			return nil, 0, err
-		}
-		e.At = time.UnixMilli(at).UTC()
-		e.Latency = time.Duration(lat) * time.Millisecond
-		out = append(out, e)
-	}
-	return out, total, rows.Err()
+	out, err := collectEvents(rows)
+	return out, total, err
 }
 
 // PruneEvents deletes events older than before.

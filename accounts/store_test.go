@@ -73,7 +73,7 @@ func TestSQLiteUpgradeFromSchema1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "old.db")
 	db, err := sql.Open("sqlite", "file:"+path)
 	require.NoError(t, err)
-	sub, err := fs.Sub(migrations, "migrations")
+	sub, err := fs.Sub(migrations, "migrations/sqlite")
 	require.NoError(t, err)
 	p, err := goose.NewProvider(goose.DialectSQLite3, db, sub)
 	require.NoError(t, err)

@@ -8,9 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,6 +47,8 @@ func Run(t *testing.T, open Open) {
 		{"regulation bans an IP", testRegulationPerIP},
 		{"regulation admits no more than the limit in parallel", testRegulationParallel},
 		{"regulation lists, lifts and prunes bans", testRegulationListLiftPrune},
+		{"sessions", testSessions},
+		{"provisioning lock", func(t *testing.T, s accounts.Store) { provisioningLock(t, s, s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
@@ -335,9 +340,18 @@ func testRegulationPerIP(t *testing.T, s accounts.Store) {
 // Fifty attempts at once for one email with a limit of five: five are
 // admitted to have their password verified, the rest turned away (busy,
 // not banned: nothing has failed yet); once the five fail, a ban holds.
-func testRegulationParallel(t *testing.T, s accounts.Store) {
+func testRegulationParallel(t *testing.T, s accounts.Store) { regulationParallel(t, s) }
+
+// regulationParallel sends 50 attempts at once, spread over the stores
+// (instances sharing one database when more than one).
+func regulationParallel(t *testing.T, stores ...accounts.Store) {
 	ctx := context.Background()
-	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 5, MaxRetriesPerIP: 1000, FindTime: time.Minute, BanTime: time.Minute}, nil)
+	cfg := accounts.RegulationConfig{MaxRetries: 5, MaxRetriesPerIP: 1000, FindTime: time.Minute, BanTime: time.Minute}
+	var regs []*accounts.Regulator
+	for _, s := range stores {
+		regs = append(regs, accounts.NewRegulator(s, cfg, nil))
+	}
+	r := regs[0]
 	type result struct {
 		a     accounts.Attempt
 		until time.Time
@@ -345,17 +359,17 @@ func testRegulationParallel(t *testing.T, s accounts.Store) {
 	}
 	results := make(chan result, 50)
 	var wg sync.WaitGroup
-	for range 50 {
+	for i := range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			a, until, err := r.Admit(ctx, "target@example.com", "203.0.113.1")
+			a, until, err := regs[i%len(regs)].Admit(ctx, "target@example.com", "203.0.113.1")
 			results <- result{a, until, err}
 		}()
 	}
 	wg.Wait()
 	close(results)
-	var admitted []accounts.Attempt
+	var admitted []accounts.Attempt // attempts of regs[0]'s store are resolved on it; ids are the database's
 	busy := 0
 	for res := range results {
 		switch {
@@ -416,4 +430,184 @@ func testRegulationListLiftPrune(t *testing.T, s accounts.Store) {
 	pruned, err := s.PruneSignIns(ctx, clk.Now())
 	require.NoError(t, err)
 	assert.Positive(t, pruned)
+}
+
+// OpenPair returns two stores on one new, empty database (as two instances
+// would open it), closed by the test's cleanup.
+type OpenPair func(t *testing.T, now func() time.Time) (accounts.Store, accounts.Store)
+
+// RunShared runs the sub-tests of what instances sharing a database must
+// agree on: what one writes, the other reads at once; regulation and the
+// provisioning lock hold across them.
+func RunShared(t *testing.T, pair OpenPair) {
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, a, b accounts.Store)
+	}{
+		{"regulation admits no more than the limit across instances", func(t *testing.T, a, b accounts.Store) { regulationParallel(t, a, b) }},
+		{"provisioning lock across instances", provisioningLock},
+		{"a session made on one is valid on the other at once", testSessionAcross},
+		{"a ban on one holds on the other", testBanAcross},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := pair(t, time.Now)
+			tc.fn(t, a, b)
+		})
+	}
+}
+
+func newSession(t *testing.T, s accounts.Store, accountID int64, at time.Time, ua string) accounts.Session {
+	t.Helper()
+	_, id := accounts.NewSessionToken()
+	sess := accounts.Session{ID: id, AccountID: accountID, CreatedAt: at, LastSeenAt: at, UserAgent: ua}
+	require.NoError(t, s.CreateSession(context.Background(), sess))
+	return sess
+}
+
+func testSessions(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("s@example.com", false))
+	require.NoError(t, err)
+	b, err := s.CreateAccount(ctx, newAccount("other@example.com", false))
+	require.NoError(t, err)
+	now := Now().Truncate(time.Millisecond)
+
+	for _, bad := range []accounts.Session{
+		{ID: "not-a-session-id", AccountID: a.ID},
+		{ID: accounts.SessionID("x")}, // no account
+	} {
+		assert.ErrorIs(t, s.CreateSession(ctx, bad), accounts.ErrInvalid, "%+v", bad)
+	}
+	phone := newSession(t, s, a.ID, now, "Phone\xff"+strings.Repeat("x", 300))
+	laptop := newSession(t, s, a.ID, now.Add(time.Minute), "Laptop")
+	other := newSession(t, s, b.ID, now, "Other")
+
+	got, err := s.SessionByID(ctx, phone.ID)
+	require.NoError(t, err)
+	assert.Equal(t, a.ID, got.AccountID)
+	assert.Equal(t, now, got.CreatedAt)
+	assert.LessOrEqual(t, len(got.UserAgent), accounts.MaxUserAgent, "user agent bounded")
+	assert.True(t, utf8.ValidString(got.UserAgent))
+
+	list, err := s.ListSessions(ctx, a.ID)
+	require.NoError(t, err)
+	require.Len(t, list, 2, "only the account's own")
+	assert.Equal(t, []string{laptop.ID, phone.ID}, []string{list[0].ID, list[1].ID}, "most recently seen first")
+	require.NoError(t, s.TouchSession(ctx, phone.ID, now.Add(2*time.Minute)))
+	list, _ = s.ListSessions(ctx, a.ID)
+	assert.Equal(t, phone.ID, list[0].ID, "touched: seen last")
+	assert.Equal(t, now.Add(2*time.Minute), list[0].LastSeenAt)
+
+	// Ending one device leaves the others.
+	assert.ErrorIs(t, s.EndSession(ctx, b.ID, phone.ID), accounts.ErrNotFound, "not b's session: nothing ended")
+	_, err = s.SessionByID(ctx, phone.ID)
+	require.NoError(t, err)
+	require.NoError(t, s.EndSession(ctx, a.ID, phone.ID))
+	_, err = s.SessionByID(ctx, phone.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	_, err = s.SessionByID(ctx, laptop.ID)
+	assert.NoError(t, err, "the other device stays signed in")
+	assert.ErrorIs(t, s.EndSession(ctx, a.ID, phone.ID), accounts.ErrNotFound, "ended once")
+
+	// Everywhere: sign-out everywhere, a new password and disabling end all.
+	for name, end := range map[string]func() error{
+		"end sessions": func() error { return s.EndSessions(ctx, a.ID) },
+		"new password": func() error { return s.SetPasswordHash(ctx, a.ID, "h2") },
+		"disable":      func() error { return s.SetDisabled(ctx, a.ID, true) },
+	} {
+		require.NoError(t, s.SetDisabled(ctx, a.ID, false))
+		x, y := newSession(t, s, a.ID, now, "x"), newSession(t, s, a.ID, now, "y")
+		for _, id := range []string{x.ID, y.ID} {
+			_, err := s.SessionByID(ctx, id) // cached, where there is a cache
+			require.NoError(t, err)
+		}
+		require.NoError(t, end(), name)
+		for _, id := range []string{x.ID, y.ID} {
+			_, err := s.SessionByID(ctx, id)
+			assert.ErrorIs(t, err, accounts.ErrNotFound, name)
+		}
+	}
+	_, err = s.SessionByID(ctx, other.ID)
+	assert.NoError(t, err, "another account's session is untouched")
+
+	n, err := s.PruneSessions(ctx, now.Add(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "the other account's idle session")
+	_, err = s.SessionByID(ctx, other.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+}
+
+// provisioningLock: one holder per email at a time, whichever store it
+// takes the lock on; other emails are not held up; a waiter gives up when
+// its context ends.
+func provisioningLock(t *testing.T, a, b accounts.Store) {
+	ctx := context.Background()
+	unlock, err := a.LockProvisioning(ctx, "Ada@Example.com")
+	require.NoError(t, err)
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = b.LockProvisioning(short, "ada@example.COM")
+	cancel()
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "held: the same email in another case waits")
+	other, err := b.LockProvisioning(ctx, "grace@example.com")
+	require.NoError(t, err, "another email is free")
+	other()
+	unlock()
+	unlock() // twice is harmless
+
+	var inside, most atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := []accounts.Store{a, b}[i%2]
+			unlock, err := s.LockProvisioning(ctx, "race@example.com")
+			if !assert.NoError(t, err) {
+				return
+			}
+			n := inside.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(2 * time.Millisecond) // hold it a moment, as a platform call would
+			inside.Add(-1)
+			unlock()
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), most.Load(), "never two holders at once")
+}
+
+func testSessionAcross(t *testing.T, a, b accounts.Store) {
+	ctx := context.Background()
+	acct, err := a.CreateAccount(ctx, newAccount("across@example.com", false))
+	require.NoError(t, err)
+	sess := newSession(t, a, acct.ID, time.Now(), "ua")
+	got, err := b.SessionByID(ctx, sess.ID)
+	require.NoError(t, err, "made on a, read on b at once")
+	assert.Equal(t, acct.ID, got.AccountID)
+	require.NoError(t, b.EndSession(ctx, acct.ID, sess.ID))
+	_, err = a.SessionByID(ctx, sess.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "ended on b: gone on a (no cache here)")
+}
+
+func testBanAcross(t *testing.T, a, b accounts.Store) {
+	ctx := context.Background()
+	cfg := accounts.RegulationConfig{MaxRetries: 2, MaxRetriesPerIP: 100, FindTime: time.Minute, BanTime: time.Minute}
+	ra, rb := accounts.NewRegulator(a, cfg, nil), accounts.NewRegulator(b, cfg, nil)
+	for range 2 {
+		at, until, err := ra.Admit(ctx, "banned@example.com", "198.51.100.7")
+		require.NoError(t, err)
+		require.True(t, until.IsZero())
+		_, err = ra.Fail(ctx, at)
+		require.NoError(t, err)
+	}
+	_, until, err := rb.Admit(ctx, "BANNED@example.com", "198.51.100.8")
+	require.NoError(t, err)
+	assert.False(t, until.IsZero(), "banned on b after failing on a")
+	n, err := b.LiftBans(ctx, "banned@example.com", "")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	_, until, err = ra.Admit(ctx, "banned@example.com", "198.51.100.7")
+	require.NoError(t, err)
+	assert.True(t, until.IsZero(), "lifted on b: admitted on a")
 }
