@@ -29,7 +29,7 @@ import (
 type App struct {
 	cfg     config.Config
 	logger  *slog.Logger
-	store   accounts.Store // the SQLite store, behind the cache when store.cache_ttl > 0
+	store   accounts.Store // the configured backend, behind the cache when store.cache_ttl > 0
 	hasher  *accounts.Hasher
 	client  *apiclient.Client
 	sim     *platformsim.Running // nil unless the platform is embedded
@@ -66,7 +66,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		}
 	}()
 
-	db, err := accounts.OpenSQLite(ctx, cfg.Store.DSN, o.Now)
+	db, err := OpenStore(ctx, cfg, o.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -115,6 +115,15 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load,
 	})
 	return a, nil
+}
+
+// OpenStore opens the backend store.driver names (without the cache):
+// every command and serve use it, so each works on either backend.
+func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (accounts.Store, error) {
+	if cfg.Store.Driver == "postgres" {
+		return accounts.OpenPostgres(ctx, cfg.Store.DSN, now)
+	}
+	return accounts.OpenSQLite(ctx, cfg.Store.DSN, now)
 }
 
 // Handler serves the bridge's routes.

@@ -81,7 +81,7 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	store, err := accounts.OpenSQLite(ctx, cfg.Store.DSN, nil)
+	store, err := OpenStore(ctx, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func openStore(ctx context.Context, env cli.Env, cfgPath string) (accounts.Store
 	if err != nil {
 		return nil, err
 	}
-	return accounts.OpenSQLite(ctx, cfg.Store.DSN, nil)
+	return OpenStore(ctx, cfg, nil)
 }
 
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,

@@ -98,7 +98,8 @@ func startupPrinter(cfg config.Log, out io.Writer) func(text, msg string, attrs 
 }
 
 // prune deletes, now and hourly, audit events older than audit.retention
-// (when set) and sign-in attempts older than regulation.find_time.
+// (when set), sign-in attempts older than regulation.find_time and
+// sessions idle longer than session.idle_timeout.
 func (a *App) prune(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -114,6 +115,10 @@ func (a *App) prune(ctx context.Context) {
 		}
 		if _, err := a.store.PruneSignIns(ctx, now.Add(-a.cfg.Regulation.FindTime)); err != nil && ctx.Err() == nil {
 			a.logger.Error("sign-in attempts pruning failed", "err", err)
+		}
+		// A session idle past the timeout is void anyway: drop its record.
+		if _, err := a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout)); err != nil && ctx.Err() == nil {
+			a.logger.Error("session pruning failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

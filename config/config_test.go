@@ -97,6 +97,8 @@ func TestSecretFromFile(t *testing.T) {
 
 func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 	real := "platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret: s\n"
+	pg := "store:\n  driver: postgres\n"
+	keys := "session:\n  hash_key: " + strings.Repeat("ab", 32) + "\n  block_key: " + strings.Repeat("cd", 32) + "\n"
 	tests := []struct {
 		name    string
 		yaml    string
@@ -131,6 +133,11 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"dsn", "store:\n  dsn: \"\"\n", nil, "store.dsn", "file path"},
 		{"cache ttl", "", []string{"SSOBRIDGE_STORE_CACHE_TTL=10m"}, "store.cache_ttl", "0 (off) up to 1m"},
 		{"cache ttl negative", "store:\n  cache_ttl: -1s\n", nil, "store.cache_ttl", "out of range"},
+		{"postgres dsn", pg + "  dsn: data/x.db\n" + keys, nil, "store.dsn", "postgres://user:pass@host:5432/db"},
+		{"postgres dsn password not echoed", pg + "  dsn: \"mysql://u:hunter2@h/db\"\n" + keys, nil, "store.dsn", "SSOBRIDGE_STORE_DSN"},
+		{"postgres cache ttl", pg + "  dsn: postgres://h/db\n  cache_ttl: 2s\n" + keys, nil, "store.cache_ttl", "within 1 s"},
+		{"postgres without keys", pg + "  dsn: postgres://h/db\n", nil, "session.hash_key", "session.hash_key and session.block_key are required"},
+		{"postgres with one key", pg + "  dsn: postgres://h/db\nsession:\n  hash_key: " + strings.Repeat("ab", 32) + "\n", nil, "session.hash_key", "openssl rand -hex 32"},
 		{"base url", "platform:\n  base_url: video.example.com\n", nil, "platform.base_url", "without /api/5"},
 		{"no secret", "platform:\n  base_url: https://v.example\n  api_key: k\n", nil, "platform.api_secret", "SSOBRIDGE_PLATFORM_API_SECRET"},
 		{"no key for hmac", "platform:\n  base_url: https://v.example\n  api_secret: s\n", nil, "platform.api_key", "HMAC"},
@@ -148,6 +155,7 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := Parse([]byte(tt.yaml), tt.env)
 			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "hunter2", "a DSN's password is never quoted")
 			assert.True(t, errors.Is(err, ErrInvalid))
 			assert.Contains(t, err.Error(), "config: "+tt.key+": ")
 			assert.Contains(t, err.Error(), tt.mention)
@@ -181,4 +189,13 @@ func TestREADMEDocumentsEveryKey(t *testing.T) {
 	for _, k := range Keys() {
 		assert.Contains(t, string(readme), "| `"+k+"` |", "README.md documents %s", k)
 	}
+}
+
+// A postgres store with its keys, a URL and a short cache is accepted.
+func TestPostgresStoreAccepted(t *testing.T) {
+	cfg, err := Parse([]byte("store:\n  driver: postgres\n  dsn: postgres://u:p@db.internal:5432/sso?sslmode=require\n  cache_ttl: 500ms\n"),
+		[]string{"SSOBRIDGE_SESSION_HASH_KEY=" + strings.Repeat("ab", 32), "SSOBRIDGE_SESSION_BLOCK_KEY=" + strings.Repeat("cd", 32)})
+	require.NoError(t, err)
+	assert.Equal(t, "postgres", cfg.Store.Driver)
+	assert.Equal(t, "data", cfg.DataDir())
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/ssobridge/ssobridge/views"
 )
 
+// timeLayout is how the console shows a time (in UTC).
+const timeLayout = "2006-01-02 15:04 UTC"
+
 // Page sizes of the console's lists.
 const (
 	accountsPerPage      = 25
@@ -34,6 +37,8 @@ func (h *server) adminRoutes(g *echo.Group) {
 	g.POST("/accounts", h.createAccount)
 	g.POST("/accounts/import", h.importAccounts)
 	g.POST("/accounts/:id/:action", h.accountAction)
+	g.GET("/accounts/:id/sessions", h.sessionsPage)
+	g.POST("/accounts/:id/sessions/:sid/end", h.endSession)
 	g.GET("/platform-users", h.platformUsersPage)
 	g.GET("/audit", h.auditPage)
 }
@@ -107,10 +112,10 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 		switch {
 		case err == nil:
 			r.PlatformUserID = l.PlatformUserID
-			r.LinkedAt = l.LinkedAt.Format("2006-01-02 15:04 UTC")
+			r.LinkedAt = l.LinkedAt.Format(timeLayout)
 			r.LastLaunch = "never"
 			if !l.LastLaunchAt.IsZero() {
-				r.LastLaunch = l.LastLaunchAt.Format("2006-01-02 15:04 UTC")
+				r.LastLaunch = l.LastLaunchAt.Format(timeLayout)
 			}
 		case !errors.Is(err, accounts.ErrNotFound):
 			return d, err
@@ -190,6 +195,8 @@ func (h *server) accountAction(c echo.Context) error {
 		err, notice = h.Accounts.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
 	case "revoke-admin":
 		err, notice = h.Accounts.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
+	case "end-sessions":
+		err, notice = h.Accounts.EndSessions(ctx, id), "Ended every session of "+target.Email+": each device must sign in again."
 	case "unlink":
 		err, notice = h.Accounts.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
 	case "lift-ban":
@@ -219,6 +226,59 @@ func (h *server) accountAction(c echo.Context) error {
 	}
 	h.adminAudit(c, c.Param("action"), target.Email)
 	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: notice})
+}
+
+// targetAccount is the account named by the :id of an admin route.
+func (h *server) targetAccount(c echo.Context) (accounts.Account, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return accounts.Account{}, echo.NewHTTPError(http.StatusNotFound)
+	}
+	a, err := h.Accounts.AccountByID(c.Request().Context(), id)
+	if errors.Is(err, accounts.ErrNotFound) {
+		return accounts.Account{}, echo.NewHTTPError(http.StatusNotFound)
+	}
+	return a, err
+}
+
+// sessionsPage lists an account's signed-in devices.
+func (h *server) sessionsPage(c echo.Context) error {
+	target, err := h.targetAccount(c)
+	if err != nil {
+		return err
+	}
+	return h.sessionsResult(c, http.StatusOK, target, views.SessionsPage{})
+}
+
+func (h *server) sessionsResult(c echo.Context, status int, target accounts.Account, d views.SessionsPage) error {
+	list, err := h.Accounts.ListSessions(c.Request().Context(), target.ID)
+	if err != nil {
+		return err
+	}
+	own, _ := c.Get(ctxSessionID).(string)
+	d.AccountID, d.Email = target.ID, target.Email
+	for _, s := range list {
+		d.Rows = append(d.Rows, views.SessionRow{ID: s.ID, ShortID: s.ID[:12], Created: s.CreatedAt.UTC().Format(timeLayout),
+			LastSeen: s.LastSeenAt.UTC().Format(timeLayout), UserAgent: s.UserAgent, ThisDevice: s.ID == own})
+	}
+	return h.render(c, status, views.AccountSessions(h.page(c, "Sessions"), d))
+}
+
+// endSession ends one device's session of the account.
+func (h *server) endSession(c echo.Context) error {
+	target, err := h.targetAccount(c)
+	if err != nil {
+		return err
+	}
+	sid := c.Param("sid")
+	switch err := h.Accounts.EndSession(c.Request().Context(), target.ID, sid); {
+	case errors.Is(err, accounts.ErrNotFound):
+		return h.sessionsResult(c, http.StatusNotFound, target, views.SessionsPage{Error: "That session has ended already (or is not one of " + target.Email + "'s)."})
+	case err != nil:
+		return err
+	}
+	h.adminAudit(c, "end session "+truncate(sid, 12), target.Email)
+	return h.sessionsResult(c, http.StatusOK, target, views.SessionsPage{Notice: "Ended the session " + truncate(sid, 12) + ": that device must sign in again."})
 }
 
 // importAccounts creates accounts from CSV (email,firstName,lastName): all

@@ -431,3 +431,56 @@ func TestAdminBans(t *testing.T) {
 	assert.Contains(t, r.text("#notice"), "any sign-in ban is lifted")
 	assert.Empty(t, f.accts.bans, "a new password lifts the ban")
 }
+
+// The console lists an account's devices, marks the admin's own, ends one
+// (the others stay) and all; a session of another account is not ended
+// through this one's page; bad ids are a 404 and change nothing.
+func TestAdminSessions(t *testing.T) {
+	f, admin, root, bob := adminFixture(t)
+	phone, laptop := f.client(), f.client()
+	phone.signIn("bob@example.com")
+	laptop.signIn("bob@example.com")
+	page := fmt.Sprintf("/admin/accounts/%d/sessions", bob.ID)
+
+	r := admin.get(page)
+	require.Equal(t, http.StatusOK, r.status)
+	rows := r.doc.Find("#sessions tbody tr")
+	assert.Equal(t, 2, rows.Length(), "bob's two devices")
+	assert.Zero(t, r.doc.Find(".pill:contains('this device')").Length(), "not the admin's own")
+	own := admin.get(fmt.Sprintf("/admin/accounts/%d/sessions", root.ID))
+	assert.Equal(t, 1, own.doc.Find(".pill:contains('this device')").Length(), "the admin's own session is marked")
+
+	bobs, _ := f.accts.ListSessions(t.Context(), bob.ID)
+	roots, _ := f.accts.ListSessions(t.Context(), root.ID)
+	require.Len(t, roots, 1)
+	r = admin.submit(page, fmt.Sprintf("/admin/accounts/%d/sessions/%s/end", bob.ID, roots[0].ID), nil)
+	assert.Equal(t, http.StatusNotFound, r.status, "root's session through bob's page")
+	assert.Equal(t, http.StatusOK, admin.get("/admin/accounts").status, "and the admin is still signed in")
+
+	ended := bobs[0].ID
+	r = admin.submit(page, fmt.Sprintf("/admin/accounts/%d/sessions/%s/end", bob.ID, ended), nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.text(".notice"), "Ended the session "+ended[:12])
+	assert.Equal(t, 1, r.doc.Find("#sessions tbody tr").Length())
+	signedIn := 0
+	for _, c := range []*client{phone, laptop} {
+		if c.get("/").status == http.StatusOK {
+			signedIn++
+		}
+	}
+	assert.Equal(t, 1, signedIn, "one device signed out, the other not")
+	r = admin.submit(page, fmt.Sprintf("/admin/accounts/%d/sessions/%s/end", bob.ID, ended), nil)
+	assert.Equal(t, http.StatusNotFound, r.status, "ended once")
+
+	r = admin.submit(page, fmt.Sprintf("/admin/accounts/%d/end-sessions", bob.ID), nil)
+	assert.Equal(t, http.StatusOK, r.status)
+	left, _ := f.accts.ListSessions(t.Context(), bob.ID)
+	assert.Empty(t, left)
+	assert.Equal(t, 1, admin.get(page).doc.Find("#no-sessions").Length())
+
+	assert.Equal(t, http.StatusNotFound, admin.get("/admin/accounts/999/sessions").status)
+	assert.Equal(t, http.StatusNotFound, admin.get("/admin/accounts/x/sessions").status)
+	bobAgain := f.client()
+	bobAgain.signIn("bob@example.com")
+	assert.Equal(t, http.StatusForbidden, bobAgain.get(page).status, "not for plain accounts")
+}

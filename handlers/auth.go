@@ -42,6 +42,8 @@ func (h *server) loginPage(c echo.Context) error {
 	switch {
 	case c.QueryParam("expired") != "":
 		f.Notice = "Your session has ended. Please sign in again."
+	case c.QueryParam("signed_out") == "everywhere":
+		f.Notice = "You have been signed out on every device."
 	case c.QueryParam("signed_out") != "":
 		f.Notice = "You have been signed out."
 	}
@@ -96,7 +98,7 @@ func (h *server) login(c echo.Context) error {
 	if err := h.Regulator.Succeed(ctx, attempt); err != nil {
 		return err
 	}
-	if err := h.sessions.start(c.Request(), c.Response(), acct); err != nil {
+	if err := h.sessions.start(ctx, c.Request(), c.Response(), acct); err != nil {
 		return err
 	}
 	h.csrf.rotate(c)
@@ -121,18 +123,30 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email st
 	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginFailed}))
 }
 
+// logout ends this device's session: its record goes, so a copy of the
+// cookie is void too; the account's other devices stay signed in.
 func (h *server) logout(c echo.Context) error {
 	ctx := c.Request().Context()
-	if acct, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
-		// Cookie sessions cannot be deleted on the server; raising the
-		// epoch voids this cookie even if a copy of it survives.
-		if err := h.Accounts.EndSessions(ctx, acct.ID); err != nil {
+	if in, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
+		if err := h.Accounts.EndSession(ctx, in.ID, in.SessionID); err != nil && !errors.Is(err, accounts.ErrNotFound) {
 			return err
 		}
-		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
+		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: in.ID, Email: in.Email, Outcome: "ok", Detail: "this device"})
 	}
 	h.sessions.clear(c.Response())
 	return c.Redirect(http.StatusSeeOther, "/login?signed_out=1")
+}
+
+// logoutEverywhere ends every session of the signed-in account, on every
+// device and instance.
+func (h *server) logoutEverywhere(c echo.Context) error {
+	acct, _ := account(c)
+	if err := h.Accounts.EndSessions(c.Request().Context(), acct.ID); err != nil {
+		return err
+	}
+	h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: "every device"})
+	h.sessions.clear(c.Response())
+	return c.Redirect(http.StatusSeeOther, "/login?signed_out=everywhere")
 }
 
 // audit records an event; a failure is logged, not shown.

@@ -204,27 +204,53 @@ func TestLoginStoreFailureIsAnInternalError(t *testing.T) {
 func TestLogout(t *testing.T) {
 	f := setup(t)
 	ada := f.account("ada@example.com", false)
-	c := f.client()
+	c, laptop := f.client(), f.client()
 	c.signIn("ada@example.com")
+	laptop.signIn("ada@example.com")
 	old := c.cookie(SessionCookie)
 	r := c.submit("/", "/logout", nil)
 	assert.Equal(t, http.StatusSeeOther, r.status)
 	assert.Equal(t, "/login?signed_out=1", r.header.Get("Location"))
 	assert.Contains(t, setCookieHeader(r, SessionCookie), "Max-Age=0")
 	got, _ := f.accts.AccountByID(t.Context(), ada.ID)
-	assert.Equal(t, ada.SessionEpoch+1, got.SessionEpoch, "every copy of the cookie is void")
+	assert.Equal(t, ada.SessionEpoch, got.SessionEpoch, "one device: the account's epoch stays")
 	require.Len(t, f.accts.eventsOf(accounts.KindLogout), 1)
+	left, _ := f.accts.ListSessions(t.Context(), ada.ID)
+	assert.Len(t, left, 1, "only this device's session ended")
 
 	thief := f.client()
 	thief.setCookie(SessionCookie, old)
 	r = thief.get("/")
-	assert.Equal(t, "/login?expired=1", r.header.Get("Location"), "a replayed cookie has expired")
+	assert.Equal(t, "/login?expired=1", r.header.Get("Location"), "a replayed cookie of the signed-out device has expired")
+	assert.Equal(t, http.StatusOK, laptop.get("/").status, "the other device stays signed in")
 
 	// Signing out without a session just clears the cookie.
 	anon := f.client()
 	r = anon.submit("/login", "/logout", nil)
 	assert.Equal(t, http.StatusSeeOther, r.status)
 	assert.Len(t, f.accts.eventsOf(accounts.KindLogout), 1)
+}
+
+// Signing out everywhere ends every device's session.
+func TestLogoutEverywhere(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	phone, laptop := f.client(), f.client()
+	phone.signIn("ada@example.com")
+	laptop.signIn("ada@example.com")
+	r := phone.submit("/", "/logout/everywhere", nil)
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, "/login?signed_out=everywhere", r.header.Get("Location"))
+	assert.Equal(t, "/login?expired=1", laptop.get("/").header.Get("Location"), "the other device is signed out too")
+	left, _ := f.accts.ListSessions(t.Context(), ada.ID)
+	assert.Empty(t, left)
+	evs := f.accts.eventsOf(accounts.KindLogout)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "every device", evs[0].Detail)
+	assert.Contains(t, phone.get("/login?signed_out=everywhere").body, "signed out on every device")
+
+	anon := f.client()
+	assert.Equal(t, http.StatusUnauthorized, anon.submit("/login", "/logout/everywhere", nil).status, "no session: the session-expired page")
 }
 
 // TestCSRF: with a plain client (no Sec-Fetch-Site), a form post needs the

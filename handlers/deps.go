@@ -22,6 +22,11 @@ type Accounts interface {
 	SetAdmin(ctx context.Context, id int64, admin bool) error
 	SetPasswordHash(ctx context.Context, id int64, hash string) error
 	EndSessions(ctx context.Context, id int64) error
+	CreateSession(ctx context.Context, s accounts.Session) error
+	SessionByID(ctx context.Context, id string) (accounts.Session, error)
+	TouchSession(ctx context.Context, id string, at time.Time) error
+	EndSession(ctx context.Context, accountID int64, id string) error
+	ListSessions(ctx context.Context, accountID int64) ([]accounts.Session, error)
 	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)

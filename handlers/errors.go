@@ -177,8 +177,8 @@ func (h *server) handleError(err error, c echo.Context) {
 	if _, ok := account(c); !ok && !errors.Is(err, errSessionExpired) {
 		// Routes without requireUser (no route, a refused form) still show
 		// who is signed in, and an admin reads what admins read.
-		if a, serr := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); serr == nil {
-			c.Set(ctxAccount, a)
+		if in, serr := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); serr == nil {
+			c.Set(ctxAccount, in.Account)
 		}
 	}
 	if rerr := h.render(c, status, page(h.page(c, http.StatusText(status)), info)); rerr != nil {

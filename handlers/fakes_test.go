@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"sort"
 	"context"
 	"slices"
 	"strconv"
@@ -22,11 +23,12 @@ type fakeAccounts struct {
 	links    map[int64]accounts.Link
 	events   []accounts.Event
 	bans     map[string]time.Time // by lower-cased email
+	sessions map[string]accounts.Session
 	err      error
 }
 
 func newFakeAccounts() *fakeAccounts {
-	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}}
+	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}, sessions: map[string]accounts.Session{}}
 }
 
 func (f *fakeAccounts) find(id int64) (*accounts.Account, error) {
@@ -173,7 +175,64 @@ func (f *fakeAccounts) SetPasswordHash(_ context.Context, id int64, hash string)
 }
 
 func (f *fakeAccounts) EndSessions(_ context.Context, id int64) error {
-	return f.update(id, func(a *accounts.Account) { a.SessionEpoch++ })
+	return f.update(id, func(a *accounts.Account) {
+		a.SessionEpoch++
+		for sid, s := range f.sessions {
+			if s.AccountID == id {
+				delete(f.sessions, sid)
+			}
+		}
+	})
+}
+
+func (f *fakeAccounts) CreateSession(_ context.Context, s accounts.Session) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sessions[s.ID] = s
+	return nil
+}
+
+func (f *fakeAccounts) SessionByID(_ context.Context, id string) (accounts.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s, ok := f.sessions[id]
+	if !ok {
+		return accounts.Session{}, accounts.ErrNotFound
+	}
+	return s, nil
+}
+
+func (f *fakeAccounts) TouchSession(_ context.Context, id string, at time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.sessions[id]; ok {
+		s.LastSeenAt = at
+		f.sessions[id] = s
+	}
+	return nil
+}
+
+func (f *fakeAccounts) EndSession(_ context.Context, accountID int64, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s, ok := f.sessions[id]; !ok || s.AccountID != accountID {
+		return accounts.ErrNotFound
+	}
+	delete(f.sessions, id)
+	return nil
+}
+
+func (f *fakeAccounts) ListSessions(_ context.Context, accountID int64) ([]accounts.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []accounts.Session
+	for _, s := range f.sessions {
+		if s.AccountID == accountID {
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LastSeenAt.After(out[j].LastSeenAt) })
+	return out, nil
 }
 
 func (f *fakeAccounts) LinkFor(_ context.Context, accountID int64) (accounts.Link, error) {

@@ -104,6 +104,7 @@ func New(d Deps) *echo.Echo {
 	e.GET("/login", h.loginPage)
 	e.POST("/login", h.login)
 	e.POST("/logout", h.logout)
+	e.POST("/logout/everywhere", h.logoutEverywhere, h.requireUser(sessionExpiredPage))
 	e.GET("/", h.portal, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 

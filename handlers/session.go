@@ -34,6 +34,7 @@ const (
 	keyEpoch    = "ep"   // account's session epoch at sign-in
 	keyIssued   = "iat"  // unix seconds of sign-in
 	keyLastSeen = "seen" // unix seconds of the last request (minute resolution)
+	keyToken    = "sid"  // the session's random token; its SessionID names the stored session
 )
 
 // sessionManager reads and writes the signed, encrypted session cookie and
@@ -46,8 +47,18 @@ type sessionManager struct {
 	accts interface {
 		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
 		FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
+		CreateSession(ctx context.Context, s accounts.Session) error
+		SessionByID(ctx context.Context, id string) (accounts.Session, error)
+		TouchSession(ctx context.Context, id string, at time.Time) error
 	}
 	now func() time.Time
+}
+
+// signedIn is a request's valid session: the account and the stored
+// session's ID (this device).
+type signedIn struct {
+	accounts.Account
+	SessionID string
 }
 
 func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) *sessionManager {
@@ -72,22 +83,29 @@ func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) 
 	return &sessionManager{cfg: cfg, name: name, store: cs, accts: accts, now: now}
 }
 
-// sessionSerializer encodes the session's four integers compactly; gob,
-// securecookie's default, cost more than the whole signed API call per
-// launch. The bytes are then signed and encrypted by securecookie.
+// sessionSerializer encodes the session's four integers and its token
+// compactly; gob, securecookie's default, cost more than the whole signed
+// API call per launch. The bytes are then signed and encrypted by
+// securecookie.
 type sessionSerializer struct{}
 
-// sessionKeys is the fixed order of the encoded values.
+// sessionKeys is the fixed order of the encoded integers; the token
+// follows them.
 var sessionKeys = [...]string{keyAccount, keyEpoch, keyIssued, keyLastSeen}
 
-const sessionFormat = 1
+// sessionFormat 2 added the token (per-device sessions); a format-1
+// cookie does not decode, and its holder signs in again.
+const sessionFormat = 2
+
+// maxToken bounds the token a cookie may carry.
+const maxToken = 64
 
 func (sessionSerializer) Serialize(src interface{}) ([]byte, error) {
 	m, ok := src.(map[interface{}]interface{})
-	if !ok || len(m) != len(sessionKeys) {
+	if !ok || len(m) != len(sessionKeys)+1 {
 		return nil, errors.New("session: unexpected values")
 	}
-	b := make([]byte, 1, 1+len(sessionKeys)*binary.MaxVarintLen64)
+	b := make([]byte, 1, 1+len(sessionKeys)*binary.MaxVarintLen64+1+maxToken)
 	b[0] = sessionFormat
 	for _, k := range sessionKeys {
 		v, ok := m[k].(int64)
@@ -96,7 +114,12 @@ func (sessionSerializer) Serialize(src interface{}) ([]byte, error) {
 		}
 		b = binary.AppendVarint(b, v)
 	}
-	return b, nil
+	tok, ok := m[keyToken].(string)
+	if !ok || tok == "" || len(tok) > maxToken {
+		return nil, errors.New("session: token missing")
+	}
+	b = append(b, byte(len(tok)))
+	return append(b, tok...), nil
 }
 
 func (sessionSerializer) Deserialize(src []byte, dst interface{}) error {
@@ -114,9 +137,10 @@ func (sessionSerializer) Deserialize(src []byte, dst interface{}) error {
 		vals[k] = v
 		src = src[n:]
 	}
-	if len(src) != 0 {
-		return errors.New("session: trailing bytes")
+	if len(src) == 0 || int(src[0]) != len(src)-1 || src[0] == 0 || src[0] > maxToken {
+		return errors.New("session: bad token")
 	}
+	vals[keyToken] = string(src[1:])
 	*m = vals
 	return nil
 }
@@ -127,27 +151,29 @@ var (
 	errSessionExpired = errors.New("session expired")
 )
 
-// current returns the signed-in account. errNoSession: no cookie;
-// errSessionExpired: a cookie that is no longer valid (tampered, foreign
-// key, timed out, account disabled or signed out elsewhere).
-func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.ResponseWriter) (accounts.Account, error) {
+// current returns the signed-in account and its session. errNoSession: no
+// cookie; errSessionExpired: a cookie that is no longer valid (tampered,
+// foreign key, timed out, account disabled, this device signed out, or
+// signed out everywhere).
+func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.ResponseWriter) (signedIn, error) {
 	if _, err := r.Cookie(m.name); err != nil {
-		return accounts.Account{}, errNoSession
+		return signedIn{}, errNoSession
 	}
 	s, err := m.store.Get(r, m.name)
 	if err != nil {
-		return accounts.Account{}, errSessionExpired // decode failure: treated as signed out
+		return signedIn{}, errSessionExpired // decode failure: treated as signed out
 	}
 	id, ok1 := s.Values[keyAccount].(int64)
 	epoch, ok2 := s.Values[keyEpoch].(int64)
 	issued, ok3 := s.Values[keyIssued].(int64)
 	seen, ok4 := s.Values[keyLastSeen].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 {
-		return accounts.Account{}, errSessionExpired
+	token, ok5 := s.Values[keyToken].(string)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return signedIn{}, errSessionExpired
 	}
 	now := m.now()
 	if now.Sub(time.Unix(issued, 0)) > m.cfg.MaxAge || now.Sub(time.Unix(seen, 0)) > m.cfg.IdleTimeout {
-		return accounts.Account{}, errSessionExpired
+		return signedIn{}, errSessionExpired
 	}
 	acct, err := m.accts.AccountByID(ctx, id)
 	if err == nil && acct.SessionEpoch < epoch {
@@ -157,36 +183,56 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 		acct, err = m.accts.FreshAccountByID(ctx, id)
 	}
 	if errors.Is(err, accounts.ErrNotFound) {
-		return accounts.Account{}, errSessionExpired
+		return signedIn{}, errSessionExpired
 	}
 	if err != nil {
-		return accounts.Account{}, err
+		return signedIn{}, err
 	}
 	if acct.Disabled || acct.SessionEpoch != epoch {
-		return accounts.Account{}, errSessionExpired
+		return signedIn{}, errSessionExpired
+	}
+	// The device's session must still be on record (signing out one device
+	// deletes only its record).
+	sid := accounts.SessionID(token)
+	sess, err := m.accts.SessionByID(ctx, sid)
+	if errors.Is(err, accounts.ErrNotFound) || (err == nil && sess.AccountID != id) {
+		return signedIn{}, errSessionExpired
+	}
+	if err != nil {
+		return signedIn{}, err
 	}
 	// Refresh the idle clock at most once a minute, not on every request.
 	if now.Unix()-seen >= 60 {
 		s.Values[keyLastSeen] = now.Unix()
+		if err := m.accts.TouchSession(ctx, sid, now); err != nil {
+			return signedIn{}, err
+		}
 		if err := s.Save(r, w); err != nil {
-			return accounts.Account{}, err
+			return signedIn{}, err
 		}
 	}
-	return acct, nil
+	return signedIn{Account: acct, SessionID: sid}, nil
 }
 
 // start replaces whatever session the browser had with a new one for acct
-// (no fixation: no value of an earlier session survives).
-func (m *sessionManager) start(r *http.Request, w http.ResponseWriter, acct accounts.Account) error {
+// (no fixation: no value of an earlier session survives), recorded in the
+// store under a fresh random token.
+func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct accounts.Account) error {
+	token, sid := accounts.NewSessionToken()
+	now := m.now()
+	if err := m.accts.CreateSession(ctx, accounts.Session{ID: sid, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now,
+		UserAgent: r.UserAgent()}); err != nil {
+		return err
+	}
 	s := sessions.NewSession(m.store, m.name)
 	opts := *m.store.Options
 	s.Options = &opts
 	s.IsNew = true
-	now := m.now().Unix()
 	s.Values[keyAccount] = acct.ID
 	s.Values[keyEpoch] = acct.SessionEpoch
-	s.Values[keyIssued] = now
-	s.Values[keyLastSeen] = now
+	s.Values[keyIssued] = now.Unix()
+	s.Values[keyLastSeen] = now.Unix()
+	s.Values[keyToken] = token
 	return s.Save(r, w)
 }
 
@@ -203,16 +249,21 @@ const (
 	sessionExpiredPage                        // actions: the session-expired page (401)
 )
 
-const ctxAccount = "account"
+// Context keys of the signed-in account and its session's ID.
+const (
+	ctxAccount   = "account"
+	ctxSessionID = "session_id"
+)
 
 // requireUser puts the signed-in account into the context.
 func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			acct, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
+			in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
 			switch {
 			case err == nil:
-				c.Set(ctxAccount, acct)
+				c.Set(ctxAccount, in.Account)
+				c.Set(ctxSessionID, in.SessionID)
 				return next(c)
 			case errors.Is(err, errNoSession), errors.Is(err, errSessionExpired):
 				if errors.Is(err, errSessionExpired) {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,7 +21,8 @@ var (
 )
 
 func sessionValues() map[interface{}]interface{} {
-	return map[interface{}]interface{}{keyAccount: int64(42), keyEpoch: int64(3), keyIssued: int64(1_795_000_000), keyLastSeen: int64(1_795_000_100)}
+	return map[interface{}]interface{}{keyAccount: int64(42), keyEpoch: int64(3), keyIssued: int64(1_795_000_000), keyLastSeen: int64(1_795_000_100),
+		keyToken: "cmFuZG9tLXRva2VuLW9mLTQzLWNoYXJzLXJhbmRvbS10b2tlbg"}
 }
 
 func TestSessionSerializerRoundTrip(t *testing.T) {
@@ -31,18 +33,26 @@ func TestSessionSerializerRoundTrip(t *testing.T) {
 	require.NoError(t, ser.Deserialize(b, &got))
 	assert.Equal(t, sessionValues(), got)
 
-	for name, bad := range map[string][]byte{"empty": nil, "format": {9, 1, 1, 1, 1}, "truncated": b[:3], "trailing": append(append([]byte{}, b...), 0)} {
+	for name, bad := range map[string][]byte{"empty": nil, "format": {9, 1, 1, 1, 1}, "format 1 (no token)": {1, 84, 6, 2, 2},
+		"truncated": b[:3], "token cut": b[:len(b)-1], "trailing": append(append([]byte{}, b...), 0)} {
 		assert.Error(t, ser.Deserialize(bad, &got), name)
 	}
 	_, err = ser.Serialize(map[interface{}]interface{}{keyAccount: "not a number"})
 	assert.Error(t, err)
+	noToken := sessionValues()
+	noToken[keyToken] = ""
+	_, err = ser.Serialize(noToken)
+	assert.Error(t, err, "a session without its token is not written")
 }
 
 func TestSessionStartAndRead(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0)
-	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, nil, func() time.Time { return now })
+	store := newFakeAccounts()
+	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, store, func() time.Time { return now })
 	rec := httptest.NewRecorder()
-	require.NoError(t, m.start(httptest.NewRequest("POST", "/login", nil), rec, accounts.Account{ID: 7, SessionEpoch: 2}))
+	req := httptest.NewRequest("POST", "/login", nil)
+	req.Header.Set("User-Agent", "TestBrowser/1.0")
+	require.NoError(t, m.start(context.Background(), req, rec, accounts.Account{ID: 7, SessionEpoch: 2}))
 	c := rec.Result().Cookies()[0]
 	assert.Equal(t, SessionCookie, c.Name)
 	assert.True(t, c.HttpOnly)
@@ -51,6 +61,11 @@ func TestSessionStartAndRead(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(7), s.Values[keyAccount])
 	assert.Equal(t, int64(2), s.Values[keyEpoch])
+	token, _ := s.Values[keyToken].(string)
+	rec2, err := store.SessionByID(context.Background(), accounts.SessionID(token))
+	require.NoError(t, err, "the session is recorded under its token's ID")
+	assert.Equal(t, accounts.Session{ID: accounts.SessionID(token), AccountID: 7, CreatedAt: now, LastSeenAt: now, UserAgent: "TestBrowser/1.0"}, rec2)
+	assert.NotContains(t, c.Value, token, "the token travels encrypted")
 }
 
 // BenchmarkSessionDecode compares decoding a session cookie with gob

@@ -102,3 +102,22 @@ type AuditRow struct {
 	Calls                                       int
 	Latency                                     string
 }
+
+// SessionsPage lists one account's signed-in devices.
+type SessionsPage struct {
+	AccountID int64
+	Email     string
+	Rows      []SessionRow
+	Notice    string
+	Error     string
+}
+
+// SessionRow is one signed-in device.
+type SessionRow struct {
+	ID         string // the stored session ID (names it in the end form)
+	ShortID    string // its first characters, for people
+	Created    string
+	LastSeen   string
+	UserAgent  string
+	ThisDevice bool // the admin's own session
+}

@@ -3,6 +3,7 @@ package views
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -50,11 +51,13 @@ func TestPagesFrame(t *testing.T) {
 		posts int // forms that post
 	}{
 		{"login", Login(signedOut, LoginForm{}), "Sign in", "Sign in", 1},
-		{"portal", PortalPage(user, Portal{}), "Portal", "Hello, Ada Lovelace", 2}, // launch + sign out
+		{"portal", PortalPage(user, Portal{}), "Portal", "Hello, Ada Lovelace", 3}, // launch, sign out, sign out everywhere
 		{"connection", ConnectionPage(admin, Connection{BaseURL: "https://p.example", Method: "hmac", Scheme: "SVC", KeyID: "k"}), "Admin", "Instance connection", 2},
 		{"accounts", AccountsList(admin, AccountsPage{Rows: []AccountRow{{ID: 2, Email: "bob@example.com", Name: "Bob"}}}), "Admin", "Accounts", 0},
 		{"platform users", PlatformUsers(admin, PlatformUsersPage{}), "Admin", "Platform users", 1},
 		{"audit", AuditLog(admin, AuditPage{Retention: "90 days"}), "Admin", "Audit log", 1},
+		{"sessions", AccountSessions(admin, SessionsPage{AccountID: 2, Email: "bob@example.com", Rows: []SessionRow{{ID: strings.Repeat("a", 64), ShortID: "aaaaaaaaaaaa"}}}),
+			"Admin", "Sessions of bob@example.com", 3}, // sign out, end one, end all
 	}
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {
@@ -266,4 +269,26 @@ func TestPlatformUsersAndAudit(t *testing.T) {
 	assert.Contains(t, doc.Find("#audit tbody tr").Text(), "25ms")
 	assert.Equal(t, "launch", doc.Find(`#f-kind option[selected]`).AttrOr("value", ""), "the filter keeps its choice")
 	assert.Contains(t, doc.Text(), "Kept 90 days")
+}
+
+// The sessions page names each device, marks the admin's own and offers
+// an End form per device posting to that device's session.
+func TestAccountSessionsPage(t *testing.T) {
+	id := strings.Repeat("b", 64)
+	doc := render(t, AccountSessions(admin, SessionsPage{AccountID: 7, Email: "bob@example.com", Rows: []SessionRow{
+		{ID: strings.Repeat("a", 64), ShortID: "aaaaaaaaaaaa", Created: "2026-11-24 10:00 UTC", LastSeen: "2026-11-24 11:00 UTC", UserAgent: "Firefox"},
+		{ID: id, ShortID: "bbbbbbbbbbbb", UserAgent: "Chromium", ThisDevice: true},
+	}}))
+	rows := doc.Find("#sessions tbody tr")
+	require.Equal(t, 2, rows.Length())
+	assert.Contains(t, rows.Eq(0).Text(), "Firefox")
+	assert.Contains(t, rows.Eq(0).Text(), "2026-11-24 11:00 UTC")
+	assert.Equal(t, 0, rows.Eq(0).Find(".pill").Length())
+	assert.Contains(t, rows.Eq(1).Find(".pill").Text(), "this device")
+	assert.Equal(t, "/admin/accounts/7/sessions/"+id+"/end", rows.Eq(1).Find("form").AttrOr("action", ""))
+	assert.Equal(t, 1, doc.Find(`form[action="/admin/accounts/7/end-sessions"]`).Length(), "end all")
+
+	empty := render(t, AccountSessions(admin, SessionsPage{AccountID: 7, Email: "bob@example.com"}))
+	assert.Equal(t, 1, empty.Find("#no-sessions").Length())
+	assert.Equal(t, 0, empty.Find(`form[action="/admin/accounts/7/end-sessions"]`).Length())
 }
