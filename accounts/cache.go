@@ -2,6 +2,8 @@ package accounts
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,7 +15,8 @@ import (
 // Within the process it is exact: every write through the Cache drops what
 // it changes before returning, and a read that raced with a write is not
 // kept. Writes by other processes sharing the database (a second instance,
-// `ssobridge user add`, a hand edit) are seen within ttl. Only a link's
+// `ssobridge user add`, a hand edit) are seen within ttl, and on PostgreSQL
+// as soon as their change notice arrives (ChangeNotifier). Only a link's
 // LastLaunchAt can lag inside the process, by one launch for at most ttl,
 // when a launch's stamp lands while the same link is being read.
 //
@@ -37,14 +40,47 @@ type cached[T any] struct {
 	at time.Time // when the read that filled it began
 }
 
+// ChangeNotifier is a store that tells of changes other processes commit
+// (Postgres, through LISTEN/NOTIFY): see Postgres.OnChange for the notices.
+type ChangeNotifier interface {
+	OnChange(fn func(change string))
+}
+
 // NewCache wraps inner; entries live for ttl (> 0). now is the clock (nil:
-// time.Now).
+// time.Now). When inner is a ChangeNotifier, a change committed by any
+// instance drops its entries at once; ttl still bounds staleness while
+// the notices cannot arrive.
 func NewCache(inner Store, ttl time.Duration, now func() time.Time) *Cache {
 	if now == nil {
 		now = time.Now
 	}
-	return &Cache{inner: inner, ttl: ttl, now: now, accounts: map[int64]cached[Account]{}, links: map[int64]cached[Link]{},
+	c := &Cache{inner: inner, ttl: ttl, now: now, accounts: map[int64]cached[Account]{}, links: map[int64]cached[Link]{},
 		sessions: map[string]cached[Session]{}, lastSweep: now()}
+	if n, ok := inner.(ChangeNotifier); ok {
+		n.OnChange(c.changed)
+	}
+	return c
+}
+
+// changed drops what a change notice names ("*": everything).
+func (c *Cache) changed(change string) {
+	kind, key, _ := strings.Cut(change, ":")
+	id, _ := strconv.ParseInt(key, 10, 64)
+	switch kind {
+	case "a":
+		_ = c.dropAccountAfterWrite(id, nil)
+	case "l":
+		_ = dropAfterWrite(c, c.links, id, nil)
+	case "s":
+		_ = dropAfterWrite(c, c.sessions, key, nil)
+	default:
+		c.mu.Lock()
+		c.gen++
+		clear(c.accounts)
+		clear(c.links)
+		clear(c.sessions)
+		c.mu.Unlock()
+	}
 }
 
 // lookup serves id from m while fresh (unless past is set), else loads it

@@ -70,3 +70,40 @@ func TestSharedStoreConformance(t *testing.T) {
 		})
 	})
 }
+
+// On PostgreSQL a change committed through one handle reaches another
+// handle's cache by LISTEN/NOTIFY: with a TTL of a minute, only the notice
+// can make the second instance see it within the second.
+func TestPostgresCacheDropsWhatOtherInstancesChange(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	a := openPostgres(t, dsn, nil)
+	b := accounts.NewCache(openPostgres(t, dsn, nil), time.Minute, nil)
+	acct, err := a.CreateAccount(ctx, accounts.NewAccount{Email: "n@example.com", FirstName: "N", LastName: "O", PasswordHash: "h"})
+	require.NoError(t, err)
+	_, id := accounts.NewSessionToken()
+	require.NoError(t, a.CreateSession(ctx, accounts.Session{ID: id, AccountID: acct.ID, CreatedAt: time.Now(), LastSeenAt: time.Now()}))
+	require.NoError(t, a.SaveLink(ctx, acct.ID, "u1"))
+	// Cached on b.
+	_, err = b.AccountByID(ctx, acct.ID)
+	require.NoError(t, err)
+	_, err = b.SessionByID(ctx, id)
+	require.NoError(t, err)
+	_, err = b.LinkFor(ctx, acct.ID)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name   string
+		change func() error
+		seen   func() bool
+	}{
+		{"link", func() error { return a.SaveLink(ctx, acct.ID, "u2") }, func() bool { l, _ := b.LinkFor(ctx, acct.ID); return l.PlatformUserID == "u2" }},
+		{"one session", func() error { return a.EndSession(ctx, acct.ID, id) }, func() bool { _, err := b.SessionByID(ctx, id); return err != nil }},
+		{"account", func() error { return a.SetDisabled(ctx, acct.ID, true) }, func() bool { got, _ := b.AccountByID(ctx, acct.ID); return got.Disabled }},
+	} {
+		start := time.Now()
+		require.NoError(t, tc.change(), tc.name)
+		require.Eventually(t, tc.seen, time.Second, 2*time.Millisecond, "%s: the other instance's cache still serves the old value", tc.name)
+		t.Logf("%s: seen by the other instance's cache after %s", tc.name, time.Since(start).Round(100*time.Microsecond))
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +27,63 @@ type Postgres struct {
 	pool         *pgxpool.Pool
 	now          func() time.Time
 	provisioning keyLocks // this process's waiters for an email's advisory lock
+
+	listenCfg *pgx.ConnConfig // for the LISTEN connection
+	stop      context.CancelFunc
+	listening sync.WaitGroup
+}
+
+// changesChannel carries, on commit, what a write voided: "a:<account id>"
+// (the account and its sessions), "s:<session id>", "l:<account id>" (its
+// link). Every instance's cache drops it at once (see OnChange).
+const changesChannel = "ssobridge_changes"
+
+// notify queues a change notice in the transaction (sent on commit).
+func notify(ctx context.Context, tx pgx.Tx, change string) error {
+	_, err := tx.Exec(ctx, "SELECT pg_notify($1, $2)", changesChannel, change)
+	return err
+}
+
+// OnChange calls fn with each change notice any instance commits, from a
+// connection of its own that LISTENs (reconnecting after a failure, when
+// fn gets "*": everything may have changed meanwhile). It runs until Close.
+func (s *Postgres) OnChange(fn func(change string)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	s.listening.Add(1)
+	go func() {
+		defer s.listening.Done()
+		for wait := 10 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, 2*time.Second) {
+			if s.listen(ctx, fn) {
+				wait = 10 * time.Millisecond
+			}
+			fn("*")
+			select {
+			case <-ctx.Done():
+			case <-time.After(wait):
+			}
+		}
+	}()
+}
+
+// listen holds one LISTEN connection until it fails or ctx ends; it reports
+// whether it was listening at all.
+func (s *Postgres) listen(ctx context.Context, fn func(string)) bool {
+	conn, err := pgx.ConnectConfig(ctx, s.listenCfg)
+	if err != nil {
+		return false
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+changesChannel); err != nil {
+		return false
+	}
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return true
+		}
+		fn(n.Payload)
+	}
 }
 
 // defaultPoolConns is the pool size unless the DSN sets pool_max_conns:
@@ -59,7 +118,7 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time) (*Postg
 		pool.Close()
 		return nil, err
 	}
-	return &Postgres{pool: pool, now: now}, nil
+	return &Postgres{pool: pool, now: now, listenCfg: pc.ConnConfig.Copy()}, nil
 }
 
 // migratePostgres applies the postgres migrations. The lock is keyed by
@@ -101,8 +160,12 @@ func lockKey(parts ...string) int64 {
 	return int64(h.Sum64())
 }
 
-// Close closes the pool.
+// Close stops listening and closes the pool.
 func (s *Postgres) Close() error {
+	if s.stop != nil {
+		s.stop()
+		s.listening.Wait()
+	}
 	s.pool.Close()
 	return nil
 }
@@ -255,7 +318,7 @@ func (s *Postgres) adminChange(ctx context.Context, id int64, removesAdmin, ends
 				return fmt.Errorf("accounts: end sessions: %w", err)
 			}
 		}
-		return nil
+		return notify(ctx, tx, "a:"+strconv.FormatInt(id, 10))
 	})
 }
 
@@ -308,9 +371,14 @@ func (s *Postgres) SaveLink(ctx context.Context, accountID int64, platformUserID
 	if platformUserID == "" {
 		return fmt.Errorf("%w: empty platform user id", ErrInvalid)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO links (account_id, platform_user_id, linked_at) VALUES ($1, $2, $3)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO links (account_id, platform_user_id, linked_at) VALUES ($1, $2, $3)
 		ON CONFLICT (account_id) DO UPDATE SET platform_user_id = excluded.platform_user_id, linked_at = excluded.linked_at
-		WHERE links.platform_user_id <> excluded.platform_user_id`, accountID, platformUserID, ms(s.now()))
+		WHERE links.platform_user_id <> excluded.platform_user_id`, accountID, platformUserID, ms(s.now())); err != nil {
+			return err
+		}
+		return notify(ctx, tx, "l:"+strconv.FormatInt(accountID, 10))
+	})
 	if err != nil {
 		return fmt.Errorf("accounts: save link: %w", err)
 	}
@@ -319,7 +387,12 @@ func (s *Postgres) SaveLink(ctx context.Context, accountID int64, platformUserID
 
 // DeleteLink removes the link if it still points at platformUserID.
 func (s *Postgres) DeleteLink(ctx context.Context, accountID int64, platformUserID string) error {
-	_, err := s.pool.Exec(ctx, "DELETE FROM links WHERE account_id = $1 AND ($2 = '' OR platform_user_id = $2)", accountID, platformUserID)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DELETE FROM links WHERE account_id = $1 AND ($2 = '' OR platform_user_id = $2)", accountID, platformUserID); err != nil {
+			return err
+		}
+		return notify(ctx, tx, "l:"+strconv.FormatInt(accountID, 10))
+	})
 	if err != nil {
 		return fmt.Errorf("accounts: delete link: %w", err)
 	}
@@ -438,14 +511,20 @@ func (s *Postgres) TouchSession(ctx context.Context, id string, at time.Time) er
 
 // EndSession deletes one of the account's sessions.
 func (s *Postgres) EndSession(ctx context.Context, accountID int64, id string) error {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND account_id = $2", id, accountID)
-	if err != nil {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = $1 AND account_id = $2", id, accountID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return ErrNotFound
+		}
+		return notify(ctx, tx, "s:"+id)
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("accounts: end session: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // ListSessions lists the account's sessions, most recently seen first.

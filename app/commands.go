@@ -323,6 +323,7 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 	schemeHMAC := fs.String("scheme-hmac", platformsim.DefaultSchemeHMAC, "HMAC scheme name")
 	schemeSimple := fs.String("scheme-simple", platformsim.DefaultSchemeSimple, "simple scheme name")
 	control := fs.Bool("control", false, "expose the JSON control endpoint under /_sim/ (faults, latency, clock, call counts)")
+	racy := fs.Bool("racy-create", false, "create users as a platform whose duplicate check races: look up, pause 50 ms, insert without a unique check")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
@@ -337,7 +338,7 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{admin, member}, RateLimit: *rateLimit,
-		TokenTTL: *ttl, Skew: *skew, SchemeHMAC: *schemeHMAC, SchemeSimple: *schemeSimple, Control: *control, Logger: logger})
+		TokenTTL: *ttl, Skew: *skew, SchemeHMAC: *schemeHMAC, SchemeSimple: *schemeSimple, Control: *control, RacyCreate: *racy, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,19 @@ type testOptions struct {
 	env       []string
 	now       func() time.Time // the app's clock (sessions, regulation, store)
 	dsn       string           // the store's file; default: one of the test's own
+	// postgres, when set, is the store's PostgreSQL URL (session keys are
+	// the shared test keys, as instances on one database must have).
+	postgres string
+	// platform, when set, is an emulator the app calls instead of starting
+	// its own (instances sharing one platform).
+	platform *platformsim.Running
 }
+
+// Session keys every instance of a test shares.
+var (
+	sharedHashKey  = strings.Repeat("ab", 32)
+	sharedBlockKey = strings.Repeat("cd", 32)
+)
 
 const testPassword = "correct horse battery"
 
@@ -80,16 +92,21 @@ func startTestApp(t testing.TB, o testOptions) *testApp {
 	if o.dsn != "" {
 		dsn, dir = o.dsn, filepath.Dir(o.dsn)
 	}
-	yml := fmt.Sprintf(`store:
-  dsn: %s
-password:
+	store := fmt.Sprintf("store:\n  dsn: %s\n", dsn)
+	if o.postgres != "" {
+		store = fmt.Sprintf("store:\n  driver: postgres\n  dsn: %q\nsession:\n  hash_key: %s\n  block_key: %s\n", o.postgres, sharedHashKey, sharedBlockKey)
+	}
+	platform := "platform:\n  timeout: 2s\n"
+	if o.platform != nil {
+		cred := o.platform.Credentials()[0]
+		platform += fmt.Sprintf("  base_url: %s\n  api_key: %s\n  api_secret: %s\n", o.platform.URL, cred.Key, cred.Secret)
+	}
+	yml := store + `password:
   argon2_memory_kib: 64
   argon2_iterations: 1
 log:
   level: debug
-platform:
-  timeout: 2s
-`, dsn) + o.yaml
+` + platform + o.yaml
 	cfg, err := config.Parse([]byte(yml), o.env)
 	require.NoError(t, err)
 	logs, waits := &syncbuf.Buffer{}, &waitLog{}
@@ -107,7 +124,11 @@ platform:
 		srv.Close()
 		a.Close()
 	})
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: a.Emulator(), srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits}
+	sim := a.Emulator()
+	if o.platform != nil {
+		sim = o.platform
+	}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {

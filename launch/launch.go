@@ -173,7 +173,15 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 		return Result{}, fmt.Errorf("launch: read link: %w", err)
 	}
 
+	// One platform user per email across every instance on the store, even
+	// when the platform's own duplicate check races: the lookup/create of
+	// an email runs under the store's lock for it, held for no longer.
+	unlock, err := s.store.LockProvisioning(ctx, account.Email)
+	if err != nil {
+		return Result{Path: path}, fmt.Errorf("launch: provisioning lock: %w", err)
+	}
 	ens, err := s.platform.EnsureUser(ctx, apiclient.NewUser{FirstName: account.FirstName, LastName: account.LastName, Email: account.Email})
+	unlock()
 	if err != nil {
 		return Result{Path: path}, err
 	}

@@ -51,6 +51,12 @@ type Config struct {
 	Logger       *slog.Logger // default: discard
 	// Control exposes the JSON control endpoint under /_sim/ (off by default).
 	Control bool
+	// RacyCreate makes POST /public/users check for the email, pause for
+	// RacyPause, then insert without a unique check: a platform whose
+	// duplicate check races, so concurrent creates of one email can make
+	// duplicates (for testing the bridge's own serialisation).
+	RacyCreate bool
+	RacyPause  time.Duration // default 50 ms
 }
 
 // Server is the emulated platform. It is an http.Handler.
@@ -99,6 +105,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Skew <= 0 {
 		cfg.Skew = DefaultSkew
+	}
+	if cfg.RacyPause <= 0 {
+		cfg.RacyPause = 50 * time.Millisecond
 	}
 	if cfg.TokenTTL <= 0 {
 		cfg.TokenTTL = DefaultTokenTTL

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -532,4 +533,43 @@ func findCookie(resp *http.Response, name string) *http.Cookie {
 		}
 	}
 	return nil
+}
+
+// With RacyCreate, concurrent creates of one email pass the duplicate check
+// together and make duplicates; without it exactly one is made and the
+// rest are 409.
+func TestRacyCreateMakesDuplicates(t *testing.T) {
+	for _, racy := range []bool{false, true} {
+		sim, err := New(Config{Credentials: []Credential{{Key: "k", Secret: "s", Admin: true}}, RacyCreate: racy, RacyPause: 20 * time.Millisecond})
+		require.NoError(t, err)
+		srv := httptest.NewServer(sim)
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		codes := map[int]int{}
+		for range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest("POST", srv.URL+"/api/5/public/users", strings.NewReader(`{"firstName":"A","lastName":"B","email":"dup@example.com"}`))
+				req.Header.Set("Authorization", "SVCSIMPLE s")
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := srv.Client().Do(req)
+				if !assert.NoError(t, err) {
+					return
+				}
+				resp.Body.Close()
+				mu.Lock()
+				codes[resp.StatusCode]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		srv.Close()
+		if racy {
+			assert.Greater(t, len(sim.Users("dup@example.com")), 1, "racy: duplicates (%v)", codes)
+		} else {
+			assert.Len(t, sim.Users("dup@example.com"), 1)
+			assert.Equal(t, map[int]int{201: 1, 409: 9}, codes)
+		}
+	}
 }

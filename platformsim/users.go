@@ -7,6 +7,7 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const (
@@ -80,6 +81,13 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, body []byte)
 		s.mu.Unlock()
 		writeError(w, http.StatusConflict, "a user with this email already exists")
 		return
+	}
+	if s.cfg.RacyCreate {
+		// Check, pause, insert: another create of the email may pass its
+		// check during the pause, and both insert.
+		s.mu.Unlock()
+		time.Sleep(s.cfg.RacyPause)
+		s.mu.Lock()
 	}
 	u := &user{ID: s.nextID, FirstName: fields["firstName"], LastName: fields["lastName"], Email: email, Role: "USER"}
 	s.nextID++
