@@ -133,7 +133,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 		{&s.stmtLinkFor, s.db, "SELECT account_id, platform_user_id, linked_at, last_launch_at FROM links WHERE account_id = ?"},
 		{&s.stmtRecord, s.wdb, `INSERT INTO audit_log (at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
-		{&s.stmtTouch, s.wdb, "UPDATE links SET last_launch_at = ? WHERE account_id = ?"},
+		{&s.stmtTouch, s.wdb, "UPDATE links SET last_launch_at = ?1 WHERE account_id = ?2 AND (last_launch_at IS NULL OR last_launch_at <= ?1 - ?3)"},
 	} {
 		if *p.dst, err = p.db.PrepareContext(ctx, p.q); err != nil {
 			s.Close()
@@ -721,7 +721,7 @@ func (s *SQLite) recordEvent(ctx context.Context, e Event, stampLink bool) error
 	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.StmtContext(ctx, s.stmtRecord).ExecContext(ctx, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
 		if err == nil && stampLink {
-			_, err = tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, ms(e.At), e.AccountID)
+			_, err = tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, ms(e.At), e.AccountID, LaunchStampEvery.Milliseconds())
 		}
 		return err
 	})

@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"sort"
 	"context"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"

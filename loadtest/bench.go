@@ -44,6 +44,8 @@ type benchOptions struct {
 	rate        float64 // offered launches/s; 0: each worker goes again as soon as it is answered
 	cpuProfile  string
 	memProfile  string
+	store       string // sqlite | postgres | both
+	dsn         string // PostgreSQL URL (postgres, both)
 }
 
 // BenchCmd is `ssobridge bench`: it drives launches against an in-process
@@ -62,8 +64,20 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	fs.Float64Var(&o.rate, "rate", 0, "offer this many launches/s in all, spread over the connections (0: as fast as answered)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the returning-launch phase to this file (go tool pprof)")
 	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile taken after the run to this file (go tool pprof)")
+	fs.StringVar(&o.store, "store", "sqlite", "the store to measure: sqlite, postgres, or both (one after the other, the same way)")
+	fs.StringVar(&o.dsn, "dsn", "", "PostgreSQL URL for --store postgres|both (the bench works in a schema of its own, dropped after)")
+	storeDSN := fs.String("store-dsn", "", "the same as --store postgres --dsn URL")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
+	}
+	if *storeDSN != "" {
+		if o.dsn != "" && o.dsn != *storeDSN {
+			return cli.UsageError("bench: give --dsn or --store-dsn, not both")
+		}
+		o.dsn = *storeDSN
+		if o.store == "sqlite" {
+			o.store = "postgres"
+		}
 	}
 	switch {
 	case o.accounts < 1 || o.accounts > 20000:
@@ -76,8 +90,39 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 		return cli.UsageError("bench: --latency must be 0..5s")
 	case !(o.rate >= 0 && o.rate <= 100000): // also refuses NaN
 		return cli.UsageError("bench: --rate must be 0..100000 launches/s")
+	case o.store != "sqlite" && o.store != "postgres" && o.store != "both":
+		return cli.UsageError("bench: --store must be sqlite, postgres or both")
+	case o.store != "sqlite" && !strings.HasPrefix(o.dsn, "postgres://") && !strings.HasPrefix(o.dsn, "postgresql://"):
+		return cli.UsageError("bench: --store " + o.store + " needs --dsn postgres://user@host:5432/db?sslmode=disable")
+	case o.store == "sqlite" && o.dsn != "":
+		return cli.UsageError("bench: --dsn is for --store postgres or both")
 	}
-	return runBench(ctx, o, env.Stdout)
+	stores := []string{o.store}
+	if o.store == "both" {
+		stores = []string{"sqlite", "postgres"}
+	}
+	for _, st := range stores {
+		run := o
+		run.store = st
+		if err := runBench(ctx, run, env.Stdout); err != nil {
+			return fmt.Errorf("bench (%s): %w", st, err)
+		}
+	}
+	return nil
+}
+
+// storeYAML is the bench's store configuration: a SQLite file in dir, or a
+// schema of its own on the PostgreSQL server (dropped by the cleanup).
+func storeYAML(ctx context.Context, o benchOptions, dir string) (yaml string, cleanup func(), err error) {
+	if o.store != "postgres" {
+		return fmt.Sprintf("store:\n  dsn: %s/bench.db\n", dir), func() {}, nil
+	}
+	dsn, drop, err := benchSchema(ctx, o.dsn)
+	if err != nil {
+		return "", nil, err
+	}
+	return fmt.Sprintf("store:\n  driver: postgres\n  dsn: %q\nsession:\n  hash_key: %s\n  block_key: %s\n", dsn,
+		strings.Repeat("ab", 32), strings.Repeat("cd", 32)), drop, nil
 }
 
 // latencies collects durations from many goroutines.
@@ -113,8 +158,13 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	store, dropStore, err := storeYAML(ctx, o, dir)
+	if err != nil {
+		return err
+	}
+	defer dropStore()
 	// Cheap hashing: the bench measures launches, not sign-ins.
-	cfg, err := config.Parse([]byte(fmt.Sprintf("store:\n  dsn: %s/bench.db\npassword:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n", dir)), nil)
+	cfg, err := config.Parse([]byte(store+"password:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n"), nil)
 	if err != nil {
 		return err
 	}
@@ -139,7 +189,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if o.rate > 0 {
 		load = fmt.Sprintf("open loop: %.0f launches/s offered", o.rate)
 	}
-	fmt.Fprintf(out, "bench: %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s, %s\n", o.accounts, unlinked, o.concurrency, o.duration, o.latency, load)
+	fmt.Fprintf(out, "bench: store %s, %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s, %s\n", o.store, o.accounts, unlinked, o.concurrency, o.duration, o.latency, load)
 
 	// Accounts: N new to the platform, U that exist there but are not linked.
 	hash, err := a.Hasher().Hash(ctx, benchPassword)
