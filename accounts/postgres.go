@@ -33,7 +33,7 @@ type Postgres struct {
 	listenCfg   *pgx.ConnConfig // for the LISTEN connection
 	listenerPID atomic.Uint32   // its backend, while connected
 	stop        context.CancelFunc
-	listening sync.WaitGroup
+	listening   sync.WaitGroup
 
 	// Group commit of audit events (see recordEvent).
 	stamped       map[int64]int64 // account -> when (unix ms) this process last stamped its link; the writers' own
