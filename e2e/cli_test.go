@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -273,4 +274,39 @@ func TestJSONLogsAreJSONThroughout(t *testing.T) {
 		}
 	}
 	assert.Positive(t, durations, "the request log carried a duration")
+}
+
+// Two `user add` started together on a fresh data folder both succeed:
+// migrations run under a lock on SQLite too (before, the second failed
+// with "table accounts already exists" in 3 of 5 tries).
+func TestUserAddTwiceAtOnceOnAFreshStore(t *testing.T) {
+	for round := range 3 {
+		cfg, dsn := writeConfig(t, "")
+		// Prepared here, run at once below (no assertion in the goroutines).
+		var cmds []*exec.Cmd
+		var outs []*bytes.Buffer
+		for i := range 2 {
+			cmd := command(t, t.Context(), nil, "user", "add", "--config", cfg,
+				"--email", fmt.Sprintf("u%d-%d@example.com", round, i), "--first-name", "U", "--last-name", "V")
+			var out bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(testPassword+"\n"), &out, &out
+			cmds, outs = append(cmds, cmd), append(outs, &out)
+		}
+		errs := make([]error, 2)
+		done := make(chan struct{})
+		for i, cmd := range cmds {
+			go func() { errs[i] = cmd.Run(); done <- struct{}{} }()
+		}
+		<-done
+		<-done
+		for i := range 2 {
+			assert.NoError(t, errs[i], "round %d, command %d: %s", round, i, outs[i])
+		}
+		s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+		require.NoError(t, err)
+		n, err := s.CountAccounts(context.Background())
+		s.Close()
+		require.NoError(t, err)
+		assert.Equal(t, 2, n)
+	}
 }
