@@ -10,79 +10,71 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// lockSignIns takes the transaction's advisory locks on the counts an
-// attempt touches (in one order on every instance, so two cannot deadlock):
-// under READ COMMITTED two admissions would otherwise count at once and
-// both find room under the limit.
-func lockSignIns(ctx context.Context, tx pgx.Tx, ls []signInLimit) error {
+// pgRegulation is regulationTx on a PostgreSQL transaction.
+type pgRegulation struct{ tx pgx.Tx }
+
+// lock takes the transaction's advisory locks on the counts an attempt
+// touches (in one order on every instance, so two cannot deadlock): under
+// READ COMMITTED two admissions would otherwise count at once and both find
+// room under the limit.
+func (q pgRegulation) lock(ctx context.Context, ls []signInLimit) error {
 	keys := make([]int64, 0, len(ls))
 	for _, l := range ls {
 		keys = append(keys, lockKey("ssobridge-signin", l.kind, l.value))
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	for _, k := range keys {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", k); err != nil {
+		if _, err := q.tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", k); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// pgCount is the limit's attempts since then: all, and the failed ones.
-func (l signInLimit) pgCount(ctx context.Context, tx pgx.Tx, since int64) (all, failed int, err error) {
-	err = tx.QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE failed) FROM sign_in_attempts WHERE "+l.col+" = $1 AND at > $2",
+func (q pgRegulation) bannedUntil(ctx context.Context, email, ip string, now int64) (int64, bool, error) {
+	var until *int64
+	err := q.tx.QueryRow(ctx, `SELECT max(until) FROM bans WHERE until > $1 AND ((kind = 'email' AND value = $2) OR (kind = 'ip' AND value = $3))`,
+		now, email, ip).Scan(&until)
+	if err != nil || until == nil {
+		return 0, false, err
+	}
+	return *until, true, nil
+}
+
+func (q pgRegulation) count(ctx context.Context, l signInLimit, since int64) (all, failed int, err error) {
+	err = q.tx.QueryRow(ctx, "SELECT count(*), count(*) FILTER (WHERE failed) FROM sign_in_attempts WHERE "+l.col+" = $1 AND at > $2",
 		l.value, since).Scan(&all, &failed)
 	return all, failed, err
 }
 
-func pgBan(ctx context.Context, tx pgx.Tx, kind, value string, until time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO bans (kind, value, until) VALUES ($1, $2, $3)
+func (q pgRegulation) ban(ctx context.Context, kind, value string, until time.Time) error {
+	_, err := q.tx.Exec(ctx, `INSERT INTO bans (kind, value, until) VALUES ($1, $2, $3)
 		ON CONFLICT (kind, value) DO UPDATE SET until = GREATEST(bans.until, excluded.until)`, kind, value, ms(until))
 	return err
 }
 
-// AdmitSignIn checks and records an attempt in one transaction, under the
-// advisory locks of its email and IP (see SQLite.AdmitSignIn for the rules).
+func (q pgRegulation) record(ctx context.Context, email, ip string, at int64) (id int64, err error) {
+	err = q.tx.QueryRow(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES ($1, $2, $3) RETURNING id", email, ip, at).Scan(&id)
+	return id, err
+}
+
+func (q pgRegulation) markFailed(ctx context.Context, id int64) (email, ip string, found bool, err error) {
+	err = q.tx.QueryRow(ctx, "UPDATE sign_in_attempts SET failed = true WHERE id = $1 RETURNING email, ip", id).Scan(&email, &ip)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", false, nil
+	}
+	return email, ip, err == nil, err
+}
+
+// AdmitSignIn runs admit in one transaction, under the advisory locks of
+// the attempt's email and IP.
 func (s *Postgres) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
-	email, now := regKey(a.Email), ms(a.At)
 	var id int64
 	var until time.Time
 	var busy bool
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		id, until, busy = 0, time.Time{}, false
-		ls := limits(email, a.IP, r)
-		if err := lockSignIns(ctx, tx, ls); err != nil {
-			return err
-		}
-		var bannedUntil *int64
-		if err := tx.QueryRow(ctx, `SELECT max(until) FROM bans WHERE until > $1 AND ((kind = 'email' AND value = $2) OR (kind = 'ip' AND value = $3))`,
-			now, email, a.IP).Scan(&bannedUntil); err != nil {
-			return err
-		}
-		if bannedUntil != nil {
-			until = time.UnixMilli(*bannedUntil).UTC()
-			return nil
-		}
-		if len(ls) == 0 {
-			return nil // regulation off: nothing to count
-		}
-		since := ms(a.At.Add(-r.FindTime))
-		for _, l := range ls {
-			all, failed, err := l.pgCount(ctx, tx, since)
-			switch {
-			case err != nil:
-				return err
-			case failed >= l.max:
-				until = a.At.Add(r.BanTime)
-				return pgBan(ctx, tx, l.kind, l.value, until)
-			case all >= l.max:
-				busy = true
-			}
-		}
-		if busy {
-			return nil
-		}
-		return tx.QueryRow(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES ($1, $2, $3) RETURNING id", email, a.IP, now).Scan(&id)
+	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
+		id, until, busy, err = admit(ctx, pgRegulation{tx}, a, r)
+		return err
 	})
 	if err != nil {
 		return 0, time.Time{}, fmt.Errorf("accounts: admit sign-in: %w", err)
@@ -98,35 +90,10 @@ func (s *Postgres) FailSignIn(ctx context.Context, id int64, r RegulationConfig,
 	if id == 0 {
 		return false, nil
 	}
-	started := false
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		started = false
-		var email, ip string
-		err := tx.QueryRow(ctx, "UPDATE sign_in_attempts SET failed = true WHERE id = $1 RETURNING email, ip", id).Scan(&email, &ip)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // lifted meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		ls := limits(email, ip, r)
-		if err := lockSignIns(ctx, tx, ls); err != nil {
-			return err
-		}
-		since := ms(now.Add(-r.FindTime))
-		for _, l := range ls {
-			_, failed, err := l.pgCount(ctx, tx, since)
-			if err != nil {
-				return err
-			}
-			if failed >= l.max {
-				if err := pgBan(ctx, tx, l.kind, l.value, now.Add(r.BanTime)); err != nil {
-					return err
-				}
-				started = true
-			}
-		}
-		return nil
+	var started bool
+	err := s.inTx(ctx, func(tx pgx.Tx) (err error) {
+		started, err = fail(ctx, pgRegulation{tx}, id, r, now)
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("accounts: fail sign-in: %w", err)

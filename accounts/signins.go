@@ -30,61 +30,139 @@ func limits(email, ip string, r RegulationConfig) []signInLimit {
 	return out
 }
 
-// count is the limit's attempts since then: all (being verified or
-// failed) and the failed ones.
-func (l signInLimit) count(ctx context.Context, tx *sql.Tx, since int64) (all, failed int, err error) {
-	err = tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(failed), 0) FROM sign_in_attempts WHERE "+l.col+" = ? AND at > ?",
+// regulationTx is what the regulation rules need of one transaction; each
+// backend adapts its own (sqliteRegulation, pgRegulation), so the rules
+// below are written once.
+type regulationTx interface {
+	// lock serialises the counts ls touch against every other attempt
+	// (SQLite's single writer already does).
+	lock(ctx context.Context, ls []signInLimit) error
+	// bannedUntil is the latest end of a ban in force on email or ip.
+	bannedUntil(ctx context.Context, email, ip string, now int64) (until int64, banned bool, err error)
+	// count is the limit's attempts since then: all, and the failed ones.
+	count(ctx context.Context, l signInLimit, since int64) (all, failed int, err error)
+	ban(ctx context.Context, kind, value string, until time.Time) error
+	record(ctx context.Context, email, ip string, at int64) (id int64, err error)
+	// markFailed marks the attempt failed; found is false once it was
+	// lifted.
+	markFailed(ctx context.Context, id int64) (email, ip string, found bool, err error)
+}
+
+// admit is AdmitSignIn's rule, run inside one serialised transaction: the
+// check and the record cannot interleave with another attempt's. Failures
+// at the limit ban; attempts still being verified at the limit turn the
+// new one away (busy) without a ban, so many people signing in at once
+// behind one address are not banned, and parallel attempts still cannot
+// test more passwords than the limit.
+func admit(ctx context.Context, q regulationTx, a SignIn, r RegulationConfig) (id int64, until time.Time, busy bool, err error) {
+	email, now := regKey(a.Email), ms(a.At)
+	ls := limits(email, a.IP, r)
+	if err := q.lock(ctx, ls); err != nil {
+		return 0, time.Time{}, false, err
+	}
+	switch u, banned, err := q.bannedUntil(ctx, email, a.IP, now); {
+	case err != nil:
+		return 0, time.Time{}, false, err
+	case banned:
+		return 0, time.UnixMilli(u).UTC(), false, nil
+	}
+	if len(ls) == 0 {
+		return 0, time.Time{}, false, nil // regulation off: nothing to count
+	}
+	since := ms(a.At.Add(-r.FindTime))
+	for _, l := range ls {
+		all, failed, err := q.count(ctx, l, since)
+		switch {
+		case err != nil:
+			return 0, time.Time{}, false, err
+		case failed >= l.max:
+			until = a.At.Add(r.BanTime)
+			return 0, until, false, q.ban(ctx, l.kind, l.value, until)
+		case all >= l.max:
+			busy = true
+		}
+	}
+	if busy {
+		return 0, time.Time{}, true, nil
+	}
+	id, err = q.record(ctx, email, a.IP, now)
+	return id, time.Time{}, false, err
+}
+
+// fail is FailSignIn's rule: the attempt is marked failed, and each count
+// whose failures reach its limit starts a ban.
+func fail(ctx context.Context, q regulationTx, id int64, r RegulationConfig, now time.Time) (started bool, err error) {
+	email, ip, found, err := q.markFailed(ctx, id)
+	if err != nil || !found {
+		return false, err
+	}
+	ls := limits(email, ip, r)
+	if err := q.lock(ctx, ls); err != nil {
+		return false, err
+	}
+	since := ms(now.Add(-r.FindTime))
+	for _, l := range ls {
+		_, failed, err := q.count(ctx, l, since)
+		if err != nil {
+			return false, err
+		}
+		if failed >= l.max {
+			if err := q.ban(ctx, l.kind, l.value, now.Add(r.BanTime)); err != nil {
+				return false, err
+			}
+			started = true
+		}
+	}
+	return started, nil
+}
+
+// sqliteRegulation is regulationTx on a SQLite write transaction.
+type sqliteRegulation struct{ tx *sql.Tx }
+
+func (sqliteRegulation) lock(context.Context, []signInLimit) error { return nil }
+
+func (q sqliteRegulation) bannedUntil(ctx context.Context, email, ip string, now int64) (int64, bool, error) {
+	var until sql.NullInt64
+	err := q.tx.QueryRowContext(ctx, `SELECT max(until) FROM bans WHERE until > ? AND ((kind = 'email' AND value = ?) OR (kind = 'ip' AND value = ?))`,
+		now, email, ip).Scan(&until)
+	return until.Int64, until.Valid, err
+}
+
+func (q sqliteRegulation) count(ctx context.Context, l signInLimit, since int64) (all, failed int, err error) {
+	err = q.tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(failed), 0) FROM sign_in_attempts WHERE "+l.col+" = ? AND at > ?",
 		l.value, since).Scan(&all, &failed)
 	return all, failed, err
 }
 
-// AdmitSignIn runs as one write, serialised with every other: the check
-// and the record cannot interleave with another attempt's. Failures at the
-// limit ban; attempts still being verified at the limit turn the new one
-// away (ErrBusy) without a ban, so many people signing in at once behind
-// one address are not banned, and parallel attempts still cannot test more
-// passwords than the limit.
+func (q sqliteRegulation) ban(ctx context.Context, kind, value string, until time.Time) error {
+	_, err := q.tx.ExecContext(ctx, `INSERT INTO bans (kind, value, until) VALUES (?, ?, ?)
+		ON CONFLICT(kind, value) DO UPDATE SET until = max(until, excluded.until)`, kind, value, ms(until))
+	return err
+}
+
+func (q sqliteRegulation) record(ctx context.Context, email, ip string, at int64) (int64, error) {
+	res, err := q.tx.ExecContext(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES (?, ?, ?)", email, ip, at)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+func (q sqliteRegulation) markFailed(ctx context.Context, id int64) (email, ip string, found bool, err error) {
+	err = q.tx.QueryRowContext(ctx, "UPDATE sign_in_attempts SET failed = 1 WHERE id = ? RETURNING email, ip", id).Scan(&email, &ip)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	}
+	return email, ip, err == nil, err
+}
+
+// AdmitSignIn runs admit as one write, serialised with every other.
 func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
-	email, now := regKey(a.Email), ms(a.At)
 	var id int64
 	var until time.Time
 	var busy bool
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		id, until, busy = 0, time.Time{}, false
-		var bannedUntil sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT max(until) FROM bans WHERE until > ? AND ((kind = 'email' AND value = ?) OR (kind = 'ip' AND value = ?))`,
-			now, email, a.IP).Scan(&bannedUntil); err != nil {
-			return err
-		}
-		if bannedUntil.Valid {
-			until = fromMS(bannedUntil)
-			return nil
-		}
-		ls := limits(email, a.IP, r)
-		if len(ls) == 0 {
-			return nil // regulation off: nothing to count
-		}
-		since := ms(a.At.Add(-r.FindTime))
-		for _, l := range ls {
-			all, failed, err := l.count(ctx, tx, since)
-			switch {
-			case err != nil:
-				return err
-			case failed >= l.max:
-				until = a.At.Add(r.BanTime)
-				return ban(ctx, tx, l.kind, l.value, until)
-			case all >= l.max:
-				busy = true
-			}
-		}
-		if busy {
-			return nil
-		}
-		res, err := tx.ExecContext(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES (?, ?, ?)", email, a.IP, now)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		id, until, busy, err = admit(ctx, sqliteRegulation{tx}, a, r)
 		return err
 	})
 	if err != nil {
@@ -96,42 +174,15 @@ func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) 
 	return id, until, nil
 }
 
-func ban(ctx context.Context, tx *sql.Tx, kind, value string, until time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO bans (kind, value, until) VALUES (?, ?, ?)
-		ON CONFLICT(kind, value) DO UPDATE SET until = max(until, excluded.until)`, kind, value, ms(until))
-	return err
-}
-
 // FailSignIn marks the attempt failed; failures at the limit start a ban.
 func (s *SQLite) FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (bool, error) {
 	if id == 0 {
 		return false, nil
 	}
-	started := false
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		started = false
-		var email, ip string
-		err := tx.QueryRowContext(ctx, "UPDATE sign_in_attempts SET failed = 1 WHERE id = ? RETURNING email, ip", id).Scan(&email, &ip)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil // lifted meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		since := ms(now.Add(-r.FindTime))
-		for _, l := range limits(email, ip, r) {
-			_, failed, err := l.count(ctx, tx, since)
-			if err != nil {
-				return err
-			}
-			if failed >= l.max {
-				if err := ban(ctx, tx, l.kind, l.value, now.Add(r.BanTime)); err != nil {
-					return err
-				}
-				started = true
-			}
-		}
-		return nil
+	var started bool
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		started, err = fail(ctx, sqliteRegulation{tx}, id, r, now)
+		return err
 	})
 	if err != nil {
 		return false, fmt.Errorf("accounts: fail sign-in: %w", err)
