@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,10 +205,46 @@ func TestBrowserPhoneWidth(t *testing.T) {
 		require.NoError(t, err)
 		return n
 	}
-	for _, page := range []string{"/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit"} {
+	for _, page := range []string{"/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit", "/admin/accounts/1/sessions"} {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+page), chromedp.WaitVisible(chromedp.CSS("main h1"))))
 		assert.False(t, overflows(), "no horizontal scrolling at 375 px: %s", page)
 		assert.Zero(t, hiddenColumns(), "no table scrolls sideways at 375 px: %s", page)
 		screenshot(t, ctx, "8"+strings.ReplaceAll(page, "/", "-")+"-phone")
 	}
+}
+
+// A person's sessions: the admin opens an account's Sessions from the
+// list and ends another device's session with a click; then, in the
+// portal, "Sign out on every device" signs the browser and every other
+// device out.
+func TestBrowserSessions(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	root := ta.addAccount(t, "root@example.com", true)
+	phone := ta.browser(t) // another device of root's, over plain HTTP
+	require.Equal(t, http.StatusSeeOther, phone.login("root@example.com", testPassword).status)
+	signIn(t, ctx, ta.srv.URL, "root@example.com")
+
+	sessions := fmt.Sprintf(`a[href="/admin/accounts/%d/sessions"]`, root.ID)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/admin/accounts"), chromedp.Click(chromedp.CSS(sessions)),
+		chromedp.WaitVisible(chromedp.ID("sessions"))))
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#sessions tbody tr').length`))
+	require.NoError(t, err)
+	assert.Equal(t, 2, rows, "this browser and the phone")
+	screenshot(t, ctx, "9-admin-sessions")
+	// End the row that is not this device.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#sessions tr:not(:has(.pill)) button[data-action="end-session"]`)),
+		chromedp.WaitVisible(chromedp.ID("notice"))))
+	rows, err = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#sessions tbody tr').length`))
+	require.NoError(t, err)
+	assert.Equal(t, 1, rows)
+	assert.Equal(t, "/login?expired=1", phone.get("/").header.Get("Location"), "the phone is signed out")
+
+	require.Equal(t, http.StatusSeeOther, phone.login("root@example.com", testPassword).status)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/"), chromedp.Click(chromedp.ID("logout-everywhere")),
+		chromedp.WaitVisible(chromedp.ID("email"))))
+	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(".notice")))
+	require.NoError(t, err)
+	assert.Contains(t, notice, "signed out on every device")
+	assert.Equal(t, "/login?expired=1", phone.get("/").header.Get("Location"), "every device is signed out")
 }
