@@ -31,6 +31,8 @@ var (
 	// ErrStoreBusy: another process held the database's write lock for
 	// longer than the store waits; nothing was written, try again.
 	ErrStoreBusy = errors.New("accounts: the database is busy (another process holds its write lock)")
+	// ErrUsed: a single-use id was used before (UseOnce).
+	ErrUsed = errors.New("accounts: already used")
 )
 
 // Account is a local partner account.
@@ -204,6 +206,24 @@ type Store interface {
 	// PruneSessions deletes sessions last seen before a time (idle past
 	// any timeout) and returns how many.
 	PruneSessions(ctx context.Context, before time.Time) (int64, error)
+
+	// UseOnce records a single-use id of a kind (a portal token's jti)
+	// until a time: ErrUsed if it is recorded and not yet past its time.
+	// Every instance on the store sees it at once.
+	UseOnce(ctx context.Context, kind, id string, until time.Time) error
+	// PruneUsedIDs forgets ids whose time has passed.
+	PruneUsedIDs(ctx context.Context, before time.Time) (int64, error)
+
+	// CreatePasswordLink stores a set-password link for the account (by
+	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing
+	// any earlier one of the account.
+	CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error
+	// PasswordLink returns the account of a link not yet used or expired
+	// at now (ErrNotFound otherwise), leaving it in place.
+	PasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error)
+	// TakePasswordLink deletes the link and returns its account if it was
+	// valid at now: a link is used once, even by two requests at once.
+	TakePasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error)
 
 	// LockProvisioning serialises the provisioning of one platform user by
 	// email (case-insensitively) across every process on the store: it

@@ -322,6 +322,31 @@ func (c *Cache) ListSessions(ctx context.Context, accountID int64) ([]Session, e
 	return c.inner.ListSessions(ctx, accountID)
 }
 
+// UseOnce passes through: single-use ids are never served from memory.
+func (c *Cache) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
+	return c.inner.UseOnce(ctx, kind, id, until)
+}
+
+// PruneUsedIDs passes through.
+func (c *Cache) PruneUsedIDs(ctx context.Context, before time.Time) (int64, error) {
+	return c.inner.PruneUsedIDs(ctx, before)
+}
+
+// CreatePasswordLink passes through.
+func (c *Cache) CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error {
+	return c.inner.CreatePasswordLink(ctx, accountID, id, expires)
+}
+
+// PasswordLink passes through.
+func (c *Cache) PasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
+	return c.inner.PasswordLink(ctx, id, now)
+}
+
+// TakePasswordLink passes through.
+func (c *Cache) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
+	return c.inner.TakePasswordLink(ctx, id, now)
+}
+
 // LockProvisioning passes through: the lock is the store's.
 func (c *Cache) LockProvisioning(ctx context.Context, email string) (func(), error) {
 	return c.inner.LockProvisioning(ctx, email)

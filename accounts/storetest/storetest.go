@@ -49,6 +49,8 @@ func Run(t *testing.T, open Open) {
 		{"regulation lists, lifts and prunes bans", testRegulationListLiftPrune},
 		{"sessions", testSessions},
 		{"provisioning lock", func(t *testing.T, s accounts.Store) { provisioningLock(t, s, s) }},
+		{"single-use ids", func(t *testing.T, s accounts.Store) { singleUse(t, s, s, Now()) }},
+		{"set-password links", testPasswordLinks},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
@@ -455,6 +457,7 @@ func RunShared(t *testing.T, pair OpenPair) {
 		{"provisioning lock across instances", provisioningLock},
 		{"a session made on one is valid on the other at once", testSessionAcross},
 		{"a ban on one holds on the other", testBanAcross},
+		{"a single-use id used on one is used on the other", func(t *testing.T, a, b accounts.Store) { singleUse(t, a, b, time.Now()) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := pair(t, time.Now)
@@ -617,4 +620,82 @@ func testBanAcross(t *testing.T, a, b accounts.Store) {
 	_, until, err = ra.Admit(ctx, "banned@example.com", "198.51.100.7")
 	require.NoError(t, err)
 	assert.True(t, until.IsZero(), "lifted on b: admitted on a")
+}
+
+// singleUse: an id is used once until its time, whichever store records
+// it; ids of another kind are apart; past its time it may be used again.
+// now is the stores' clock.
+func singleUse(t *testing.T, a, b accounts.Store, now time.Time) {
+	ctx := context.Background()
+	until := now.Add(5 * time.Minute)
+	require.NoError(t, a.UseOnce(ctx, "jwt", "issuer/jti-1", until))
+	assert.ErrorIs(t, b.UseOnce(ctx, "jwt", "issuer/jti-1", until), accounts.ErrUsed, "replayed")
+	assert.NoError(t, b.UseOnce(ctx, "other", "issuer/jti-1", until), "another kind")
+	assert.NoError(t, b.UseOnce(ctx, "jwt", "issuer/jti-2", until))
+
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := []accounts.Store{a, b}[i%2].UseOnce(ctx, "jwt", "race", until); err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, accounts.ErrUsed) {
+				t.Errorf("use once: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), wins.Load(), "ten at once: one use")
+
+	// Past its time it is forgotten and usable.
+	require.NoError(t, a.UseOnce(ctx, "jwt", "old", now.Add(-time.Second)))
+	assert.NoError(t, b.UseOnce(ctx, "jwt", "old", until), "expired: usable again")
+	n, err := a.PruneUsedIDs(ctx, now.Add(6*time.Minute))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, n, int64(4))
+	assert.NoError(t, a.UseOnce(ctx, "jwt", "issuer/jti-1", until), "pruned")
+}
+
+func testPasswordLinks(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("invite@example.com", false))
+	require.NoError(t, err)
+	now := Now()
+	_, first := accounts.NewSessionToken()
+	_, second := accounts.NewSessionToken()
+	require.NoError(t, s.CreatePasswordLink(ctx, a.ID, first, now.Add(72*time.Hour)))
+	got, err := s.PasswordLink(ctx, first, now)
+	require.NoError(t, err)
+	assert.Equal(t, a.ID, got)
+	_, err = s.PasswordLink(ctx, first, now.Add(72*time.Hour))
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "expired")
+
+	require.NoError(t, s.CreatePasswordLink(ctx, a.ID, second, now.Add(72*time.Hour)))
+	_, err = s.PasswordLink(ctx, first, now)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "a new link replaces the old")
+
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if id, err := s.TakePasswordLink(ctx, second, now); err == nil && id == a.ID {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), wins.Load(), "taken once, even ten at once")
+	_, err = s.PasswordLink(ctx, second, now)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "gone once taken")
+
+	_, third := accounts.NewSessionToken()
+	require.NoError(t, s.CreatePasswordLink(ctx, a.ID, third, now.Add(time.Hour)))
+	_, err = s.TakePasswordLink(ctx, third, now.Add(time.Hour))
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "an expired link is not taken (and is gone)")
+	_, err = s.TakePasswordLink(ctx, "unknown", now)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
 }
