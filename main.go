@@ -33,6 +33,8 @@ usage: ssobridge [command] [flags]
 commands:
   serve          serve the bridge (the default command)
   user add       add a local account (the password is asked for, or read from stdin)
+  user invite    print a one-time set-password link for an account (72 h)
+  portal-link    print a signed portal handoff URL (/sso/jwt) for trying it out
   bans list      list the sign-in bans in force
   bans revoke    end a sign-in ban on an email (--email) or a client IP (--ip)
   check          diagnose the connection to the platform (exit 1 unless it works)
@@ -72,10 +74,15 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 		switch {
 		case len(args) > 0 && args[0] == "add":
 			err = app.UserAddCmd(ctx, env, args[1:])
+		case len(args) > 0 && args[0] == "invite":
+			err = app.UserInviteCmd(ctx, env, args[1:])
 		case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
-			err = app.UserAddCmd(ctx, env, []string{"--help"})
+			if err = app.UserAddCmd(ctx, env, []string{"--help"}); errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintln(env.Stdout)
+				err = app.UserInviteCmd(ctx, env, []string{"--help"})
+			}
 		default:
-			err = cli.UsageError("user: the only sub-command is 'user add' (see 'ssobridge user add --help')")
+			err = cli.UsageError("user: the sub-commands are 'user add' and 'user invite' (see 'ssobridge user --help')")
 		}
 	case "bans":
 		switch sub, rest := first(args); sub {
@@ -91,6 +98,8 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 		default:
 			err = cli.UsageError("bans: the sub-commands are 'bans list' and 'bans revoke'")
 		}
+	case "portal-link":
+		err = app.PortalLinkCmd(ctx, env, args)
 	case "check":
 		err = app.CheckCmd(ctx, env, args)
 	case "platform-sim":

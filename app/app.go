@@ -23,6 +23,7 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/portal"
 )
 
 // App is the wired bridge.
@@ -38,6 +39,8 @@ type App struct {
 	closers []func() error
 	// stopping is set when Serve begins to drain; /readyz reads it.
 	stopping atomic.Bool
+	// demoPortal: the embedded demo's sample partner portal is served.
+	demoPortal bool
 }
 
 // Options adjust the wiring for tests and the load tool; the zero value
@@ -103,17 +106,31 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}
 
+	deps := handlers.Deps{PortalCreateAccounts: cfg.Portal.CreateAccounts, PublicURL: cfg.Server.PublicURL}
+	if pk, ok, err := portalKeyOf(cfg); err != nil {
+		return nil, err
+	} else if ok {
+		v, err := portal.NewVerifier(pk.cfg, a.store, o.Now)
+		if err != nil {
+			return nil, err
+		}
+		deps.PortalTokens = v
+		if pk.demo {
+			deps.DemoPortal, deps.PortalCreateAccounts = demoPortal(pk, o.Now), true
+			a.demoPortal = true
+		}
+	}
+
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
-	a.handler = handlers.New(handlers.Deps{
-		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
-		Platform:          console{client: a.client, embedded: a.sim != nil},
-		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
-		Logger: a.logger, Now: o.Now,
-		Sessions: handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, MaxAge: cfg.Session.MaxAge,
-			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
-		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load,
-	})
+	deps.Accounts, deps.Passwords, deps.Regulator, deps.Launcher = a.store, a.hasher, regulator, launcher
+	deps.Platform = console{client: a.client, embedded: a.sim != nil}
+	deps.TrustProxyHeaders, deps.Metrics, deps.MetricsElsewhere = cfg.Server.TrustProxyHeaders, metrics, cfg.Server.MetricsAddr != ""
+	deps.Logger, deps.Now = a.logger, o.Now
+	deps.Sessions = handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, MaxAge: cfg.Session.MaxAge,
+		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
+	deps.AuditRetention, deps.Stopping = cfg.Audit.Retention, a.stopping.Load
+	a.handler = handlers.New(deps)
 	return a, nil
 }
 

@@ -47,6 +47,10 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if a.sim != nil {
 		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
 	}
+	if a.demoPortal {
+		u := url + DemoPortalPath
+		say("sample partner portal (demo; its button signs in with no password) at "+u, "sample partner portal (demo)", "url", u)
+	}
 	line, err := a.EnsureDemoAccount(ctx)
 	if err != nil {
 		return err
@@ -115,6 +119,9 @@ func (a *App) prune(ctx context.Context) {
 		}
 		if _, err := a.store.PruneSignIns(ctx, now.Add(-a.cfg.Regulation.FindTime)); err != nil && ctx.Err() == nil {
 			a.logger.Error("sign-in attempts pruning failed", "err", err)
+		}
+		if _, err := a.store.PruneUsedIDs(ctx, now); err != nil && ctx.Err() == nil {
+			a.logger.Error("single-use id pruning failed", "err", err)
 		}
 		// A session idle past the timeout is void anyway: drop its record.
 		if _, err := a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout)); err != nil && ctx.Err() == nil {

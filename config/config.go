@@ -28,7 +28,20 @@ type Config struct {
 	Regulation Regulation `yaml:"regulation"`
 	Audit      Audit      `yaml:"audit"`
 	Log        Log        `yaml:"log"`
+	Portal     Portal     `yaml:"portal"`
 }
+
+// Portal is the signed JWT handoff from the partner's portal (/sso/jwt).
+type Portal struct {
+	JWTSecret        string `yaml:"jwt_secret"`          // HS256: the secret's bytes as written, at least 32
+	JWTPublicKeyFile string `yaml:"jwt_public_key_file"` // or a PEM public key: RS256, ES256 or EdDSA
+	JWTIssuer        string `yaml:"jwt_issuer"`          // required with a key
+	JWTAudience      string `yaml:"jwt_audience"`        // default server.public_url
+	CreateAccounts   bool   `yaml:"create_accounts"`     // create the account on first use
+}
+
+// Enabled reports whether the JWT handoff is configured.
+func (p Portal) Enabled() bool { return p.JWTSecret != "" || p.JWTPublicKeyFile != "" }
 
 // Regulation bans after repeated failed sign-ins.
 type Regulation struct {
@@ -118,6 +131,7 @@ func Defaults() Config {
 		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
 		Log:        Log{Level: "info", Format: "text"},
+		Portal:     Portal{CreateAccounts: true},
 	}
 }
 
@@ -403,6 +417,24 @@ func (c *Config) validate() Errors {
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		bad("log.format", fmt.Sprintf("%q: use text or json", c.Log.Format))
 	}
+	if pt := c.Portal; pt.Enabled() {
+		switch {
+		case pt.JWTSecret != "" && pt.JWTPublicKeyFile != "":
+			bad("portal.jwt_secret", "set portal.jwt_secret (HS256) or portal.jwt_public_key_file (RS256, ES256, EdDSA), not both")
+		case pt.JWTSecret != "" && len(pt.JWTSecret) < 32:
+			bad("portal.jwt_secret", fmt.Sprintf("is %d bytes; at least 32 are required (e.g. `openssl rand -hex 32`), set as %s", len(pt.JWTSecret), EnvName("portal.jwt_secret")))
+		case pt.JWTPublicKeyFile != "":
+			if _, err := os.Stat(pt.JWTPublicKeyFile); err != nil {
+				bad("portal.jwt_public_key_file", "cannot read: "+err.Error())
+			}
+		}
+		if strings.TrimSpace(pt.JWTIssuer) == "" {
+			bad("portal.jwt_issuer", "required with a portal key: the iss claim your portal puts in its tokens (e.g. https://portal.partner.example)")
+		}
+		if pt.JWTAudience == "" && c.Server.PublicURL == "" {
+			bad("portal.jwt_audience", "set it, or server.public_url (its default): the aud claim your portal puts in its tokens")
+		}
+	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 	return errs
 }
@@ -427,6 +459,14 @@ func (c *Config) DataDir() string {
 		return "data"
 	}
 	return filepath.Dir(c.Store.DSN)
+}
+
+// PortalAudience is the aud a portal token must carry.
+func (c *Config) PortalAudience() string {
+	if c.Portal.JWTAudience != "" {
+		return c.Portal.JWTAudience
+	}
+	return strings.TrimRight(c.Server.PublicURL, "/")
 }
 
 // Secure reports whether cookies must be Secure (public URL is https).

@@ -74,7 +74,7 @@ func TestUserAdd(t *testing.T) {
 
 	code, _, stderr = runCLI(t, "", nil, "user", "remove")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "only sub-command")
+	assert.Contains(t, stderr, "the sub-commands are 'user add' and 'user invite'")
 	code, _, _ = runCLI(t, "", nil, "frobnicate")
 	assert.Equal(t, 2, code)
 }

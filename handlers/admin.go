@@ -195,6 +195,15 @@ func (h *server) accountAction(c echo.Context) error {
 		err, notice = h.Accounts.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
 	case "revoke-admin":
 		err, notice = h.Accounts.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
+	case "invite":
+		token, ierr := accounts.IssuePasswordLink(ctx, h.Accounts, id, h.Now())
+		if ierr != nil {
+			return ierr
+		}
+		h.adminAudit(c, "invite (set-password link)", target.Email)
+		link := h.baseURL(c) + accounts.SetPasswordPath(token)
+		noStore(c)
+		return h.accountsResult(c, http.StatusOK, views.AccountsPage{InviteLink: link, InviteEmail: target.Email})
 	case "end-sessions":
 		err, notice = h.Accounts.EndSessions(ctx, id), "Ended every session of "+target.Email+": each device must sign in again."
 	case "unlink":
@@ -226,6 +235,14 @@ func (h *server) accountAction(c echo.Context) error {
 	}
 	h.adminAudit(c, c.Param("action"), target.Email)
 	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: notice})
+}
+
+// baseURL is how browsers reach the bridge, for links it hands out.
+func (h *server) baseURL(c echo.Context) string {
+	if h.PublicURL != "" {
+		return strings.TrimRight(h.PublicURL, "/")
+	}
+	return c.Scheme() + "://" + c.Request().Host
 }
 
 // targetAccount is the account named by the :id of an admin route.

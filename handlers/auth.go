@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -35,10 +36,11 @@ func truncate(s string, n int) string {
 }
 
 func (h *server) loginPage(c echo.Context) error {
+	next := portal.SafeNext(c.QueryParam("next"))
 	if _, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
-		return c.Redirect(http.StatusSeeOther, "/")
+		return c.Redirect(http.StatusSeeOther, next)
 	}
-	var f views.LoginForm
+	f := views.LoginForm{Next: next}
 	switch {
 	case c.QueryParam("expired") != "":
 		f.Notice = "Your session has ended. Please sign in again."
@@ -54,8 +56,9 @@ func (h *server) login(c echo.Context) error {
 	ctx := c.Request().Context()
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
+	next := portal.SafeNext(c.FormValue("next"))
 	if email == "" || password == "" {
-		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: "Enter your email and password."}))
+		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Next: next, Error: "Enter your email and password."}))
 	}
 	email = truncate(email, 320) // counted and shown bounded; a longer one fails below
 	// The attempt takes its place in the count before its password is
@@ -70,7 +73,7 @@ func (h *server) login(c echo.Context) error {
 		h.Metrics.login("banned")
 		left := until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
-		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: bannedMessage(left)}))
+		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Next: next, Error: bannedMessage(left)}))
 	}
 	if len(email) > 254 || len(password) > 1024 {
 		return h.loginFailure(c, attempt, email, 0, "input too long")
@@ -98,13 +101,10 @@ func (h *server) login(c echo.Context) error {
 	if err := h.Regulator.Succeed(ctx, attempt); err != nil {
 		return err
 	}
-	if err := h.sessions.start(ctx, c.Request(), c.Response(), acct); err != nil {
+	if err := h.signIn(c, acct, ""); err != nil {
 		return err
 	}
-	h.csrf.rotate(c)
-	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok"})
-	h.Metrics.login("ok")
-	return c.Redirect(http.StatusSeeOther, "/")
+	return c.Redirect(http.StatusSeeOther, next)
 }
 
 // loginFailure answers every failed sign-in the same way; the reason goes
@@ -120,7 +120,7 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email st
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")
-	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Error: loginFailed}))
+	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Next: portal.SafeNext(c.FormValue("next")), Error: loginFailed}))
 }
 
 // logout ends this device's session: its record goes, so a copy of the

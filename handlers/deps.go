@@ -27,6 +27,9 @@ type Accounts interface {
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	EndSession(ctx context.Context, accountID int64, id string) error
 	ListSessions(ctx context.Context, accountID int64) ([]accounts.Session, error)
+	CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error
+	PasswordLink(ctx context.Context, id string, now time.Time) (int64, error)
+	TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error)
 	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)

@@ -77,6 +77,8 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	case errors.Is(err, errSessionExpired):
 		info.SignIn = true
 		return http.StatusUnauthorized, views.SessionExpired, info
+	case errors.Is(err, errPortalRefused):
+		return http.StatusUnauthorized, views.PortalRefused, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
 	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):

@@ -24,11 +24,17 @@ type fakeAccounts struct {
 	events   []accounts.Event
 	bans     map[string]time.Time // by lower-cased email
 	sessions map[string]accounts.Session
+	pwLinks  map[string]passwordLink // set-password links by id
 	err      error
 }
 
+type passwordLink struct {
+	account int64
+	expires time.Time
+}
+
 func newFakeAccounts() *fakeAccounts {
-	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}, sessions: map[string]accounts.Session{}}
+	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}, sessions: map[string]accounts.Session{}, pwLinks: map[string]passwordLink{}}
 }
 
 func (f *fakeAccounts) find(id int64) (*accounts.Account, error) {
@@ -183,6 +189,36 @@ func (f *fakeAccounts) EndSessions(_ context.Context, id int64) error {
 			}
 		}
 	})
+}
+
+func (f *fakeAccounts) CreatePasswordLink(_ context.Context, accountID int64, id string, expires time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, l := range f.pwLinks {
+		if l.account == accountID {
+			delete(f.pwLinks, k)
+		}
+	}
+	f.pwLinks[id] = passwordLink{accountID, expires}
+	return nil
+}
+
+func (f *fakeAccounts) PasswordLink(_ context.Context, id string, now time.Time) (int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.pwLinks[id]
+	if !ok || !now.Before(l.expires) {
+		return 0, accounts.ErrNotFound
+	}
+	return l.account, nil
+}
+
+func (f *fakeAccounts) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
+	aid, err := f.PasswordLink(ctx, id, now)
+	f.mu.Lock()
+	delete(f.pwLinks, id)
+	f.mu.Unlock()
+	return aid, err
 }
 
 func (f *fakeAccounts) CreateSession(_ context.Context, s accounts.Session) error {

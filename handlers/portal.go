@@ -30,9 +30,15 @@ func (h *server) portal(c echo.Context) error {
 // launch is "Open video editor": a 303 to the platform's exchange URL.
 func (h *server) launch(c echo.Context) error {
 	acct, _ := account(c)
+	return h.launchTo(c, acct, c.FormValue("return_to"))
+}
+
+// launchTo launches acct to returnTo: a 303 to the exchange URL, kept out
+// of caches and Referer (every way in ends here: the form, /open, /sso/jwt).
+func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
 	defer cancel()
-	res, err := h.Launcher.Launch(ctx, acct, c.FormValue("return_to"), requestID(c))
+	res, err := h.Launcher.Launch(ctx, acct, returnTo, requestID(c))
 	if err != nil {
 		return launchError{err}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/static"
+	"github.com/ssobridge/ssobridge/views"
 )
 
 // Deps are what the handlers need; app wires them.
@@ -43,6 +44,18 @@ type Deps struct {
 	// Stopping reports that the process is draining: /readyz answers 503
 	// at once. nil: never.
 	Stopping func() bool
+	// PortalTokens verifies the portal's JWT handoff (/sso/jwt); nil: the
+	// handoff is not configured and /sso/jwt is a 404.
+	PortalTokens PortalTokens
+	// PortalCreateAccounts creates an account on a portal user's first
+	// arrival (portal.create_accounts).
+	PortalCreateAccounts bool
+	// PublicURL is how browsers reach the bridge (server.public_url), for
+	// links it hands out; empty: the request's own scheme and host.
+	PublicURL string
+	// DemoPortal, set only by the embedded demo, fills the sample partner
+	// portal at /demo/portal with a freshly signed token.
+	DemoPortal func() (views.DemoPortal, error)
 }
 
 // DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
@@ -107,6 +120,14 @@ func New(d Deps) *echo.Echo {
 	e.POST("/logout/everywhere", h.logoutEverywhere, h.requireUser(sessionExpiredPage))
 	e.GET("/", h.portal, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
+	e.GET("/open", h.open)
+	e.GET("/sso/jwt", h.ssoJWT)
+	e.POST("/sso/jwt", h.ssoJWT)
+	e.GET("/set-password", h.setPasswordPage)
+	e.POST("/set-password", h.setPassword)
+	if d.DemoPortal != nil {
+		e.GET("/demo/portal", h.demoPortal)
+	}
 
 	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))
 	return e

@@ -49,6 +49,8 @@ type AccountsPage struct {
 	New          NewAccountForm
 	ImportCSV    string
 	ImportErrors []string
+	InviteLink   string // a set-password link just issued (shown once)
+	InviteEmail  string // for whom
 }
 
 // NewAccountForm keeps what was typed into the create form.

@@ -21,6 +21,22 @@ type LoginForm struct {
 	Email  string
 	Error  string // shown above the form
 	Notice string // e.g. "You have been signed out."
+	Next   string // where a sign-in continues (a local path; "" or "/": the portal)
+}
+
+// SetPasswordForm is the page of a set-password link.
+type SetPasswordForm struct {
+	Token string // the link's token (posted back with the form)
+	Email string // whose password it sets
+	Error string // a refused password
+	Gone  bool   // the link has expired or was used: no form
+}
+
+// DemoPortal is the sample partner portal of the embedded demo.
+type DemoPortal struct {
+	Name, Email string // the portal's signed-in user
+	Token       string // a freshly signed handoff token
+	DeepLink    string // a /open link to an editor path
 }
 
 // Portal is the portal page's state (who is signed in is in Page.User).

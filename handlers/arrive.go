@@ -1,0 +1,242 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// The ways in from the partner's portal: deep links (/open), the signed
+// JWT handoff (/sso/jwt), set-password links, and the demo's sample portal.
+
+// errPortalRefused is a portal token that did not verify: the 401 page,
+// which does not say why (the log does).
+var errPortalRefused = errors.New("portal token refused")
+
+// PortalTokens verifies the portal's JWT handoff (portal.Verifier).
+type PortalTokens interface {
+	Verify(ctx context.Context, token string) (portal.Claims, error)
+}
+
+// open is a deep link, GET /open?return_to=P: signed in, the launch of
+// POST /launch; signed out, the sign-in page, which continues here.
+func (h *server) open(c echo.Context) error {
+	in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
+	switch {
+	case err == nil:
+		c.Set(ctxAccount, in.Account)
+		c.Set(ctxSessionID, in.SessionID)
+		return h.launchTo(c, in.Account, c.QueryParam("return_to"))
+	case errors.Is(err, errNoSession), errors.Is(err, errSessionExpired):
+		if errors.Is(err, errSessionExpired) {
+			h.sessions.clear(c.Response())
+		}
+		c.Response().Header().Set("Cache-Control", "no-store")
+		return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
+	default:
+		return err
+	}
+}
+
+// ssoJWT is the portal's handoff, GET /sso/jwt?jwt=T or POST (form jwt):
+// a verified token signs its user in (creating the account on first use
+// when allowed) and launches to the token's return_to. Every verification
+// failure answers the same 401 page; the log and the audit say which.
+func (h *server) ssoJWT(c echo.Context) error {
+	if h.PortalTokens == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ctx := c.Request().Context()
+	claims, err := h.PortalTokens.Verify(ctx, c.FormValue("jwt"))
+	if errors.Is(err, portal.ErrRefused) {
+		h.Logger.Warn("portal token refused", "reason", err.Error(), "request_id", requestID(c))
+		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
+		h.Metrics.login("failed")
+		return errPortalRefused
+	}
+	if err != nil {
+		return err
+	}
+	acct, err := h.portalAccount(ctx, claims)
+	if errors.Is(err, accounts.ErrNotFound) {
+		h.Logger.Warn("portal token refused", "reason", "no account for the token's email and portal.create_accounts is off", "request_id", requestID(c))
+		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: claims.Email, Outcome: "failed", Detail: "portal token: no such account"})
+		return errPortalRefused
+	}
+	if err != nil {
+		return err
+	}
+	if acct.Disabled {
+		h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "failed", Detail: "portal token: account disabled"})
+		return launchError{launch.ErrAccountDisabled}
+	}
+	if err := h.signIn(c, acct, "portal token"); err != nil {
+		return err
+	}
+	return h.launchTo(c, acct, claims.ReturnTo)
+}
+
+// portalAccount finds the token's account by email, creating it (without a
+// password) on first use when portal.create_accounts allows.
+func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.Account, error) {
+	acct, err := h.Accounts.AccountByEmail(ctx, c.Email)
+	if !errors.Is(err, accounts.ErrNotFound) || !h.PortalCreateAccounts {
+		return acct, err
+	}
+	first, last := PlatformNames(c.Email, c.GivenName, c.FamilyName, "")
+	acct, err = h.Accounts.CreateAccount(ctx, accounts.NewAccount{Email: c.Email, FirstName: first, LastName: last, PasswordHash: accounts.NoPassword})
+	if errors.Is(err, accounts.ErrEmailTaken) { // two first arrivals at once
+		return h.Accounts.AccountByEmail(ctx, c.Email)
+	}
+	return acct, err
+}
+
+// PlatformNames are the names an account created from a portal or IdP
+// gets: given and family names, else a full name split at its last space,
+// else the email's local part for both.
+func PlatformNames(email, given, family, full string) (first, last string) {
+	given, family, full = strings.TrimSpace(given), strings.TrimSpace(family), strings.TrimSpace(full)
+	if given != "" && family != "" {
+		return given, family
+	}
+	if i := strings.LastIndexByte(full, ' '); i > 0 {
+		return strings.TrimSpace(full[:i]), strings.TrimSpace(full[i+1:])
+	}
+	local, _, _ := strings.Cut(email, "@")
+	if given != "" {
+		return given, local
+	}
+	if family != "" {
+		return local, family
+	}
+	return local, local
+}
+
+// signIn replaces the browser's session with a new one for acct and
+// records the sign-in; how says which way in it came.
+func (h *server) signIn(c echo.Context, acct accounts.Account, how string) error {
+	if err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct); err != nil {
+		return err
+	}
+	h.csrf.rotate(c)
+	c.Set(ctxAccount, acct)
+	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: how})
+	h.Metrics.login("ok")
+	return nil
+}
+
+// setPasswordPage shows the form of a set-password link.
+func (h *server) setPasswordPage(c echo.Context) error {
+	noStore(c)
+	token := c.QueryParam("token")
+	acct, ok, err := h.passwordLinkAccount(c.Request().Context(), token)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return h.render(c, http.StatusGone, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Gone: true}))
+	}
+	return h.render(c, http.StatusOK, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Token: token, Email: acct.Email}))
+}
+
+// passwordLinkAccount is the account of a valid link; ok is false when the
+// link is unknown, used or expired.
+func (h *server) passwordLinkAccount(ctx context.Context, token string) (accounts.Account, bool, error) {
+	if token == "" || len(token) > 128 {
+		return accounts.Account{}, false, nil
+	}
+	id, err := h.Accounts.PasswordLink(ctx, accounts.SessionID(token), h.Now())
+	if errors.Is(err, accounts.ErrNotFound) {
+		return accounts.Account{}, false, nil
+	}
+	if err != nil {
+		return accounts.Account{}, false, err
+	}
+	acct, err := h.Accounts.AccountByID(ctx, id)
+	if errors.Is(err, accounts.ErrNotFound) {
+		return accounts.Account{}, false, nil
+	}
+	return acct, err == nil, err
+}
+
+// setPassword sets the password of a link's account (the rules of every
+// password), uses the link up, lifts any sign-in ban and signs the
+// browser in. A refused password leaves the link usable.
+func (h *server) setPassword(c echo.Context) error {
+	noStore(c)
+	ctx := c.Request().Context()
+	token := c.FormValue("token")
+	acct, ok, err := h.passwordLinkAccount(ctx, token)
+	if err != nil {
+		return err
+	}
+	page := func(status int, f views.SetPasswordForm) error {
+		return h.render(c, status, views.SetPassword(h.page(c, "Set your password"), f))
+	}
+	if !ok {
+		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
+	}
+	pw := c.FormValue("password")
+	if err := accounts.CheckPassword(pw); err != nil {
+		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: userMessage(err)})
+	}
+	if c.FormValue("confirm") != pw {
+		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: "The two passwords differ."})
+	}
+	if acct.Disabled {
+		return launchError{launch.ErrAccountDisabled}
+	}
+	hash, err := h.Passwords.Hash(ctx, pw)
+	if err != nil {
+		return err
+	}
+	// Taken (deleted) before it is acted on: of two submissions at once,
+	// one sets the password.
+	if _, err := h.Accounts.TakePasswordLink(ctx, accounts.SessionID(token), h.Now()); errors.Is(err, accounts.ErrNotFound) {
+		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
+	} else if err != nil {
+		return err
+	}
+	if err := h.Accounts.SetPasswordHash(ctx, acct.ID, hash); err != nil {
+		return err
+	}
+	if _, err := h.Accounts.LiftBans(ctx, acct.Email, ""); err != nil {
+		return err
+	}
+	acct, err = h.Accounts.AccountByID(ctx, acct.ID) // the new epoch
+	if err != nil {
+		return err
+	}
+	if err := h.signIn(c, acct, "set-password link"); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+// noStore keeps a page that carries a one-time token out of caches and
+// its URL out of Referer headers.
+func noStore(c echo.Context) {
+	hd := c.Response().Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Referrer-Policy", "no-referrer")
+}
+
+// demoPortal is the embedded demo's sample partner portal: its button
+// sends a freshly signed token to /sso/jwt.
+func (h *server) demoPortal(c echo.Context) error {
+	noStore(c)
+	d, err := h.DemoPortal()
+	if err != nil {
+		return err
+	}
+	return h.render(c, http.StatusOK, views.DemoPortalPage(h.page(c, "Sample partner portal"), d))
+}
