@@ -25,6 +25,7 @@ type fakeAccounts struct {
 	bans     map[string]time.Time // by lower-cased email
 	sessions map[string]accounts.Session
 	pwLinks  map[string]passwordLink // set-password links by id
+	used     map[string]time.Time    // single-use ids -> until
 	err      error
 }
 
@@ -34,7 +35,7 @@ type passwordLink struct {
 }
 
 func newFakeAccounts() *fakeAccounts {
-	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}, sessions: map[string]accounts.Session{}, pwLinks: map[string]passwordLink{}}
+	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}, sessions: map[string]accounts.Session{}, pwLinks: map[string]passwordLink{}, used: map[string]time.Time{}}
 }
 
 func (f *fakeAccounts) find(id int64) (*accounts.Account, error) {
@@ -189,6 +190,16 @@ func (f *fakeAccounts) EndSessions(_ context.Context, id int64) error {
 			}
 		}
 	})
+}
+
+func (f *fakeAccounts) UseOnce(_ context.Context, kind, id string, until time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.used[kind+"/"+id]; ok {
+		return accounts.ErrUsed
+	}
+	f.used[kind+"/"+id] = until
+	return nil
 }
 
 func (f *fakeAccounts) CreatePasswordLink(_ context.Context, accountID int64, id string, expires time.Time) error {

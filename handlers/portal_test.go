@@ -137,6 +137,8 @@ func errorPageCases() []errorPageCase {
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{}) }},
 		{name: "CSRF: wrong token", page: "CSRFFailed", class: "csrf", status: 403,
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{"_csrf": {"wrong"}}) }},
+		{name: "portal token refused", page: "PortalRefused", class: "portal-refused", status: 401,
+			request: func(f *fixture, c *client) *response { return c.get("/sso/jwt?jwt=not.a.token") }},
 		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401, ownClient: true,
 			request: func(f *fixture, c *client) *response {
 				anon := f.client()

@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/portal"
 )
 
 // fixture is the handlers' Echo app over httptest, with fakes of every
@@ -36,6 +37,21 @@ type fixture struct {
 
 const testPassword = "correct horse battery"
 
+// The portal handoff of the fixture (a real portal.Verifier).
+var (
+	portalSecret   = []byte("test-portal-secret-of-at-least-32-bytes")
+	portalIssuer   = "https://portal.example"
+	portalAudience = "https://sso.example"
+)
+
+// portalToken signs a handoff token for email as the portal would, at the
+// fixture's clock.
+func (f *fixture) portalToken(c portal.Claims) string {
+	tok, err := portal.SignHS256(portalSecret, portalIssuer, portalAudience, c, f.clock.Now())
+	require.NoError(f.t, err)
+	return tok
+}
+
 // setup builds the app; tweak adjusts its Deps before New.
 func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	t.Helper()
@@ -46,7 +62,10 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	d := Deps{Accounts: f.accts, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
 		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,
-		AuditRetention: 90 * 24 * time.Hour}
+		AuditRetention: 90 * 24 * time.Hour, PortalCreateAccounts: true}
+	v, err := portal.NewVerifier(portal.Config{Secret: portalSecret, Issuer: portalIssuer, Audience: portalAudience}, f.accts, f.clock.Now)
+	require.NoError(t, err)
+	d.PortalTokens = v
 	for _, fn := range tweak {
 		fn(&d)
 	}

@@ -32,10 +32,12 @@ var (
 	admin     = Page{Title: "Admin", CSRF: token, User: &User{Name: "Root Admin", Email: "root@example.com", Admin: true}}
 )
 
-// assertForms: every form that posts carries the page's token as _csrf.
+// assertForms: every form that posts carries the page's token as _csrf,
+// but the portal's handoff (/sso/jwt), whose signed single-use token is
+// its proof: a real portal posts it from another site.
 func assertForms(t *testing.T, doc *goquery.Document) {
 	t.Helper()
-	doc.Find(`form[method="post"]`).Each(func(i int, s *goquery.Selection) {
+	doc.Find(`form[method="post"]:not([action="/sso/jwt"])`).Each(func(i int, s *goquery.Selection) {
 		assert.Equal(t, token, s.Find(`input[type="hidden"][name="_csrf"]`).AttrOr("value", ""), "form %d (%s)", i, s.AttrOr("action", ""))
 	})
 }
@@ -56,6 +58,8 @@ func TestPagesFrame(t *testing.T) {
 		{"accounts", AccountsList(admin, AccountsPage{Rows: []AccountRow{{ID: 2, Email: "bob@example.com", Name: "Bob"}}}), "Admin", "Accounts", 0},
 		{"platform users", PlatformUsers(admin, PlatformUsersPage{}), "Admin", "Platform users", 1},
 		{"audit", AuditLog(admin, AuditPage{Retention: "90 days"}), "Admin", "Audit log", 1},
+		{"set password", SetPassword(signedOut, SetPasswordForm{Token: "tok", Email: "bob@example.com"}), "Sign in", "Choose your password", 1},
+		{"demo portal", DemoPortalPage(signedOut, DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "t", DeepLink: "/open?return_to=%2Feditor"}), "Sign in", "Partner portal", 1},
 		{"sessions", AccountSessions(admin, SessionsPage{AccountID: 2, Email: "bob@example.com", Rows: []SessionRow{{ID: strings.Repeat("a", 64), ShortID: "aaaaaaaaaaaa"}}}),
 			"Admin", "Sessions of bob@example.com", 3}, // sign out, end one, end all
 	}
@@ -153,6 +157,7 @@ func TestErrorPages(t *testing.T) {
 		{Forbidden, "forbidden", "You do not have access to this page", false, false, false},
 		{InternalError, "internal", "Something went wrong on our side", false, false, false},
 		{Busy, "busy", "The service is busy right now", false, false, false},
+		{PortalRefused, "portal-refused", "This sign-in link was not accepted", false, false, false},
 	}
 	for _, p := range pages {
 		t.Run(p.class, func(t *testing.T) {
@@ -291,4 +296,37 @@ func TestAccountSessionsPage(t *testing.T) {
 	empty := render(t, AccountSessions(admin, SessionsPage{AccountID: 7, Email: "bob@example.com"}))
 	assert.Equal(t, 1, empty.Find("#no-sessions").Length())
 	assert.Equal(t, 0, empty.Find(`form[action="/admin/accounts/7/end-sessions"]`).Length())
+}
+
+// The set-password page posts the link's token back with both passwords;
+// a used link shows no form at all.
+func TestSetPasswordPage(t *testing.T) {
+	doc := render(t, SetPassword(signedOut, SetPasswordForm{Token: "tok-1", Email: "bob@example.com", Error: "too short"}))
+	form := doc.Find(`form[action="/set-password"]`)
+	assert.Equal(t, "tok-1", form.Find(`input[name="token"]`).AttrOr("value", ""))
+	assert.Equal(t, 2, form.Find(`input[type="password"]`).Length(), "asked twice")
+	assert.Equal(t, "too short", text(doc, "#set-password-error"))
+	assert.Contains(t, text(doc, "main"), "bob@example.com")
+	gone := render(t, SetPassword(signedOut, SetPasswordForm{Gone: true}))
+	assert.Zero(t, gone.Find("form[action='/set-password']").Length())
+	assert.Contains(t, text(gone, "#link-gone"), "expired or has been used")
+}
+
+// The sample portal says it is a sample and posts its token to /sso/jwt;
+// its deep link is a /open link.
+func TestDemoPortalPage(t *testing.T) {
+	doc := render(t, DemoPortalPage(signedOut, DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "jwt-1", DeepLink: "/open?return_to=%2Feditor"}))
+	assert.Contains(t, text(doc, "#demo-portal .pill"), "Sample partner portal")
+	form := doc.Find(`form[action="/sso/jwt"]`)
+	assert.Equal(t, "post", form.AttrOr("method", ""))
+	assert.Equal(t, "jwt-1", form.Find(`input[name="jwt"]`).AttrOr("value", ""))
+	assert.Equal(t, "/open?return_to=%2Feditor", doc.Find("#deep-link").AttrOr("href", ""))
+	assert.Contains(t, text(doc, "#portal-user"), "Grace Hopper")
+}
+
+// The sign-in form carries next only when it leads somewhere.
+func TestLoginCarriesNext(t *testing.T) {
+	doc := render(t, Login(signedOut, LoginForm{Next: "/open?return_to=%2Fe"}))
+	assert.Equal(t, "/open?return_to=%2Fe", doc.Find(`form input[name="next"]`).AttrOr("value", ""))
+	assert.Zero(t, render(t, Login(signedOut, LoginForm{Next: "/"})).Find(`input[name="next"]`).Length())
 }

@@ -1,0 +1,204 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/portal"
+)
+
+// A deep link: signed out, it asks for the sign-in and continues to itself;
+// signed in, it launches to its return_to with the headers of POST /launch.
+func TestOpenDeepLink(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	c := f.client()
+	r := c.get("/open?return_to=%2Feditor%2Fprojects%2F42")
+	require.Equal(t, http.StatusSeeOther, r.status)
+	loc := r.header.Get("Location")
+	assert.Equal(t, "/login?next="+url.QueryEscape("/open?return_to=%2Feditor%2Fprojects%2F42"), loc)
+	assert.Empty(t, f.launcher.made(), "nothing launched signed out")
+
+	page := c.get(loc)
+	next := page.doc.Find(`input[name="next"]`).AttrOr("value", "")
+	assert.Equal(t, "/open?return_to=%2Feditor%2Fprojects%2F42", next, "the form carries next")
+	r = c.post("/login", url.Values{"_csrf": {c.csrf(loc)}, "email": {"ada@example.com"}, "password": {testPassword}, "next": {next}})
+	require.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, next, r.header.Get("Location"), "the sign-in continues to next")
+
+	r = c.get(next)
+	require.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-ada@example.com", r.header.Get("Location"))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	assert.Equal(t, "no-referrer", r.header.Get("Referrer-Policy"))
+	calls := f.launcher.made()
+	require.Len(t, calls, 1)
+	assert.Equal(t, "/editor/projects/42", calls[0].returnTo)
+	assert.Equal(t, ada.ID, calls[0].account.ID)
+
+	// Signed in already: the sign-in page goes straight to next.
+	assert.Equal(t, "/open?return_to=%2Fx", c.get("/login?next="+url.QueryEscape("/open?return_to=%2Fx")).header.Get("Location"))
+}
+
+// An open redirect through next is refused: the sign-in continues to /.
+func TestNextIsOnlyALocalPath(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	for _, next := range []string{"//evil.example", "/\\evil.example", "/%2F%2Fevil.example", "https://evil.example", "/a\r\nx"} {
+		c := f.client()
+		page := c.get("/login?next=" + url.QueryEscape(next))
+		assert.Zero(t, page.doc.Find(`input[name="next"]`).Length(), "%q is not carried", next)
+		r := c.post("/login", url.Values{"_csrf": {c.csrf("/login")}, "email": {"ada@example.com"}, "password": {testPassword}, "next": {next}})
+		require.Equal(t, http.StatusSeeOther, r.status)
+		assert.Equal(t, "/", r.header.Get("Location"), "%q", next)
+	}
+}
+
+// The portal's handoff: a first arrival creates the account (no password,
+// the token's names), opens a session and launches to return_to; GET and
+// POST alike, cross-site and without a CSRF token.
+func TestSSOJWT(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	tok := f.portalToken(portal.Claims{Email: "Grace@Example.com", GivenName: "Grace", FamilyName: "Hopper", ReturnTo: "/editor/projects/7"})
+	r := c.post("/sso/jwt", url.Values{"jwt": {tok}}, "Sec-Fetch-Site", "cross-site")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-Grace@Example.com", r.header.Get("Location"))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	assert.Equal(t, "no-referrer", r.header.Get("Referrer-Policy"))
+	acct, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "Grace Hopper", acct.Name())
+	assert.Equal(t, accounts.NoPassword, acct.PasswordHash, "no password: the portal is the way in")
+	calls := f.launcher.made()
+	require.Len(t, calls, 1)
+	assert.Equal(t, "/editor/projects/7", calls[0].returnTo)
+	assert.Equal(t, http.StatusOK, c.get("/").status, "a bridge session")
+	evs := f.accts.eventsOf(accounts.KindLogin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "portal token", evs[0].Detail)
+
+	// A returning user by GET, the email in another case: the same account.
+	other := f.client()
+	r = other.get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "grace@EXAMPLE.com"}))
+	require.Equal(t, http.StatusSeeOther, r.status)
+	n, _, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	assert.Len(t, n, 1, "matched case-insensitively: no second account")
+}
+
+// Refusals: one 401 page, no session, no account, nothing launched; the
+// log says which rule failed.
+func TestSSOJWTRefused(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	good := f.portalToken(portal.Claims{Email: "ada@example.com"})
+	bad := good[:len(good)-2] + "xx"
+	for name, tok := range map[string]string{"bad signature": bad, "empty": "", "garbage": "a.b.c"} {
+		r := c.post("/sso/jwt", url.Values{"jwt": {tok}})
+		assert.Equal(t, http.StatusUnauthorized, r.status, name)
+		assert.Equal(t, "portal-refused", r.class(), name)
+		assert.NotContains(t, r.body, "signature", "%s: the page does not say why", name)
+	}
+	assert.Contains(t, f.logs.String(), "signature is invalid", "the log says why")
+	assert.Empty(t, c.cookie(SessionCookie), "no session")
+	assert.Empty(t, f.launcher.made())
+	n, _, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	assert.Empty(t, n, "no account made")
+
+	r := c.post("/sso/jwt", url.Values{"jwt": {good}})
+	require.Equal(t, http.StatusSeeOther, r.status, "the good token was not spent by the refusals")
+	r = f.client().post("/sso/jwt", url.Values{"jwt": {good}})
+	assert.Equal(t, http.StatusUnauthorized, r.status, "replayed")
+	assert.Contains(t, f.logs.String(), "a replay")
+}
+
+func TestSSOJWTDisabledAccount(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	require.NoError(t, f.accts.SetDisabled(t.Context(), ada.ID, true))
+	c := f.client()
+	r := c.get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "ada@example.com"}))
+	assert.Equal(t, http.StatusForbidden, r.status)
+	assert.Equal(t, "account-disabled", r.class())
+	assert.Empty(t, c.cookie(SessionCookie), "no session")
+	assert.Empty(t, f.launcher.made())
+}
+
+func TestSSOJWTWithoutAccountCreation(t *testing.T) {
+	f := setup(t, func(d *Deps) { d.PortalCreateAccounts = false })
+	r := f.client().get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "new@example.com"}))
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+	_, err := f.accts.AccountByEmail(t.Context(), "new@example.com")
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	off := setup(t, func(d *Deps) { d.PortalTokens = nil })
+	assert.Equal(t, http.StatusNotFound, off.client().get("/sso/jwt?jwt=x").status, "not configured: no such route")
+}
+
+// A set-password link from the console: the page asks twice; a refused
+// password keeps the link; the right one sets it, lifts a ban, signs in,
+// and the link is gone.
+func TestSetPasswordLink(t *testing.T) {
+	f, admin, _, bob := adminFixture(t)
+	r := admin.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/invite", bob.ID), nil)
+	require.Equal(t, http.StatusOK, r.status)
+	link := r.text("#invite-link")
+	require.True(t, strings.HasPrefix(link, f.srv.URL+"/set-password?token="), link)
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"), "the page with the link is not cached")
+	path := strings.TrimPrefix(link, f.srv.URL)
+	token := strings.TrimPrefix(path, "/set-password?token=")
+	f.accts.bans["bob@example.com"] = f.clock.Now().Add(time.Hour)
+
+	c := f.client()
+	page := c.get(path)
+	require.Equal(t, http.StatusOK, page.status)
+	assert.Equal(t, "no-referrer", page.header.Get("Referrer-Policy"))
+	assert.Contains(t, page.text("main"), "bob@example.com")
+	for name, form := range map[string]url.Values{
+		"short":  {"password": {"short"}, "confirm": {"short"}},
+		"differ": {"password": {"a long new password"}, "confirm": {"another long one"}},
+	} {
+		form.Set("token", token)
+		r := c.submit(path, "/set-password", form)
+		assert.Equal(t, http.StatusBadRequest, r.status, name)
+		assert.NotEmpty(t, r.text("#set-password-error"), name)
+	}
+	r = c.submit(path, "/set-password", url.Values{"token": {token}, "password": {"a long new password"}, "confirm": {"a long new password"}})
+	require.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, "/", r.header.Get("Location"))
+	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
+	got, _ := f.accts.AccountByID(t.Context(), bob.ID)
+	assert.Equal(t, "hash:a long new password", got.PasswordHash)
+	assert.NotContains(t, f.accts.bans, "bob@example.com", "the ban is lifted")
+
+	gone := f.client().get(path)
+	assert.Equal(t, http.StatusGone, gone.status, "used once")
+	assert.Equal(t, 1, gone.doc.Find("#link-gone").Length())
+	assert.Equal(t, http.StatusGone, f.client().get("/set-password?token=unknown").status)
+
+	// An expired link.
+	r = admin.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/invite", bob.ID), nil)
+	expired := strings.TrimPrefix(r.text("#invite-link"), f.srv.URL)
+	f.clock.Advance(accounts.PasswordLinkTTL + time.Second)
+	assert.Equal(t, http.StatusGone, f.client().get(expired).status)
+}
+
+func TestPlatformNames(t *testing.T) {
+	for _, tc := range []struct{ email, given, family, full, first, last string }{
+		{"ada@x.example", "Ada", "Lovelace", "", "Ada", "Lovelace"},
+		{"ada@x.example", "", "", "Ada King Lovelace", "Ada King", "Lovelace"},
+		{"ada@x.example", "", "", "", "ada", "ada"},
+		{"ada@x.example", "Ada", "", "", "Ada", "ada"},
+		{"ada@x.example", " ", " ", "Mononym", "ada", "ada"},
+	} {
+		first, last := PlatformNames(tc.email, tc.given, tc.family, tc.full)
+		assert.Equal(t, [2]string{tc.first, tc.last}, [2]string{first, last}, "%+v", tc)
+	}
+}
