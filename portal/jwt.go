@@ -8,8 +8,10 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -139,13 +141,21 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 		return Claims{}, refused("no valid email claim")
 	}
 	// Last, so a token refused for another reason does not spend its jti.
-	switch err := v.used.UseOnce(ctx, usedKind, c.Issuer+"\x00"+c.ID, c.ExpiresAt.Add(Leeway)); {
+	switch err := v.used.UseOnce(ctx, usedKind, usedID(c.Issuer, c.ID), c.ExpiresAt.Add(Leeway)); {
 	case errors.Is(err, accounts.ErrUsed):
 		return Claims{}, refused("jti %q was used before (a replay)", c.ID)
 	case err != nil:
 		return Claims{}, fmt.Errorf("portal: remember jti: %w", err)
 	}
 	return c, nil
+}
+
+// usedID is how a token's jti is remembered: a hash of issuer and jti, so
+// whatever bytes a jti holds (a NUL, which PostgreSQL text refuses) the
+// stored id is 64 hex characters.
+func usedID(issuer, jti string) string {
+	sum := sha256.Sum256([]byte(issuer + "\x00" + jti))
+	return hex.EncodeToString(sum[:])
 }
 
 // SignHS256 makes a token as a portal would (for `ssobridge portal-link`

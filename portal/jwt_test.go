@@ -193,6 +193,14 @@ func TestRefusals(t *testing.T) {
 		_, err = v.Verify(context.Background(), good)
 		assert.NoError(t, err)
 	})
+	t.Run("any jti, a NUL byte too, is remembered and refused the second time", func(t *testing.T) {
+		v := verifier(t, hs, now)
+		tok := sign(t, jwt.SigningMethodHS256, secret, func(c jwt.MapClaims) { c["jti"] = "a\x00b\n" + strings.Repeat("é", 100) })
+		_, err := v.Verify(context.Background(), tok)
+		require.NoError(t, err)
+		_, err = v.Verify(context.Background(), tok)
+		require.ErrorIs(t, err, portal.ErrRefused)
+	})
 	t.Run("30 s of leeway", func(t *testing.T) {
 		tok := sign(t, jwt.SigningMethodHS256, secret, func(c jwt.MapClaims) {
 			c["iat"], c["exp"] = madeAt.Add(-2*time.Minute).Unix(), madeAt.Add(-20*time.Second).Unix()

@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/portal"
+)
+
+const (
+	e2ePortalSecret = "e2e-portal-secret-of-at-least-32-bytes"
+	e2ePortalIssuer = "https://portal.example"
+	e2ePortalAud    = "https://sso.example"
+)
+
+// portalYAML configures the handoff with the test's HS256 key.
+var portalYAML = "portal:\n  jwt_secret: " + e2ePortalSecret + "\n  jwt_issuer: " + e2ePortalIssuer + "\n  jwt_audience: " + e2ePortalAud + "\n"
+
+func portalToken(t *testing.T, c portal.Claims) string {
+	tok, err := portal.SignHS256([]byte(e2ePortalSecret), e2ePortalIssuer, e2ePortalAud, c, time.Now())
+	require.NoError(t, err)
+	return tok
+}
+
+// follow takes a launch's 303 through the platform's exchange and returns
+// where the browser lands and what the editor says.
+func (b *browser) follow(t *testing.T, ta *testApp, launch page) (path, body string) {
+	t.Helper()
+	require.Equal(t, http.StatusSeeOther, launch.status, launch.body)
+	resp := b.get2(launch.header.Get("Location"))
+	require.Equal(t, http.StatusFound, resp.status)
+	path = resp.header.Get("Location")
+	return path, b.get2(ta.sim.URL + path).body
+}
+
+// The handoff end to end: a portal user never seen before lands in the
+// editor, at the token's return_to, signed in to the bridge too; a replay
+// is refused.
+func TestPortalHandoffLandsInTheEditor(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: portalYAML})
+	b := ta.browser(t)
+	tok := portalToken(t, portal.Claims{Email: "grace@example.com", GivenName: "Grace", FamilyName: "Hopper", ReturnTo: "/editor/projects/42"})
+	path, editor := b.follow(t, ta, b.post("/sso/jwt", url.Values{"jwt": {tok}}, "Sec-Fetch-Site", "cross-site"))
+	assert.Equal(t, "/editor/projects/42", path)
+	assert.Contains(t, editor, "Signed in as Grace Hopper")
+	assert.Len(t, ta.sim.Users("grace@example.com"), 1)
+	assert.Equal(t, http.StatusOK, b.get("/").status, "signed in to the bridge as well")
+
+	r := ta.browser(t).post("/sso/jwt", url.Values{"jwt": {tok}})
+	assert.Equal(t, http.StatusUnauthorized, r.status, "replayed")
+	assert.Contains(t, ta.logs.String(), "a replay")
+}
+
+// A deep link while signed out: the sign-in page, then the editor at the
+// link's path.
+func TestDeepLinkThroughSignIn(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	r := b.get("/open?return_to=" + url.QueryEscape("/editor/projects/42"))
+	require.Equal(t, http.StatusSeeOther, r.status)
+	login := r.header.Get("Location")
+	require.True(t, strings.HasPrefix(login, "/login?next="), login)
+	page := b.get(login)
+	next := regexp.MustCompile(`name="next" value="([^"]*)"`).FindStringSubmatch(page.body)
+	require.NotNil(t, next, "the form carries next")
+	r = b.post("/login", url.Values{"_csrf": {b.csrf(login)}, "email": {"ada@example.com"}, "password": {testPassword}, "next": {htmlUnescape(next[1])}})
+	require.Equal(t, http.StatusSeeOther, r.status)
+	path, editor := b.follow(t, ta, b.get(r.header.Get("Location")))
+	assert.Equal(t, "/editor/projects/42", path)
+	assert.Contains(t, editor, "Signed in as Ada Lovelace")
+}
+
+func htmlUnescape(s string) string { return strings.ReplaceAll(s, "&amp;", "&") }
+
+// A jti used on one instance is refused on another sharing the store.
+func TestPortalTokenIsSingleUseAcrossInstances(t *testing.T) {
+	a, b := instancePair(t, testOptions{yaml: portalYAML})
+	tok := portalToken(t, portal.Claims{Email: "grace@example.com"})
+	assert.Equal(t, http.StatusSeeOther, a.browser(t).get("/sso/jwt?jwt="+tok).status)
+	r := b.browser(t).get("/sso/jwt?jwt=" + tok)
+	assert.Equal(t, http.StatusUnauthorized, r.status, "replayed on the other instance")
+	// A jti with a NUL byte is remembered like any other (PostgreSQL text
+	// holds no NUL: the store keeps a hash).
+	nul, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": e2ePortalIssuer, "aud": e2ePortalAud, "iat": time.Now().Unix(),
+		"exp": time.Now().Add(time.Minute).Unix(), "jti": "x\x00y", "email": "grace@example.com"}).SignedString([]byte(e2ePortalSecret))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusSeeOther, a.browser(t).get("/sso/jwt?jwt="+url.QueryEscape(nul)).status)
+	assert.Equal(t, http.StatusUnauthorized, b.browser(t).get("/sso/jwt?jwt="+url.QueryEscape(nul)).status)
+}
+
+// An imported account (no password) gets a set-password link from the
+// command line, sets its password there and is signed in; the link then
+// is gone, and bad input changes nothing.
+func TestUserInvite(t *testing.T) {
+	cfg, dsn := writeConfig(t, "server:\n  public_url: https://sso.example\n")
+	code, _, stderr := runCLI(t, "", nil, "user", "invite", "--config", cfg, "--email", "nobody@example.com")
+	assert.Equal(t, 2, code, "no such account")
+	assert.Contains(t, stderr, "no account with email nobody@example.com")
+	code, _, stderr = runCLI(t, "", nil, "user", "invite", "--config", cfg, "--email", "not-an-email")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "not an e-mail address")
+
+	ta := startTestApp(t, testOptions{dsn: dsn})
+	_, err := ta.store.CreateAccount(t.Context(), accounts.NewAccount{Email: "imported@example.com", FirstName: "Im", LastName: "Ported", PasswordHash: accounts.NoPassword})
+	require.NoError(t, err)
+	code, out, stderr := runCLI(t, "", nil, "user", "invite", "--config", cfg, "--email", "imported@example.com")
+	require.Equal(t, 0, code, stderr)
+	link := regexp.MustCompile(`https://sso\.example(/set-password\?token=\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, link, out)
+	b := ta.browser(t)
+	form := url.Values{"_csrf": {b.csrf(link[1])}, "token": {strings.TrimPrefix(link[1], "/set-password?token=")},
+		"password": {"a new long password"}, "confirm": {"a new long password"}}
+	r := b.post("/set-password", form)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, http.StatusOK, b.get("/").status, "signed in")
+	assert.Equal(t, http.StatusSeeOther, ta.browser(t).login("imported@example.com", "a new long password").status, "the password signs in")
+	assert.Equal(t, http.StatusGone, ta.browser(t).get(link[1]).status, "used once")
+}
+
+// portal-link prints a URL that signs in through the handoff and opens the
+// editor at --return-to; bad input exits 2.
+func TestPortalLinkCommand(t *testing.T) {
+	cfg, dsn := writeConfig(t, "server:\n  public_url: https://sso.example\n"+portalYAML)
+	code, out, stderr := runCLI(t, "", nil, "portal-link", "--config", cfg, "--email", "lin@example.com", "--first-name", "Lin", "--last-name", "Test", "--return-to", "/editor/x")
+	require.Equal(t, 0, code, stderr)
+	u, err := url.Parse(strings.TrimSpace(out))
+	require.NoError(t, err)
+	assert.Equal(t, "https://sso.example/sso/jwt", u.Scheme+"://"+u.Host+u.Path)
+
+	ta := startTestApp(t, testOptions{dsn: dsn, yaml: portalYAML})
+	b := ta.browser(t)
+	path, editor := b.follow(t, ta, b.get("/sso/jwt?"+u.RawQuery))
+	assert.Equal(t, "/editor/x", path)
+	assert.Contains(t, editor, "Signed in as Lin Test")
+
+	for _, args := range [][]string{
+		{"--email", "bad"}, {"--email", "a@example.com", "--return-to", "//evil.example"},
+	} {
+		code, _, _ := runCLI(t, "", nil, append([]string{"portal-link", "--config", cfg}, args...)...)
+		assert.Equal(t, 2, code, "%v", args)
+	}
+	noKey, _ := writeConfig(t, "platform:\n  base_url: https://p.example\n  api_key: k\n  api_secret: s\n")
+	code, _, stderr = runCLI(t, "", nil, "portal-link", "--config", noKey, "--email", "a@example.com")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "portal.jwt_secret")
+}
