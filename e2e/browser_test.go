@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -247,4 +249,47 @@ func TestBrowserSessions(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, notice, "signed out on every device")
 	assert.Equal(t, "/login?expired=1", phone.get("/").header.Get("Location"), "every device is signed out")
+}
+
+// A person in the partner's portal clicks "Open video editor" and lands in
+// the editor, signed in, without typing a password (the sample portal of
+// the embedded demo, which signs a handoff token with the demo's key).
+func TestBrowserPortalToEditorWithoutAPassword(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/demo/portal"), chromedp.WaitVisible(chromedp.ID("portal-open-editor"))))
+	screenshot(t, ctx, "10-sample-portal")
+	start := time.Now()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("portal-open-editor")), chromedp.WaitVisible(chromedp.ID("who"))))
+	took := time.Since(start)
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
+	require.NoError(t, err)
+	assert.Equal(t, "Signed in as Grace Hopper", who)
+	t.Logf("portal click to the editor: %s", took.Round(time.Millisecond))
+	screenshot(t, ctx, "11-editor-from-portal")
+	acct, err := ta.store.AccountByEmail(t.Context(), "grace.hopper@portal.example")
+	require.NoError(t, err, "the portal user's account was created on first arrival")
+	assert.Equal(t, accounts.NoPassword, acct.PasswordHash, "and has no password: none was typed")
+}
+
+// A deep link while signed out: the sign-in page, then the editor at the
+// link's path.
+func TestBrowserDeepLinkThroughSignIn(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/open?return_to=%2Feditor%2Fprojects%2F42"),
+		chromedp.WaitVisible(chromedp.ID("email")),
+		chromedp.SendKeys(chromedp.ID("email"), "ada@example.com"),
+		chromedp.SendKeys(chromedp.ID("password"), testPassword),
+		chromedp.Click(chromedp.ID("sign-in")),
+		chromedp.WaitVisible(chromedp.ID("who"))))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	u, err := url.Parse(loc)
+	require.NoError(t, err)
+	assert.Equal(t, "/editor/projects/42", u.Path, "the editor at the link's path")
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
+	require.NoError(t, err)
+	assert.Equal(t, "Signed in as Ada Lovelace", who)
 }
