@@ -154,3 +154,17 @@ func TestPortalLinkCommand(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "portal.jwt_secret")
 }
+
+// The sample portal is the embedded demo's alone: with a real platform it
+// is not served, and without a portal key neither is the handoff.
+func TestSamplePortalOnlyInTheDemo(t *testing.T) {
+	demo := startTestApp(t, testOptions{})
+	assert.Equal(t, http.StatusOK, demo.browser(t).get("/demo/portal").status)
+	sim := sharedPlatform(t, nil)
+	real := startTestApp(t, testOptions{platform: sim})
+	assert.Equal(t, http.StatusNotFound, real.browser(t).get("/demo/portal").status)
+	assert.Equal(t, http.StatusNotFound, real.browser(t).get("/sso/jwt?jwt=x").status, "no portal key: no handoff")
+	configured := startTestApp(t, testOptions{platform: sim, yaml: portalYAML})
+	assert.Equal(t, http.StatusNotFound, configured.browser(t).get("/demo/portal").status, "a configured portal: no sample")
+	assert.Equal(t, http.StatusUnauthorized, configured.browser(t).get("/sso/jwt?jwt=x").status)
+}

@@ -40,7 +40,7 @@ func (h *server) open(c echo.Context) error {
 		if errors.Is(err, errSessionExpired) {
 			h.sessions.clear(c.Response())
 		}
-		c.Response().Header().Set("Cache-Control", "no-store")
+		noStore(c) // the headers of POST /launch's 303
 		return c.Redirect(http.StatusSeeOther, "/login?next="+url.QueryEscape(c.Request().URL.RequestURI()))
 	default:
 		return err

@@ -25,6 +25,8 @@ func TestOpenDeepLink(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.status)
 	loc := r.header.Get("Location")
 	assert.Equal(t, "/login?next="+url.QueryEscape("/open?return_to=%2Feditor%2Fprojects%2F42"), loc)
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"), "the headers of POST /launch")
+	assert.Equal(t, "no-referrer", r.header.Get("Referrer-Policy"))
 	assert.Empty(t, f.launcher.made(), "nothing launched signed out")
 
 	page := c.get(loc)

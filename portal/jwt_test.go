@@ -80,6 +80,22 @@ func TestTokensMadeOutsideGo(t *testing.T) {
 
 var secret = []byte("0123456789abcdef0123456789abcdef-test")
 
+// ES256 (no openssl token: its signature is DER there, raw r||s in a JWT):
+// a token signed with the private half verifies against the public half.
+func TestES256(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	v := verifier(t, portal.Config{PublicKey: &key.PublicKey}, madeAt.Add(10*time.Second))
+	assert.Equal(t, "ES256", v.Algorithm())
+	c, err := v.Verify(context.Background(), sign(t, jwt.SigningMethodES256, key, nil))
+	require.NoError(t, err)
+	assert.Equal(t, "ada@example.com", c.Email)
+	p384, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	require.NoError(t, err)
+	_, err = portal.NewVerifier(portal.Config{PublicKey: &p384.PublicKey, Issuer: issuer, Audience: audience}, nil, nil)
+	assert.ErrorContains(t, err, "P-256", "ES256 only")
+}
+
 // sign makes a token with the claims changed by edit, signed with method
 // and key.
 func sign(t *testing.T, method jwt.SigningMethod, key any, edit func(jwt.MapClaims)) string {
