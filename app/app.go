@@ -22,6 +22,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/portal"
 )
@@ -119,6 +120,21 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 			deps.DemoPortal, deps.PortalCreateAccounts = demoPortal(pk, o.Now), true
 			a.demoPortal = true
 		}
+	}
+
+	if oc := cfg.OIDC; oc.Enabled() {
+		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
+			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup})
+		// Not fatal: an IdP that is down at start is retried at the first
+		// sign-in, and /readyz reports it meanwhile.
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := prov.Discover(dctx); err != nil {
+			a.logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
+		}
+		cancel()
+		deps.IdP = prov
+		deps.IdPOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, CreateAccounts: oc.CreateAccounts, AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
+			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
 	}
 
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)

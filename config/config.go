@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,7 +30,34 @@ type Config struct {
 	Audit      Audit      `yaml:"audit"`
 	Log        Log        `yaml:"log"`
 	Portal     Portal     `yaml:"portal"`
+	OIDC       OIDC       `yaml:"oidc"`
 }
+
+// Words is a list of words, written as a space-separated string or, in the
+// file, as a YAML list.
+type Words string
+
+// List is the words.
+func (w Words) List() []string { return strings.Fields(string(w)) }
+
+// OIDC is sign-in with the partner's identity provider.
+type OIDC struct {
+	Issuer               string `yaml:"issuer"`                 // https URL of the IdP (discovery); empty: off
+	ClientID             string `yaml:"client_id"`              // the bridge's client at the IdP
+	ClientSecret         string `yaml:"client_secret"`          // set SSOBRIDGE_OIDC_CLIENT_SECRET
+	ClientSecretFile     string `yaml:"client_secret_file"`     // or read it from this file
+	DisplayName          string `yaml:"display_name"`           // "Sign in with <display_name>"
+	Scopes               Words  `yaml:"scopes"`                 // default: openid email profile
+	GroupsClaim          string `yaml:"groups_claim"`           // default: groups
+	AdminGroup           string `yaml:"admin_group"`            // members are admins; empty: the IdP grants no admin
+	AllowUnverifiedEmail bool   `yaml:"allow_unverified_email"` // default false
+	CreateAccounts       bool   `yaml:"create_accounts"`        // default true
+	LocalLogin           bool   `yaml:"local_login"`            // show the password form (default true)
+	LocalLoginFallback   bool   `yaml:"local_login_fallback"`   // with local_login off: /login?local=1 still shows it (default true)
+}
+
+// Enabled reports whether OIDC sign-in is configured.
+func (o OIDC) Enabled() bool { return o.Issuer != "" }
 
 // Portal is the signed JWT handoff from the partner's portal (/sso/jwt).
 type Portal struct {
@@ -132,6 +160,8 @@ func Defaults() Config {
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
 		Log:        Log{Level: "info", Format: "text"},
 		Portal:     Portal{CreateAccounts: true},
+		OIDC: OIDC{DisplayName: "your organisation", Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
+			LocalLogin: true, LocalLoginFallback: true},
 	}
 }
 
@@ -170,6 +200,13 @@ func Parse(yamlData []byte, environ []string) (Config, error) {
 	}
 	if err := applyEnv(&cfg, environ); err != nil {
 		return Config{}, err
+	}
+	if cfg.OIDC.ClientSecretFile != "" {
+		b, err := os.ReadFile(cfg.OIDC.ClientSecretFile)
+		if err != nil {
+			return Config{}, Errors{{Key: "oidc.client_secret_file", Problem: "cannot read: " + err.Error()}}
+		}
+		cfg.OIDC.ClientSecret = strings.TrimSpace(string(b))
 	}
 	if cfg.Platform.APISecretFile != "" {
 		b, err := os.ReadFile(cfg.Platform.APISecretFile)
@@ -435,6 +472,20 @@ func (c *Config) validate() Errors {
 			bad("portal.jwt_audience", "set it, or server.public_url (its default): the aud claim your portal puts in its tokens")
 		}
 	}
+	if o := c.OIDC; o.Enabled() {
+		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+			bad("oidc.issuer", fmt.Sprintf("%q must be the IdP's https URL (http only on loopback), e.g. https://login.partner.example", o.Issuer))
+		}
+		if o.ClientID == "" {
+			bad("oidc.client_id", "empty; the client id the IdP issued for the bridge")
+		}
+		if o.ClientSecret == "" {
+			bad("oidc.client_secret", "empty; set "+EnvName("oidc.client_secret")+" or oidc.client_secret_file")
+		}
+		if !slices.Contains(o.Scopes.List(), "openid") {
+			bad("oidc.scopes", fmt.Sprintf("%q must include openid", string(o.Scopes)))
+		}
+	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 	return errs
 }
@@ -459,6 +510,15 @@ func (c *Config) DataDir() string {
 		return "data"
 	}
 	return filepath.Dir(c.Store.DSN)
+}
+
+// loopback reports whether host is a loopback name or address.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // PortalAudience is the aud a portal token must carry.

@@ -74,6 +74,19 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
 			walkSection(val, key, f, errs)
 			continue
 		}
+		if val.Kind == yaml.SequenceNode && f.Type() == reflect.TypeOf(Words("")) {
+			var words []string
+			for _, item := range val.Content {
+				if item.Kind != yaml.ScalarNode || strings.ContainsAny(item.Value, " \t") {
+					bad(key, item.Line, "expected single words in the list, found %s", describe(item))
+					words = nil
+					break
+				}
+				words = append(words, item.Value)
+			}
+			f.SetString(strings.Join(words, " "))
+			continue
+		}
 		if val.Kind != yaml.ScalarNode {
 			bad(key, val.Line, "expected a single value, found %s", describe(val))
 			continue

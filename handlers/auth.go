@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (h *server) loginPage(c echo.Context) error {
 	if _, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
-	f := views.LoginForm{Next: next}
+	f := h.loginForm(c, views.LoginForm{Next: next})
 	switch {
 	case c.QueryParam("expired") != "":
 		f.Notice = "Your session has ended. Please sign in again."
@@ -52,13 +53,39 @@ func (h *server) loginPage(c echo.Context) error {
 	return h.render(c, http.StatusOK, views.Login(h.page(c, "Sign in"), f))
 }
 
+// loginForm adds the identity provider's button to f and hides the
+// password form when it is off (oidc.local_login), unless /login?local=1
+// asks for it and that is allowed (oidc.local_login_fallback).
+func (h *server) loginForm(c echo.Context, f views.LoginForm) views.LoginForm {
+	if h.IdP == nil {
+		return f
+	}
+	f.IdPName = h.IdPOptions.DisplayName
+	f.IdPURL = "/auth/oidc"
+	if f.Next != "" && f.Next != "/" {
+		f.IdPURL += "?next=" + url.QueryEscape(f.Next)
+	}
+	f.HideLocal = !h.localLogin(c)
+	f.Local = !h.IdPOptions.LocalLogin && !f.HideLocal
+	return f
+}
+
+// localLogin reports whether password sign-in is offered on this request.
+func (h *server) localLogin(c echo.Context) bool {
+	o := h.IdPOptions
+	return h.IdP == nil || o.LocalLogin || (o.LocalLoginFallback && (c.QueryParam("local") != "" || c.FormValue("local") != ""))
+}
+
 func (h *server) login(c echo.Context) error {
 	ctx := c.Request().Context()
+	if h.IdP != nil && !h.IdPOptions.LocalLogin && !h.IdPOptions.LocalLoginFallback {
+		return echo.NewHTTPError(http.StatusNotFound) // password sign-in is off: the identity provider only
+	}
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
 	next := portal.SafeNext(c.FormValue("next"))
 	if email == "" || password == "" {
-		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Next: next, Error: "Enter your email and password."}))
+		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: "Enter your email and password."})))
 	}
 	email = truncate(email, 320) // counted and shown bounded; a longer one fails below
 	// The attempt takes its place in the count before its password is
@@ -73,7 +100,7 @@ func (h *server) login(c echo.Context) error {
 		h.Metrics.login("banned")
 		left := until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
-		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Next: next, Error: bannedMessage(left)}))
+		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: bannedMessage(left)})))
 	}
 	if len(email) > 254 || len(password) > 1024 {
 		return h.loginFailure(c, attempt, email, 0, "input too long")
@@ -120,7 +147,7 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email st
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")
-	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), views.LoginForm{Email: email, Next: portal.SafeNext(c.FormValue("next")), Error: loginFailed}))
+	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: portal.SafeNext(c.FormValue("next")), Error: loginFailed})))
 }
 
 // logout ends this device's session: its record goes, so a copy of the

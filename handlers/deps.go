@@ -27,6 +27,7 @@ type Accounts interface {
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	EndSession(ctx context.Context, accountID int64, id string) error
 	ListSessions(ctx context.Context, accountID int64) ([]accounts.Session, error)
+	UseOnce(ctx context.Context, kind, id string, until time.Time) error
 	CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error
 	PasswordLink(ctx context.Context, id string, now time.Time) (int64, error)
 	TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error)

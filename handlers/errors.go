@@ -70,7 +70,10 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	var ce csrfError
 	var he *echo.HTTPError
 	var le launchError
+	var ie idpError
 	switch {
+	case errors.As(err, &ie):
+		return idpPage(ie.err, info)
 	case errors.As(err, &ce):
 		info.Status = ce.status
 		return ce.status, views.CSRFFailed, info
@@ -155,6 +158,10 @@ func errorClass(err error) string {
 		return "session_expired"
 	case errors.Is(err, errAdminOnly):
 		return "admin_only"
+	case errors.Is(err, errPortalRefused):
+		return "portal_refused"
+	case errors.As(err, new(idpError)):
+		return "idp_refused"
 	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):
 		return "busy"
 	case errors.As(err, &he):

@@ -14,6 +14,7 @@ import (
 type readiness struct {
 	store    interface{ Ping(context.Context) error }
 	platform func(ctx context.Context) error
+	idp      func(ctx context.Context) error // nil: OIDC is off
 	now      func() time.Time
 	logger   *slog.Logger
 
@@ -33,6 +34,7 @@ type ReadyStatus struct {
 	Ready    bool   `json:"ready"`
 	Store    string `json:"store,omitempty"`
 	Platform string `json:"platform,omitempty"`
+	IdP      string `json:"idp,omitempty"`      // the identity provider's discovery, when OIDC is on
 	Stopping bool   `json:"stopping,omitempty"` // the process is draining before it exits
 }
 
@@ -48,6 +50,13 @@ func (r *readiness) check(ctx context.Context) ReadyStatus {
 		st.Platform = r.platformStatus(ctx)
 	}
 	st.Ready = st.Store == "ok" && st.Platform == "ok"
+	if r.idp != nil {
+		st.IdP = "ok"
+		if err := r.idp(ctx); err != nil {
+			st.IdP, st.Ready = "unavailable", false
+			r.logger.Warn("not ready: the identity provider does not answer", "err", err)
+		}
+	}
 	return st
 }
 

@@ -53,6 +53,9 @@ type Deps struct {
 	// PublicURL is how browsers reach the bridge (server.public_url), for
 	// links it hands out; empty: the request's own scheme and host.
 	PublicURL string
+	// IdP is sign-in with the partner's identity provider; nil: off.
+	IdP        IdP
+	IdPOptions IdPOptions
 	// DemoPortal, set only by the embedded demo, fills the sample partner
 	// portal at /demo/portal with a freshly signed token.
 	DemoPortal func() (views.DemoPortal, error)
@@ -68,6 +71,7 @@ type server struct {
 	sessions *sessionManager
 	csrf     *csrfGuard
 	ready    *readiness
+	idpFlows *idpFlows
 }
 
 // New builds the Echo app.
@@ -89,6 +93,10 @@ func New(d Deps) *echo.Echo {
 	}
 	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now), csrf: newCSRFGuard(d.Sessions)}
 	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
+	h.idpFlows = newIdPFlows(d.Sessions)
+	if d.IdP != nil {
+		h.ready.idp = d.IdP.Discover
+	}
 
 	e := echo.New()
 	e.HideBanner = true
@@ -121,6 +129,8 @@ func New(d Deps) *echo.Echo {
 	e.GET("/", h.portal, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 	e.GET("/open", h.open)
+	e.GET("/auth/oidc", h.idpStart)
+	e.GET(idpCallback, h.idpCallback)
 	e.GET("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt", h.ssoJWT)
 	e.GET("/set-password", h.setPasswordPage)

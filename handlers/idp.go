@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gorilla/securecookie"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// IdP is sign-in with the partner's identity provider (oidc.Provider).
+type IdP interface {
+	Start(ctx context.Context, redirectURL, next string) (string, oidc.Flow, error)
+	Finish(ctx context.Context, f oidc.Flow, q url.Values) (oidc.Identity, error)
+	Discover(ctx context.Context) error
+}
+
+// IdPOptions are the account rules of IdP sign-in (oidc.* settings).
+type IdPOptions struct {
+	DisplayName          string
+	CreateAccounts       bool // create the account on a first sign-in
+	AllowUnverifiedEmail bool
+	ManageAdmin          bool // oidc.admin_group is set: membership makes an admin at each sign-in, its absence takes it away
+	LocalLogin           bool // show the password form
+	LocalLoginFallback   bool // with LocalLogin off, /login?local=1 still shows it
+}
+
+// Errors of an IdP sign-in that are the bridge's own.
+var (
+	errIdPNoAccount  = errors.New("oidc: no account for this email and oidc.create_accounts is off")
+	errIdPUnverified = errors.New("oidc: the email is not verified")
+)
+
+// idpFlowCookie carries the flow from /auth/oidc to its callback, sealed
+// with the session keys; its path keeps it off every other request.
+const idpFlowCookie = "ssobridge_oidc"
+
+const idpCallback = "/auth/oidc/callback"
+
+// idpFlows seals flows into the cookie and back.
+type idpFlows struct {
+	codec  *securecookie.SecureCookie
+	name   string
+	secure bool
+}
+
+func newIdPFlows(cfg SessionConfig) *idpFlows {
+	c := securecookie.New(cfg.HashKey, cfg.BlockKey).SetSerializer(securecookie.JSONEncoder{}).MaxAge(int(oidc.FlowTTL / time.Second))
+	name := idpFlowCookie
+	if cfg.Secure {
+		name = "__Host-" + idpFlowCookie
+	}
+	return &idpFlows{codec: c, name: name, secure: cfg.Secure}
+}
+
+func (f *idpFlows) cookie(value string, maxAge int) *http.Cookie {
+	path := "/auth/oidc"
+	if f.secure {
+		path = "/" // __Host- cookies must have path /
+	}
+	return &http.Cookie{Name: f.name, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, Secure: f.secure, SameSite: http.SameSiteLaxMode}
+}
+
+// idpStart is GET /auth/oidc?next=P: to the IdP, with a new flow bound to
+// this browser.
+func (h *server) idpStart(c echo.Context) error {
+	if h.IdP == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	u, flow, err := h.IdP.Start(c.Request().Context(), h.baseURL(c)+idpCallback, portal.SafeNext(c.QueryParam("next")))
+	if err != nil {
+		return h.idpRefused(c, err, "")
+	}
+	enc, err := h.idpFlows.codec.Encode(h.idpFlows.name, flow)
+	if err != nil {
+		return err
+	}
+	c.SetCookie(h.idpFlows.cookie(enc, int(oidc.FlowTTL/time.Second)))
+	noStore(c)
+	return c.Redirect(http.StatusSeeOther, u)
+}
+
+// idpCallback is GET /auth/oidc/callback: the IdP's answer, checked
+// against this browser's flow (used once), then the account: found by
+// email, created on first sign-in when allowed, refused when its email is
+// unverified or it is disabled, made admin (or not) by its groups.
+func (h *server) idpCallback(c echo.Context) error {
+	if h.IdP == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ctx := c.Request().Context()
+	var flow oidc.Flow
+	ck, err := c.Cookie(h.idpFlows.name)
+	c.SetCookie(h.idpFlows.cookie("", -1)) // used once, whatever happens
+	if err != nil || h.idpFlows.codec.Decode(h.idpFlows.name, ck.Value, &flow) != nil {
+		return h.idpRefused(c, oidc.ErrBadState, "no sign-in was started in this browser (or its cookie expired)")
+	}
+	q := c.QueryParams()
+	if q.Get("state") == flow.State {
+		// Single-use across instances too: a copied cookie and URL do not
+		// pass a second time.
+		sum := sha256.Sum256([]byte(flow.State))
+		if err := h.Accounts.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, accounts.ErrUsed) {
+			return h.idpRefused(c, oidc.ErrBadState, "the callback was replayed")
+		} else if err != nil {
+			return err
+		}
+	}
+	id, err := h.IdP.Finish(ctx, flow, q)
+	if err != nil {
+		return h.idpRefused(c, err, "")
+	}
+	acct, err := h.idpAccount(ctx, id)
+	if err != nil {
+		return h.idpRefused(c, err, id.Email)
+	}
+	if err := h.signIn(c, acct, "identity provider"); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, portal.SafeNext(flow.Next))
+}
+
+// idpAccount applies the account rules to who signed in.
+func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Account, error) {
+	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
+		return accounts.Account{}, errIdPUnverified
+	}
+	acct, err := h.Accounts.AccountByEmail(ctx, id.Email)
+	if errors.Is(err, accounts.ErrNotFound) {
+		if !h.IdPOptions.CreateAccounts {
+			return accounts.Account{}, errIdPNoAccount
+		}
+		first, last := PlatformNames(id.Email, id.GivenName, id.FamilyName, id.Name)
+		acct, err = h.Accounts.CreateAccount(ctx, accounts.NewAccount{Email: id.Email, FirstName: first, LastName: last, PasswordHash: accounts.NoPassword})
+		if errors.Is(err, accounts.ErrEmailTaken) {
+			acct, err = h.Accounts.AccountByEmail(ctx, id.Email)
+		}
+	}
+	if err != nil {
+		return accounts.Account{}, err
+	}
+	if acct.Disabled {
+		return accounts.Account{}, launch.ErrAccountDisabled
+	}
+	if h.IdPOptions.ManageAdmin && acct.Admin != id.Admin {
+		switch err := h.Accounts.SetAdmin(ctx, acct.ID, id.Admin); {
+		case errors.Is(err, accounts.ErrLastAdmin):
+			// The group no longer lists the last admin; the bridge keeps one.
+			h.Logger.Warn("identity provider: the last admin is not in oidc.admin_group; kept as admin", "email", acct.Email)
+		case err != nil:
+			return accounts.Account{}, err
+		default:
+			return h.Accounts.AccountByID(ctx, acct.ID)
+		}
+	}
+	return acct, nil
+}
+
+// idpRefused records a refused IdP sign-in (the log and the audit say
+// why) and answers its page.
+func (h *server) idpRefused(c echo.Context, err error, email string) error {
+	h.Logger.Warn("identity provider sign-in refused", "reason", err.Error(), "email", email, "request_id", requestID(c))
+	h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate("identity provider: "+err.Error(), 300)})
+	h.Metrics.login("failed")
+	return idpError{err}
+}
+
+// idpError marks an IdP sign-in failure for the error page.
+type idpError struct{ err error }
+
+func (e idpError) Error() string { return e.err.Error() }
+func (e idpError) Unwrap() error { return e.err }
+
+// idpPage maps an IdP sign-in failure to its page.
+func idpPage(err error, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+	info.Detail = err.Error()
+	switch {
+	case errors.Is(err, errIdPUnverified):
+		return http.StatusForbidden, views.IdPUnverified, info
+	case errors.Is(err, launch.ErrAccountDisabled):
+		info.Detail = ""
+		return http.StatusForbidden, views.AccountDisabled, info
+	case errors.Is(err, oidc.ErrDenied), errors.Is(err, errIdPNoAccount):
+		return http.StatusForbidden, views.IdPDenied, info
+	case errors.Is(err, oidc.ErrBadState):
+		return http.StatusBadRequest, views.IdPStateMismatch, info
+	case errors.Is(err, oidc.ErrExpired):
+		return http.StatusBadRequest, views.IdPExpired, info
+	case errors.Is(err, oidc.ErrUnavailable), errors.Is(err, oidc.ErrInvalidToken):
+		return http.StatusBadGateway, views.IdPUnavailable, info
+	}
+	return http.StatusInternalServerError, views.InternalError, info
+}
