@@ -124,7 +124,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 
 	if oc := cfg.OIDC; oc.Enabled() {
 		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
-			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup})
+			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: o.Now})
 		// Not fatal: an IdP that is down at start is retried at the first
 		// sign-in, and /readyz reports it meanwhile.
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -133,6 +133,11 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"dsn", "store:\n  dsn: \"\"\n", nil, "store.dsn", "file path"},
 		{"cache ttl", "", []string{"SSOBRIDGE_STORE_CACHE_TTL=10m"}, "store.cache_ttl", "0 (off) up to 1m"},
 		{"cache ttl negative", "store:\n  cache_ttl: -1s\n", nil, "store.cache_ttl", "out of range"},
+		{"oidc issuer http", "oidc:\n  issuer: http://idp.example\n  client_id: c\n  client_secret: s\n", nil, "oidc.issuer", "https URL"},
+		{"oidc no client id", "oidc:\n  issuer: https://idp.example\n  client_secret: s\n", nil, "oidc.client_id", "client id"},
+		{"oidc no secret", "oidc:\n  issuer: https://idp.example\n  client_id: c\n", nil, "oidc.client_secret", "SSOBRIDGE_OIDC_CLIENT_SECRET"},
+		{"oidc scopes without openid", "oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n  scopes: email\n", nil, "oidc.scopes", "openid"},
+		{"oidc scope list with a space", "oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n  scopes: [openid, \"a b\"]\n", nil, "oidc.scopes", "single words"},
 		{"portal secret short", "portal:\n  jwt_secret: short\n  jwt_issuer: https://p.example\n  jwt_audience: a\n", nil, "portal.jwt_secret", "at least 32"},
 		{"portal both keys", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_public_key_file: /etc/hosts\n  jwt_issuer: i\n  jwt_audience: a\n", nil, "portal.jwt_secret", "not both"},
 		{"portal key without issuer", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_audience: a\n", nil, "portal.jwt_issuer", "required"},
@@ -203,4 +208,17 @@ func TestPostgresStoreAccepted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "postgres", cfg.Store.Driver)
 	assert.Equal(t, "data", cfg.DataDir())
+}
+
+// oidc.scopes is a list or a space-separated string; http is allowed on
+// loopback only.
+func TestOIDCAccepted(t *testing.T) {
+	cfg, err := Parse([]byte("oidc:\n  issuer: http://127.0.0.1:5556/dex\n  client_id: c\n  scopes:\n    - openid\n    - email\n    - groups\n"),
+		[]string{"SSOBRIDGE_OIDC_CLIENT_SECRET=s"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"openid", "email", "groups"}, cfg.OIDC.Scopes.List())
+	assert.True(t, cfg.OIDC.Enabled())
+	cfg, err = Parse([]byte("oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n"), []string{"SSOBRIDGE_OIDC_SCOPES=openid profile"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"openid", "profile"}, cfg.OIDC.Scopes.List())
 }

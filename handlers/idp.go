@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -105,7 +106,7 @@ func (h *server) idpCallback(c echo.Context) error {
 	ck, err := c.Cookie(h.idpFlows.name)
 	c.SetCookie(h.idpFlows.cookie("", -1)) // used once, whatever happens
 	if err != nil || h.idpFlows.codec.Decode(h.idpFlows.name, ck.Value, &flow) != nil {
-		return h.idpRefused(c, oidc.ErrBadState, "no sign-in was started in this browser (or its cookie expired)")
+		return h.idpRefused(c, fmt.Errorf("%w: no sign-in was started in this browser (or its cookie expired)", oidc.ErrBadState), "")
 	}
 	q := c.QueryParams()
 	if q.Get("state") == flow.State {
@@ -113,7 +114,7 @@ func (h *server) idpCallback(c echo.Context) error {
 		// pass a second time.
 		sum := sha256.Sum256([]byte(flow.State))
 		if err := h.Accounts.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, accounts.ErrUsed) {
-			return h.idpRefused(c, oidc.ErrBadState, "the callback was replayed")
+			return h.idpRefused(c, fmt.Errorf("%w: the callback was replayed", oidc.ErrBadState), "")
 		} else if err != nil {
 			return err
 		}

@@ -50,7 +50,9 @@ type Config struct {
 	GroupsClaim                    string   // where the groups are (default "groups")
 	AdminGroup                     string   // asked for: scopes gain "groups" when it is set
 	HTTPClient                     *http.Client
-	Now                            func() time.Time
+	// Now is the clock of the flow's expiry (the app's); ID tokens are
+	// checked against the real clock, as the IdP that signs them is.
+	Now func() time.Time
 }
 
 // Flow is what a browser carries from Start to Finish (the caller keeps it
@@ -185,7 +187,7 @@ func (p *Provider) Finish(ctx context.Context, f Flow, q url.Values) (Identity, 
 	if raw == "" {
 		return Identity{}, fmt.Errorf("%w: no ID token", ErrInvalidToken)
 	}
-	idt, err := prov.Verifier(&gooidc.Config{ClientID: p.cfg.ClientID, Now: p.cfg.Now}).Verify(cctx, raw)
+	idt, err := prov.Verifier(&gooidc.Config{ClientID: p.cfg.ClientID}).Verify(cctx, raw)
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
