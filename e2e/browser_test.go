@@ -293,3 +293,30 @@ func TestBrowserDeepLinkThroughSignIn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Signed in as Ada Lovelace", who)
 }
+
+// A person signs in through the partner's identity provider: a deep link,
+// the bridge's "Sign in with ..." button, Dex's real login page, then the
+// editor at the link's path.
+func TestBrowserSignInWithTheIdentityProvider(t *testing.T) {
+	ta := dexBridge(t, testOptions{}, "")
+	ctx := newTab(t)
+	start := time.Now()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/open?return_to=%2Feditor%2Fprojects%2F5"),
+		chromedp.WaitVisible(chromedp.ID("idp-sign-in"))))
+	screenshot(t, ctx, "12-login-with-idp")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("idp-sign-in")),
+		chromedp.WaitVisible(chromedp.ID("login")),
+		chromedp.SendKeys(chromedp.ID("login"), dexAda.email),
+		chromedp.SendKeys(chromedp.ID("password"), dexAda.password),
+		chromedp.Click(chromedp.ID("submit-login")),
+		chromedp.WaitVisible(chromedp.ID("who"))))
+	t.Logf("deep link to the editor through Dex's login page: %s", time.Since(start).Round(time.Millisecond))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	u, err := url.Parse(loc)
+	require.NoError(t, err)
+	assert.Equal(t, "/editor/projects/5", u.Path)
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
+	require.NoError(t, err)
+	assert.Contains(t, who, "Signed in as")
+}

@@ -2,6 +2,8 @@ package handlers
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/oidc"
 )
 
 // fakeAccounts is an in-memory Accounts with the store's rules the
@@ -540,4 +543,51 @@ func (p *fakePlatform) set(f func(p *fakePlatform)) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f(p)
+}
+
+// fakeIdP starts flows with a fresh state each and finishes them as the
+// test set: an error, or the identity.
+type fakeIdP struct {
+	mu        sync.Mutex
+	n         int
+	startErr  error
+	finishErr error
+	id        oidc.Identity
+}
+
+func (i *fakeIdP) Start(_ context.Context, redirectURL, next string) (string, oidc.Flow, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.startErr != nil {
+		return "", oidc.Flow{}, i.startErr
+	}
+	i.n++
+	state := fmt.Sprintf("state-%d", i.n)
+	return "https://idp.example/auth?state=" + state, oidc.Flow{State: state, Next: next, RedirectURL: redirectURL, Expires: time.Now().Add(oidc.FlowTTL)}, nil
+}
+
+func (i *fakeIdP) Finish(_ context.Context, f oidc.Flow, q url.Values) (oidc.Identity, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if q.Get("state") != f.State {
+		return oidc.Identity{}, oidc.ErrBadState
+	}
+	if i.finishErr != nil {
+		return oidc.Identity{}, i.finishErr
+	}
+	return i.id, nil
+}
+
+func (i *fakeIdP) Discover(context.Context) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.startErr
+}
+
+// idpAnswer starts a flow with the client and answers it with the given
+// extra query.
+func idpAnswer(c *client, extra string) *response {
+	r := c.get("/auth/oidc")
+	u, _ := url.Parse(r.header.Get("Location"))
+	return c.get("/auth/oidc/callback?state=" + u.Query().Get("state") + extra)
 }

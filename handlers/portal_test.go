@@ -19,6 +19,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/oidc"
 )
 
 func TestPortal(t *testing.T) {
@@ -137,6 +138,28 @@ func errorPageCases() []errorPageCase {
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{}) }},
 		{name: "CSRF: wrong token", page: "CSRFFailed", class: "csrf", status: 403,
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{"_csrf": {"wrong"}}) }},
+		{name: "IdP refused", page: "IdPDenied", class: "idp-denied", status: 403, mention: "did not let you in",
+			request: func(f *fixture, c *client) *response {
+				f.idp.finishErr = fmt.Errorf("%w: access_denied", oidc.ErrDenied)
+				return idpAnswer(c, "&error=access_denied")
+			}},
+		{name: "IdP answer not of this browser", page: "IdPStateMismatch", class: "idp-state", status: 400, mention: "could not be completed",
+			request: func(f *fixture, c *client) *response { return c.get("/auth/oidc/callback?state=forged&code=x") }},
+		{name: "IdP flow expired", page: "IdPExpired", class: "idp-expired", status: 400, mention: "10 minutes",
+			request: func(f *fixture, c *client) *response {
+				f.idp.finishErr = oidc.ErrExpired
+				return idpAnswer(c, "&code=x")
+			}},
+		{name: "IdP unreachable", page: "IdPUnavailable", class: "idp-unavailable", status: 502, mention: "could not reach",
+			request: func(f *fixture, c *client) *response {
+				f.idp.startErr = fmt.Errorf("%w: discovery: connection refused", oidc.ErrUnavailable)
+				return c.get("/auth/oidc")
+			}},
+		{name: "IdP email unverified", page: "IdPUnverified", class: "idp-unverified", status: 403, mention: "not been verified",
+			request: func(f *fixture, c *client) *response {
+				f.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: false}
+				return idpAnswer(c, "&code=x")
+			}},
 		{name: "portal token refused", page: "PortalRefused", class: "portal-refused", status: 401,
 			request: func(f *fixture, c *client) *response { return c.get("/sso/jwt?jwt=not.a.token") }},
 		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401, ownClient: true,

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/oidc"
 )
 
 func TestHealthz(t *testing.T) {
@@ -28,17 +29,20 @@ func TestReadyz(t *testing.T) {
 		name     string
 		storeErr error
 		checkErr error
+		idpErr   error
 		status   int
 		want     ReadyStatus
 	}{
-		{"ready", nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok"}},
-		{"store down", errors.New("database is locked"), nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok"}},
-		{"platform refuses", nil, apiErr("list_users", 403), 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden"}},
-		{"platform down", nil, &apiclient.TransportError{Err: errors.New("refused")}, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable"}},
+		{"ready", nil, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", IdP: "ok"}},
+		{"store down", errors.New("database is locked"), nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", IdP: "ok"}},
+		{"platform refuses", nil, apiErr("list_users", 403), nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", IdP: "ok"}},
+		{"platform down", nil, &apiclient.TransportError{Err: errors.New("refused")}, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", IdP: "ok"}},
+		{"identity provider down", nil, nil, oidc.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "unavailable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := setup(t)
+			f.idp.startErr = tt.idpErr
 			f.accts.err = tt.storeErr
 			f.platform.report = CheckReport{Err: tt.checkErr}
 			r := f.client().get("/readyz")

@@ -30,6 +30,7 @@ type fixture struct {
 	reg      *fakeRegulator
 	launcher *fakeLauncher
 	platform *fakePlatform
+	idp      *fakeIdP
 	clock    *fakeclock.Clock
 	logs     *syncbuf.Buffer
 	srv      *httptest.Server
@@ -56,7 +57,7 @@ func (f *fixture) portalToken(c portal.Claims) string {
 func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	t.Helper()
 	f := &fixture{t: t, accts: newFakeAccounts(), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
-		launcher: &fakeLauncher{}, clock: fakeclock.New(time.Time{}), logs: &syncbuf.Buffer{},
+		launcher: &fakeLauncher{}, idp: &fakeIdP{}, clock: fakeclock.New(time.Time{}), logs: &syncbuf.Buffer{},
 		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
 			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
 	d := Deps{Accounts: f.accts, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
@@ -66,6 +67,8 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	v, err := portal.NewVerifier(portal.Config{Secret: portalSecret, Issuer: portalIssuer, Audience: portalAudience}, f.accts, f.clock.Now)
 	require.NoError(t, err)
 	d.PortalTokens = v
+	d.IdP = f.idp
+	d.IdPOptions = IdPOptions{DisplayName: "Test IdP", CreateAccounts: true, ManageAdmin: true, LocalLogin: true, LocalLoginFallback: true}
 	for _, fn := range tweak {
 		fn(&d)
 	}

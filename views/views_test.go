@@ -158,6 +158,11 @@ func TestErrorPages(t *testing.T) {
 		{InternalError, "internal", "Something went wrong on our side", false, false, false},
 		{Busy, "busy", "The service is busy right now", false, false, false},
 		{PortalRefused, "portal-refused", "This sign-in link was not accepted", false, false, false},
+		{IdPDenied, "idp-denied", "Your organisation's sign-in did not let you in", false, false, false},
+		{IdPStateMismatch, "idp-state", "This sign-in could not be completed", false, false, false},
+		{IdPExpired, "idp-expired", "The sign-in took too long", false, false, false},
+		{IdPUnavailable, "idp-unavailable", "Your organisation's sign-in is not reachable right now", false, false, false},
+		{IdPUnverified, "idp-unverified", "Your email address is not verified", false, false, false},
 	}
 	for _, p := range pages {
 		t.Run(p.class, func(t *testing.T) {
@@ -329,4 +334,15 @@ func TestLoginCarriesNext(t *testing.T) {
 	doc := render(t, Login(signedOut, LoginForm{Next: "/open?return_to=%2Fe"}))
 	assert.Equal(t, "/open?return_to=%2Fe", doc.Find(`form input[name="next"]`).AttrOr("value", ""))
 	assert.Zero(t, render(t, Login(signedOut, LoginForm{Next: "/"})).Find(`input[name="next"]`).Length())
+}
+
+// The IdP's button, above the form or instead of it.
+func TestLoginWithIdP(t *testing.T) {
+	doc := render(t, Login(signedOut, LoginForm{IdPName: "Acme SSO", IdPURL: "/auth/oidc?next=%2Fx"}))
+	assert.Equal(t, "Sign in with Acme SSO", text(doc, "#idp-sign-in"))
+	assert.Equal(t, "/auth/oidc?next=%2Fx", doc.Find("#idp-sign-in").AttrOr("href", ""))
+	assert.Equal(t, 1, doc.Find(`form[action="/login"]`).Length())
+	hidden := render(t, Login(signedOut, LoginForm{IdPName: "Acme SSO", IdPURL: "/auth/oidc", HideLocal: true}))
+	assert.Zero(t, hidden.Find(`form[action="/login"]`).Length())
+	assert.Zero(t, render(t, Login(signedOut, LoginForm{})).Find("#idp-sign-in").Length(), "no IdP: no button")
 }

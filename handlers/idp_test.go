@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/oidc"
+)
+
+// The login page offers the IdP, keeps next through it, and hides the
+// password form when oidc.local_login is off (reachable at ?local=1 unless
+// the fallback is off too, when password sign-in is refused outright).
+func TestLoginPageWithIdP(t *testing.T) {
+	f := setup(t)
+	page := f.client().get("/login?next=" + url.QueryEscape("/open?return_to=%2Fe"))
+	assert.Equal(t, "Sign in with Test IdP", page.text("#idp-sign-in"))
+	assert.Equal(t, "/auth/oidc?next="+url.QueryEscape("/open?return_to=%2Fe"), page.doc.Find("#idp-sign-in").AttrOr("href", ""))
+	assert.Equal(t, 1, page.doc.Find("#password").Length(), "local_login on: the form too")
+
+	hidden := setup(t, func(d *Deps) { d.IdPOptions.LocalLogin = false })
+	hidden.account("ada@example.com", true)
+	c := hidden.client()
+	assert.Zero(t, c.get("/login").doc.Find("#password").Length(), "local_login off: no form")
+	local := c.get("/login?local=1")
+	assert.Equal(t, 1, local.doc.Find("#password").Length(), "the fallback")
+	assert.Equal(t, "1", local.doc.Find(`input[name="local"]`).AttrOr("value", ""), "a failed attempt shows the form again")
+	r := c.post("/login", url.Values{"_csrf": {c.csrf("/login?local=1")}, "local": {"1"}, "email": {"ada@example.com"}, "password": {testPassword}})
+	assert.Equal(t, http.StatusSeeOther, r.status, "the fallback still signs in")
+
+	off := setup(t, func(d *Deps) { d.IdPOptions.LocalLogin, d.IdPOptions.LocalLoginFallback = false, false })
+	off.account("ada@example.com", true)
+	oc := off.client()
+	assert.Zero(t, oc.get("/login?local=1").doc.Find("#password").Length())
+	// A valid form token comes from the portal page of an IdP sign-in.
+	off.idp.id = oidc.Identity{Email: "grace@example.com", EmailVerified: true}
+	require.Equal(t, http.StatusSeeOther, idpAnswer(oc, "&code=x").status)
+	r = oc.post("/login", url.Values{"_csrf": {oc.csrf("/")}, "email": {"ada@example.com"}, "password": {testPassword}})
+	assert.Equal(t, http.StatusNotFound, r.status, "password sign-in is off")
+}
+
+// The account rules of an IdP sign-in: created on first sign-in, admin by
+// the group at each sign-in (the last admin kept), disabled refused.
+func TestIdPAccountRules(t *testing.T) {
+	f := setup(t)
+	f.idp.id = oidc.Identity{Email: "Grace@Example.com", EmailVerified: true, Name: "Grace Brewster Hopper", Admin: true}
+	c := f.client()
+	r := idpAnswer(c, "&code=x")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	g, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "Grace Brewster", g.FirstName)
+	assert.Equal(t, "Hopper", g.LastName)
+	assert.True(t, g.Admin, "in the admin group")
+	assert.Equal(t, accounts.NoPassword, g.PasswordHash)
+
+	f.idp.id.Admin = false
+	require.Equal(t, http.StatusSeeOther, idpAnswer(f.client(), "&code=x").status)
+	g, _ = f.accts.AccountByID(t.Context(), g.ID)
+	assert.True(t, g.Admin, "the last admin stays admin")
+	assert.Contains(t, f.logs.String(), "the last admin is not in oidc.admin_group")
+
+	f.account("root@example.com", true)
+	require.Equal(t, http.StatusSeeOther, idpAnswer(f.client(), "&code=x").status)
+	g, _ = f.accts.AccountByID(t.Context(), g.ID)
+	assert.False(t, g.Admin, "another admin exists: leaving the group takes it away")
+
+	require.NoError(t, f.accts.SetDisabled(t.Context(), g.ID, true))
+	d := f.client()
+	r = idpAnswer(d, "&code=x")
+	assert.Equal(t, http.StatusForbidden, r.status)
+	assert.Equal(t, "account-disabled", r.class())
+	assert.Equal(t, "/login", d.get("/").header.Get("Location"), "no session")
+
+	nocreate := setup(t, func(d *Deps) { d.IdPOptions.CreateAccounts = false })
+	nocreate.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: true}
+	r = idpAnswer(nocreate.client(), "&code=x")
+	assert.Equal(t, http.StatusForbidden, r.status)
+	assert.Equal(t, "idp-denied", r.class())
+	_, err = nocreate.accts.AccountByEmail(t.Context(), "new@example.com")
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+}
