@@ -84,3 +84,12 @@ func TestIdPAccountRules(t *testing.T) {
 	_, err = nocreate.accts.AccountByEmail(t.Context(), "new@example.com")
 	assert.ErrorIs(t, err, accounts.ErrNotFound)
 }
+
+// oidc.allow_unverified_email lets an unverified email in.
+func TestIdPAllowUnverifiedEmail(t *testing.T) {
+	f := setup(t, func(d *Deps) { d.IdPOptions.AllowUnverifiedEmail = true })
+	f.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: false}
+	c := f.client()
+	require.Equal(t, http.StatusSeeOther, idpAnswer(c, "&code=x").status)
+	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
+}

@@ -80,10 +80,9 @@ type Identity struct {
 // Provider is the relying party of one IdP. Discovery runs on first use
 // and again after a failure, so an IdP that is down at start is not fatal.
 type Provider struct {
-	cfg    Config
-	mu     sync.Mutex
-	p      *gooidc.Provider
-	lastOK time.Time
+	cfg Config
+	mu  sync.Mutex
+	p   *gooidc.Provider
 }
 
 // New returns a Provider; call Discover to try the IdP now.
