@@ -68,14 +68,14 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	// Check everything before touching the store, so bad input writes nothing.
 	n := accounts.NewAccount{Email: *email, FirstName: *first, LastName: *last, PasswordHash: "pending", Admin: *admin}
 	if err := n.Normalize(); err != nil {
-		return cli.UsageError(strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
+		return invalidInput("", err)
 	}
 	password, err := readPassword(env)
 	if err != nil {
 		return err
 	}
 	if err := accounts.CheckPassword(password); err != nil {
-		return cli.UsageError(strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
+		return invalidInput("", err)
 	}
 	cfg, err := env.LoadConfig(*cfgPath)
 	if err != nil {
@@ -110,6 +110,12 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "created %s %s (id %d)\n", role, acct.Email, acct.ID)
 	return nil
+}
+
+// invalidInput is bad input (an accounts.ErrInvalid) as a command's usage
+// error, without the error's class; prefix names the command and flag.
+func invalidInput(prefix string, err error) error {
+	return cli.UsageError(prefix + strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
 }
 
 // readPassword asks twice, without echo, when stdin is a terminal;

@@ -112,7 +112,7 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
-		return cli.UsageError("portal-link: --email: " + strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
+		return invalidInput("portal-link: --email: ", err)
 	}
 	if err := launch.ValidateReturnTo(*returnTo); err != nil {
 		return cli.UsageError("portal-link: --return-to: " + err.Error())
@@ -152,7 +152,7 @@ func UserInviteCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
-		return cli.UsageError("user invite: --email: " + strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
+		return invalidInput("user invite: --email: ", err)
 	}
 	cfg, err := env.LoadConfig(*cfgPath)
 	if err != nil {
