@@ -516,8 +516,8 @@ func (s *Postgres) RecordLaunch(ctx context.Context, e Event) error {
 // that arrive while one batch commits share the next, so under load a
 // commit carries many launches instead of each paying its own (at 64 in
 // flight, 24 events a commit: 2,159 -> 5,347 launches/s, docs/performance.md).
-// It returns once the row is
-// committed: an acknowledged launch has its audit row.
+// It returns once the row is committed: an acknowledged launch has its
+// audit row.
 func (s *Postgres) recordEvent(ctx context.Context, e Event, stampLink bool) error {
 	if e.At.IsZero() {
 		e.At = s.now()
