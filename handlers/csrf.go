@@ -181,13 +181,13 @@ func readForm(r *http.Request) error {
 	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
 }
 
-// noSession reports paths that machines and caches fetch: they set no
-// cookie (they are all GET routes).
 // csrfExempt is a state-changing route that needs no token: the portal's
 // handoff arrives cross-site by design, and its signed, single-use token
 // is the proof.
 func csrfExempt(path string) bool { return path == "/sso/jwt" }
 
+// noSession reports paths that machines and caches fetch: they set no
+// cookie (they are all GET routes).
 func noSession(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", "/metrics":
