@@ -174,17 +174,11 @@ func userMessage(err error) string {
 
 func (h *server) accountAction(c echo.Context) error {
 	ctx := c.Request().Context()
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return echo.NewHTTPError(http.StatusNotFound)
-	}
-	target, err := h.Accounts.AccountByID(ctx, id)
-	if errors.Is(err, accounts.ErrNotFound) {
-		return echo.NewHTTPError(http.StatusNotFound)
-	}
+	target, err := h.targetAccount(c)
 	if err != nil {
 		return err
 	}
+	id := target.ID
 	var notice string
 	switch c.Param("action") {
 	case "disable":
