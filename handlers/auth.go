@@ -103,7 +103,7 @@ func (h *server) login(c echo.Context) error {
 		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: bannedMessage(left)})))
 	}
 	if len(email) > 254 || len(password) > 1024 {
-		return h.loginFailure(c, attempt, email, 0, "input too long")
+		return h.loginFailure(c, attempt, email, next, 0, "input too long")
 	}
 	acct, err := h.Accounts.AccountByEmail(ctx, email)
 	switch {
@@ -112,7 +112,7 @@ func (h *server) login(c echo.Context) error {
 		if err := h.Passwords.VerifyDummy(ctx, password); !errors.Is(err, accounts.ErrPasswordMismatch) {
 			return err
 		}
-		return h.loginFailure(c, attempt, email, 0, "unknown email")
+		return h.loginFailure(c, attempt, email, next, 0, "unknown email")
 	case err != nil:
 		return err
 	}
@@ -120,10 +120,10 @@ func (h *server) login(c echo.Context) error {
 		if !errors.Is(err, accounts.ErrPasswordMismatch) {
 			return err
 		}
-		return h.loginFailure(c, attempt, email, acct.ID, "wrong password")
+		return h.loginFailure(c, attempt, email, next, acct.ID, "wrong password")
 	}
 	if acct.Disabled {
-		return h.loginFailure(c, attempt, email, acct.ID, "account disabled")
+		return h.loginFailure(c, attempt, email, next, acct.ID, "account disabled")
 	}
 	if err := h.Regulator.Succeed(ctx, attempt); err != nil {
 		return err
@@ -136,7 +136,7 @@ func (h *server) login(c echo.Context) error {
 
 // loginFailure answers every failed sign-in the same way; the reason goes
 // to the audit log only.
-func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email string, accountID int64, reason string) error {
+func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email, next string, accountID int64, reason string) error {
 	email = truncate(email, 254)
 	banned, err := h.Regulator.Fail(c.Request().Context(), attempt)
 	if err != nil {
@@ -147,7 +147,7 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email st
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")
-	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: portal.SafeNext(c.FormValue("next")), Error: loginFailed})))
+	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: loginFailed})))
 }
 
 // logout ends this device's session: its record goes, so a copy of the
