@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -75,6 +76,9 @@ type testOptions struct {
 	// platform, when set, is an emulator the app calls instead of starting
 	// its own (instances sharing one platform).
 	platform *platformsim.Running
+	// listener, when set, is where the app serves (its URL known before
+	// the app is built, e.g. for an IdP's redirect URI).
+	listener net.Listener
 }
 
 // Session keys every instance of a test shares.
@@ -119,7 +123,12 @@ log:
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Now: o.now})
 	require.NoError(t, err)
-	srv := httptest.NewServer(a.Handler())
+	srv := httptest.NewUnstartedServer(a.Handler())
+	if o.listener != nil {
+		srv.Listener.Close()
+		srv.Listener = o.listener
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		a.Close()

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -17,16 +18,17 @@ import (
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 )
 
-// dexBridge is a bridge whose IdP is a real Dex, started after it (so the
-// bridge's discovery at start fails and is retried).
+// dexBridge is a bridge whose IdP is a real Dex, running before the bridge
+// starts (its listener is taken first, for the redirect URI).
 func dexBridge(t *testing.T, o testOptions, extra string) *testApp {
 	t.Helper()
 	bin := dexBinary(t)
-	port := freePort(t)
-	o.yaml += oidcYAML(fmt.Sprintf("http://127.0.0.1:%d/dex", port), extra)
-	ta := startTestApp(t, o)
-	startDex(t, bin, port, ta.srv.URL+"/auth/oidc/callback")
-	return ta
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	o.listener = ln
+	issuer := startDex(t, bin, freePort(t), "http://"+ln.Addr().String()+"/auth/oidc/callback")
+	o.yaml += oidcYAML(issuer, extra)
+	return startTestApp(t, o)
 }
 
 func (ta *testApp) account(t *testing.T, email string) accounts.Account {
@@ -183,8 +185,9 @@ func TestOIDCIdPDownAtStart(t *testing.T) {
 	assert.Contains(t, b.get("/login?local=1").body, `id="password"`, "the fallback for admins")
 
 	startDex(t, bin, port, ta.srv.URL+"/auth/oidc/callback")
-	r = b.get("/readyz")
-	assert.Equal(t, http.StatusOK, r.status, r.body)
+	// A failed discovery is remembered for a few seconds, then retried.
+	require.Eventually(t, func() bool { return b.get("/readyz").status == http.StatusOK }, 15*time.Second, 100*time.Millisecond,
+		"/readyz ready once the IdP is up")
 	cbPage, _ := b.idpSignIn(t, "", dexAda)
 	assert.Equal(t, http.StatusSeeOther, cbPage.status, "discovery retried: the sign-in works")
 	assert.True(t, strings.HasPrefix(ta.account(t, dexAda.email).Email, "ada@"))

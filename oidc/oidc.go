@@ -77,12 +77,19 @@ type Identity struct {
 	Admin bool
 }
 
+// discoveryRetry is how long a failed discovery is answered from memory:
+// while the IdP is down, sign-ins and probes get its error at once rather
+// than each waiting, in turn, for an attempt of its own.
+const discoveryRetry = 5 * time.Second
+
 // Provider is the relying party of one IdP. Discovery runs on first use
 // and again after a failure, so an IdP that is down at start is not fatal.
 type Provider struct {
-	cfg Config
-	mu  sync.Mutex
-	p   *gooidc.Provider
+	cfg     Config
+	mu      sync.Mutex
+	p       *gooidc.Provider
+	lastErr error     // the last failed discovery
+	lastTry time.Time // when it was made (real time: it paces network attempts)
 }
 
 // New returns a Provider; call Discover to try the IdP now.
@@ -119,9 +126,13 @@ func (p *Provider) provider(ctx context.Context) (*gooidc.Provider, error) {
 	if p.p != nil {
 		return p.p, nil
 	}
+	if p.lastErr != nil && time.Since(p.lastTry) < discoveryRetry {
+		return nil, p.lastErr
+	}
 	prov, err := gooidc.NewProvider(gooidc.ClientContext(ctx, p.cfg.HTTPClient), p.cfg.Issuer)
 	if err != nil {
-		return nil, fmt.Errorf("%w: discovery at %s: %w", ErrUnavailable, p.cfg.Issuer, err)
+		p.lastErr, p.lastTry = fmt.Errorf("%w: discovery at %s: %w", ErrUnavailable, p.cfg.Issuer, err), time.Now()
+		return nil, p.lastErr
 	}
 	p.p = prov
 	return prov, nil
