@@ -32,6 +32,7 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/internal/pgschema"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -117,12 +118,18 @@ func storeYAML(ctx context.Context, o benchOptions, dir string) (yaml string, cl
 	if o.store != "postgres" {
 		return fmt.Sprintf("store:\n  dsn: %s/bench.db\n", dir), func() {}, nil
 	}
-	dsn, drop, err := benchSchema(ctx, o.dsn)
+	// A schema of its own, so a bench meets no earlier run's accounts.
+	dsn, drop, err := pgschema.Create(ctx, o.dsn, "bench_")
 	if err != nil {
 		return "", nil, err
 	}
+	cleanup = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = drop(ctx)
+	}
 	return fmt.Sprintf("store:\n  driver: postgres\n  dsn: %q\nsession:\n  hash_key: %s\n  block_key: %s\n", dsn,
-		strings.Repeat("ab", 32), strings.Repeat("cd", 32)), drop, nil
+		strings.Repeat("ab", 32), strings.Repeat("cd", 32)), cleanup, nil
 }
 
 // latencies collects durations from many goroutines.

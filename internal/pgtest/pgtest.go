@@ -5,14 +5,11 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/ssobridge/ssobridge/internal/pgschema"
 )
 
 // EnvDSN names the variable that switches the PostgreSQL tests on.
@@ -26,38 +23,18 @@ func DSN(t testing.TB) string {
 	if base == "" {
 		t.Skip("PostgreSQL tests are off: set " + EnvDSN + " (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable); .ci/run sets it")
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "t_" + hex.EncodeToString(b)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
+	dsn, drop, err := pgschema.Create(ctx, base, "t_")
 	if err != nil {
-		t.Fatalf("%s: connect: %v", EnvDSN, err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema %s: %v", schema, err)
+		t.Fatalf("%s: %v", EnvDSN, err)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
+		if err := drop(ctx); err != nil {
+			t.Errorf("drop the test's schema: %v", err)
 		}
 	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s is not a URL: %v", EnvDSN, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return dsn
 }
