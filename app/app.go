@@ -22,9 +22,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/portal"
 )
 
 // App is the wired bridge.
@@ -107,46 +105,25 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}
 
-	deps := handlers.Deps{PortalCreateAccounts: cfg.Portal.CreateAccounts, PublicURL: cfg.Server.PublicURL}
-	if pk, ok, err := portalKeyOf(cfg); err != nil {
+	in, err := arrivalsOf(ctx, cfg, a.store, o.Now, a.logger)
+	if err != nil {
 		return nil, err
-	} else if ok {
-		v, err := portal.NewVerifier(pk.cfg, a.store, o.Now)
-		if err != nil {
-			return nil, err
-		}
-		deps.PortalTokens = v
-		if pk.demo {
-			deps.DemoPortal, deps.PortalCreateAccounts = demoPortal(pk, o.Now), true
-			a.demoPortal = true
-		}
 	}
-
-	if oc := cfg.OIDC; oc.Enabled() {
-		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
-			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: o.Now})
-		// Not fatal: an IdP that is down at start is retried at the first
-		// sign-in, and /readyz reports it meanwhile.
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := prov.Discover(dctx); err != nil {
-			a.logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
-		}
-		cancel()
-		deps.IdP = prov
-		deps.IdPOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, CreateAccounts: oc.CreateAccounts, AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
-			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
-	}
+	a.demoPortal = in.demoPortal != nil
 
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
-	deps.Accounts, deps.Passwords, deps.Regulator, deps.Launcher = a.store, a.hasher, regulator, launcher
-	deps.Platform = console{client: a.client, embedded: a.sim != nil}
-	deps.TrustProxyHeaders, deps.Metrics, deps.MetricsElsewhere = cfg.Server.TrustProxyHeaders, metrics, cfg.Server.MetricsAddr != ""
-	deps.Logger, deps.Now = a.logger, o.Now
-	deps.Sessions = handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, MaxAge: cfg.Session.MaxAge,
-		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
-	deps.AuditRetention, deps.Stopping = cfg.Audit.Retention, a.stopping.Load
-	a.handler = handlers.New(deps)
+	a.handler = handlers.New(handlers.Deps{
+		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
+		Platform:          console{client: a.client, embedded: a.sim != nil},
+		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
+		Logger: a.logger, Now: o.Now,
+		Sessions: handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, MaxAge: cfg.Session.MaxAge,
+			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
+		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
+		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, DemoPortal: in.demoPortal,
+		IdP: in.idp, IdPOptions: in.idpOptions,
+	})
 	return a, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -15,7 +16,9 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -30,6 +33,51 @@ const (
 	// DemoPortalPath is where the sample partner portal is served.
 	DemoPortalPath = "/demo/portal"
 )
+
+// arrivals are the ways in besides the password form, as the handlers
+// take them: the portal's JWT handoff (and the demo's sample portal) and
+// the partner's identity provider. Each is nil when it is off.
+type arrivals struct {
+	portalTokens         handlers.PortalTokens
+	portalCreateAccounts bool
+	demoPortal           func() (views.DemoPortal, error)
+	idp                  handlers.IdP
+	idpOptions           handlers.IdPOptions
+}
+
+// arrivalsOf wires them from cfg. An identity provider that does not
+// answer at start is a warning, not an error: sign-in with it retries
+// discovery, and /readyz reports it meanwhile.
+func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, now func() time.Time, logger *slog.Logger) (arrivals, error) {
+	in := arrivals{portalCreateAccounts: cfg.Portal.CreateAccounts}
+	pk, ok, err := portalKeyOf(cfg)
+	if err != nil {
+		return arrivals{}, err
+	}
+	if ok {
+		v, err := portal.NewVerifier(pk.cfg, store, now)
+		if err != nil {
+			return arrivals{}, err
+		}
+		in.portalTokens = v
+		if pk.demo {
+			in.demoPortal, in.portalCreateAccounts = demoPortal(pk, now), true
+		}
+	}
+	if oc := cfg.OIDC; oc.Enabled() {
+		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
+			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: now})
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := prov.Discover(dctx); err != nil {
+			logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
+		}
+		cancel()
+		in.idp = prov
+		in.idpOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, CreateAccounts: oc.CreateAccounts, AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
+			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
+	}
+	return in, nil
+}
 
 // portalKey is how portal tokens are checked: the configured key, or the
 // embedded demo's (demo true).

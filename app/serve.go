@@ -102,8 +102,9 @@ func startupPrinter(cfg config.Log, out io.Writer) func(text, msg string, attrs 
 }
 
 // prune deletes, now and hourly, audit events older than audit.retention
-// (when set), sign-in attempts older than regulation.find_time and
-// sessions idle longer than session.idle_timeout.
+// (when set), sign-in attempts older than regulation.find_time, sessions
+// idle longer than session.idle_timeout and single-use ids (portal token
+// jtis, IdP states) past their time.
 func (a *App) prune(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
