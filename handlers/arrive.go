@@ -92,7 +92,7 @@ func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.A
 	if !errors.Is(err, accounts.ErrNotFound) || !h.PortalCreateAccounts {
 		return acct, err
 	}
-	first, last := PlatformNames(c.Email, c.GivenName, c.FamilyName, "")
+	first, last := platformNames(c.Email, c.GivenName, c.FamilyName, "")
 	acct, err = h.Accounts.CreateAccount(ctx, accounts.NewAccount{Email: c.Email, FirstName: first, LastName: last, PasswordHash: accounts.NoPassword})
 	if errors.Is(err, accounts.ErrEmailTaken) { // two first arrivals at once
 		return h.Accounts.AccountByEmail(ctx, c.Email)
@@ -100,10 +100,10 @@ func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.A
 	return acct, err
 }
 
-// PlatformNames are the names an account created from a portal or IdP
+// platformNames are the names an account created from a portal or IdP
 // gets: given and family names, else a full name split at its last space,
 // else the email's local part for both.
-func PlatformNames(email, given, family, full string) (first, last string) {
+func platformNames(email, given, family, full string) (first, last string) {
 	given, family, full = strings.TrimSpace(given), strings.TrimSpace(family), strings.TrimSpace(full)
 	if given != "" && family != "" {
 		return given, family

@@ -200,7 +200,7 @@ func TestPlatformNames(t *testing.T) {
 		{"ada@x.example", "Ada", "", "", "Ada", "ada"},
 		{"ada@x.example", " ", " ", "Mononym", "ada", "ada"},
 	} {
-		first, last := PlatformNames(tc.email, tc.given, tc.family, tc.full)
+		first, last := platformNames(tc.email, tc.given, tc.family, tc.full)
 		assert.Equal(t, [2]string{tc.first, tc.last}, [2]string{first, last}, "%+v", tc)
 	}
 }

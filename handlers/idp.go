@@ -143,7 +143,7 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 		if !h.IdPOptions.CreateAccounts {
 			return accounts.Account{}, errIdPNoAccount
 		}
-		first, last := PlatformNames(id.Email, id.GivenName, id.FamilyName, id.Name)
+		first, last := platformNames(id.Email, id.GivenName, id.FamilyName, id.Name)
 		acct, err = h.Accounts.CreateAccount(ctx, accounts.NewAccount{Email: id.Email, FirstName: first, LastName: last, PasswordHash: accounts.NoPassword})
 		if errors.Is(err, accounts.ErrEmailTaken) {
 			acct, err = h.Accounts.AccountByEmail(ctx, id.Email)
