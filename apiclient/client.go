@@ -79,7 +79,7 @@ type Options struct {
 	BaseURL     string // e.g. https://video.example.com (without /api/5)
 	Credentials Credentials
 	Shapes      Shapes
-	// HTTPClient is used for every call; default: NewHTTPClient(Timeout).
+	// HTTPClient is used for every call; default: NewHTTPClient().
 	HTTPClient *http.Client
 	// Timeout bounds one attempt; default 10 s.
 	Timeout time.Duration
@@ -141,15 +141,20 @@ func New(opts Options) (*Client, error) {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = NewHTTPClient(opts.Timeout)
+		hc = NewHTTPClient()
 	}
 	return &Client{base: base, signer: signer, opts: opts, http: hc}, nil
 }
 
-// NewHTTPClient returns an http.Client with explicit timeouts and enough
-// idle connections per host that concurrent launches reuse connections.
-func NewHTTPClient(timeout time.Duration) *http.Client {
-	t := &http.Transport{
+// NewHTTPClient returns the client for the platform: its transport does
+// each round trip in the calling goroutine over kept-alive connections
+// (callerTransport; through a proxy, the standard Transport), so that
+// concurrent launches reuse connections and no goroutine hand-off is paid
+// per call. It sets no overall timeout: the Client bounds each attempt
+// with its context (Options.Timeout), which costs no timer goroutine per
+// request as http.Client.Timeout does.
+func NewHTTPClient() *http.Client {
+	std := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		ForceAttemptHTTP2:     true,
@@ -157,10 +162,9 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 		MaxIdleConnsPerHost:   128,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: timeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &http.Client{Transport: t, Timeout: timeout,
+	return &http.Client{Transport: newCallerTransport(std, 128, 90*time.Second),
 		// The API never redirects; a redirect means a wrong base URL.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
@@ -311,6 +315,9 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 	if err := ctx.Err(); err != nil {
 		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: errors.Is(err, context.DeadlineExceeded), Err: err}
 	}
+	// The attempt's bound covers the answer's body too: it is read here.
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
 	var rdr io.Reader
 	if body != nil {
 		rdr = bytes.NewReader(body)

@@ -329,12 +329,13 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 	schemeHMAC := fs.String("scheme-hmac", platformsim.DefaultSchemeHMAC, "HMAC scheme name")
 	schemeSimple := fs.String("scheme-simple", platformsim.DefaultSchemeSimple, "simple scheme name")
 	control := fs.Bool("control", false, "expose the JSON control endpoint under /_sim/ (faults, latency, clock, call counts)")
+	latency := fs.Duration("latency", 0, "delay every answer by this much (e.g. 20ms, a platform far away)")
 	racy := fs.Bool("racy-create", false, "create users as a platform whose duplicate check races: look up, pause 50 ms, insert without a unique check")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
-	if *rateLimit < 0 || *ttl <= 0 || *skew <= 0 {
-		return cli.UsageError("platform-sim: --rate-limit must be >= 0, --token-ttl and --skew > 0")
+	if *rateLimit < 0 || *ttl <= 0 || *skew <= 0 || *latency < 0 || *latency > time.Minute {
+		return cli.UsageError("platform-sim: --rate-limit must be >= 0, --token-ttl and --skew > 0, --latency 0..1m")
 	}
 	admin, member := platformsim.NewCredential(true), platformsim.NewCredential(false)
 	for _, kv := range []struct{ dst, src *string }{{&admin.Key, key}, {&admin.Secret, secret}, {&member.Key, mkey}, {&member.Secret, msecret}} {
@@ -349,6 +350,7 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	sim.SetClockOffset(*offset)
+	sim.SetLatency("", *latency)
 	run, err := platformsim.Start(sim, *addr)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,9 +41,13 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("listen on %s (server.metrics_addr): %w", addr, err)
 		}
-		servers, listeners = append(servers, a.httpServer(a.metrics.Handler())), append(listeners, mln)
+		servers, listeners = append(servers, a.httpServer(a.metricsHandler())), append(listeners, mln)
 		murl := "http://" + mln.Addr().String() + "/metrics"
 		say("metrics at "+murl, "metrics", "url", murl)
+		if a.cfg.Server.Pprof {
+			purl := "http://" + mln.Addr().String() + "/debug/pprof/"
+			say("profiler at "+purl, "profiler", "url", purl)
+		}
 	}
 	if a.sim != nil {
 		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
@@ -81,6 +86,22 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 		return serveErr
 	}
 	return errors.Join(errs...)
+}
+
+// metricsHandler serves /metrics and, with server.pprof, Go's profiler
+// under /debug/pprof/ (on server.metrics_addr only; config refuses pprof
+// without it).
+func (a *App) metricsHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", a.metrics.Handler())
+	if a.cfg.Server.Pprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	return mux
 }
 
 // httpServer serves h with the bridge's timeouts; its errors go to the log.

@@ -94,6 +94,9 @@ type Server struct {
 	// MetricsAddr serves /metrics on a listener of its own, so it need not
 	// be public; empty: /metrics is on Addr.
 	MetricsAddr string `yaml:"metrics_addr"`
+	// Pprof serves Go's profiler under /debug/pprof/ next to /metrics on
+	// MetricsAddr (never on Addr: profiles show what the process does).
+	Pprof bool `yaml:"pprof"`
 }
 
 // Session is the browser session.
@@ -350,6 +353,9 @@ func (c *Config) validate() Errors {
 		} else if m == c.Server.Addr && port != "0" { // port 0: any free port, for each listener
 			bad("server.metrics_addr", "is server.addr; give another port, or leave it empty to serve /metrics on server.addr")
 		}
+	}
+	if c.Server.Pprof && c.Server.MetricsAddr == "" {
+		bad("server.pprof", "needs server.metrics_addr (e.g. 127.0.0.1:9100): the profiler is served only there, never on server.addr")
 	}
 	if c.Server.PublicURL != "" {
 		if u, err := url.Parse(c.Server.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -51,11 +52,12 @@ type benchOptions struct {
 
 // BenchCmd is `ssobridge bench`: it drives launches against an in-process
 // bridge and emulator on loopback and reports latency, throughput,
-// platform calls per launch, connections and peak RSS. It is bounded in
-// count and time.
+// platform calls per launch, connections and peak RSS; with --target it
+// drives a running bridge from outside instead (runExternal). It is
+// bounded in count and time.
 func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
-	cmd := cli.Command{Name: "bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]",
-		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; see docs/performance.md."}
+	cmd := cli.Command{Name: "bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]\n       ssobridge bench --target URL --config FILE [--platform URL] [--accounts N] [--concurrency C] [--duration D] [flags]",
+		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; or, with --target, a running bridge over real sockets (its store, from --config, gets the\nbench's accounts bench00000@example.com...). See docs/performance.md."}
 	fs := env.Flags(cmd)
 	o := benchOptions{}
 	fs.IntVar(&o.accounts, "accounts", 1000, "signed-in accounts (1..20000)")
@@ -68,6 +70,10 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	fs.StringVar(&o.store, "store", "sqlite", "the store to measure: sqlite, postgres, or both (one after the other, the same way)")
 	fs.StringVar(&o.dsn, "dsn", "", "PostgreSQL URL for --store postgres|both (the bench works in a schema of its own, dropped after)")
 	storeDSN := fs.String("store-dsn", "", "the same as --store postgres --dsn URL")
+	target := fs.String("target", "", "drive this running bridge (http://host:port) instead of an in-process one")
+	cfgPath := fs.String("config", "", "with --target: the target's configuration (its store gets the bench's accounts; the platform credentials sign the raw calls)")
+	platformURL := fs.String("platform", "", "with --target: the platform the target calls (e.g. a platform-sim), for the raw token call in the same run")
+	targetPprof := fs.String("target-pprof", "", "with --target and --cpuprofile: the target's profiler, http://<server.metrics_addr> with server.pprof on")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
@@ -98,6 +104,18 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	case o.store == "sqlite" && o.dsn != "":
 		return cli.UsageError("bench: --dsn is for --store postgres or both")
 	}
+	if *target != "" {
+		x, err := externalFlags(env, o, fs, *target, *cfgPath, *platformURL, *targetPprof)
+		if err != nil {
+			return err
+		}
+		return runExternal(ctx, o, x, env.Stdout)
+	}
+	for _, name := range []string{"config", "platform", "target-pprof"} {
+		if fs.Lookup(name).Value.String() != "" {
+			return cli.UsageError("bench: --" + name + " is for --target")
+		}
+	}
 	stores := []string{o.store}
 	if o.store == "both" {
 		stores = []string{"sqlite", "postgres"}
@@ -110,6 +128,56 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// externalFlags checks the flags of the external mode and loads the
+// target's configuration.
+func externalFlags(env cli.Env, o benchOptions, fs *flag.FlagSet, target, cfgPath, platformURL, pprofURL string) (externalOptions, error) {
+	var x externalOptions
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range []string{"store", "dsn", "store-dsn", "latency", "memprofile"} {
+		if set[name] {
+			return x, cli.UsageError("bench: --" + name + " is for the in-process bench, not --target (set latency on the platform, e.g. platform-sim --latency)")
+		}
+	}
+	parse := func(flagName, raw string) (*url.URL, error) {
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, cli.UsageError(fmt.Sprintf("bench: --%s must be an http(s) URL such as http://127.0.0.1:8080, not %q", flagName, raw))
+		}
+		return u, nil
+	}
+	var err error
+	if x.target, err = parse("target", target); err != nil {
+		return x, err
+	}
+	if x.target.Scheme != "http" {
+		return x, cli.UsageError("bench: --target must be http:// (the load tool writes plain HTTP/1.1; measure the bridge, not a TLS proxy)")
+	}
+	if platformURL != "" {
+		if x.platform, err = parse("platform", platformURL); err != nil {
+			return x, err
+		}
+	}
+	if pprofURL != "" {
+		if x.pprof, err = parse("target-pprof", pprofURL); err != nil {
+			return x, err
+		}
+	}
+	switch {
+	case cfgPath == "":
+		return x, cli.UsageError("bench: --target needs --config FILE, the target's configuration (the bench adds its accounts to the target's store)")
+	case o.cpuProfile != "" && x.pprof == nil:
+		return x, cli.UsageError("bench: --cpuprofile with --target needs --target-pprof http://<server.metrics_addr> (server.pprof: true)")
+	}
+	if x.cfg, err = env.LoadConfig(cfgPath); err != nil {
+		return x, err
+	}
+	if x.platform != nil && x.cfg.Platform.APIKey == "" {
+		return x, cli.UsageError("bench: --platform needs the platform credentials in --config (platform.api_key and the secret)")
+	}
+	return x, nil
 }
 
 // storeYAML is the bench's store configuration: a SQLite file in dir, or a

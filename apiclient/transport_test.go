@@ -1,0 +1,253 @@
+package apiclient
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingServer is an httptest server that counts the connections it
+// accepted.
+func countingServer(t *testing.T, h http.Handler) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string, error) {
+	t.Helper()
+	resp, err := c.Get(u)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), err
+}
+
+// Calls one after another share one connection, also when the answer has
+// no body or is chunked; a body left unread closes its connection rather
+// than leaving the next answer behind it.
+func TestCallerTransportKeepsConnectionsAlive(t *testing.T) {
+	srv, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/empty":
+			w.WriteHeader(http.StatusNoContent)
+		case "/chunked":
+			w.Write([]byte("part one, "))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("part two"))
+		default:
+			fmt.Fprintf(w, "hello %s", r.URL.Path)
+		}
+	}))
+	c := NewHTTPClient()
+	defer c.CloseIdleConnections()
+	for i, path := range []string{"/a", "/empty", "/chunked", "/b"} {
+		status, body, err := get(t, c, srv.URL+path)
+		require.NoError(t, err, path)
+		switch path {
+		case "/empty":
+			assert.Equal(t, http.StatusNoContent, status)
+			assert.Empty(t, body)
+		case "/chunked":
+			assert.Equal(t, "part one, part two", body)
+		default:
+			assert.Equal(t, "hello "+path, body)
+		}
+		assert.Equal(t, int32(1), conns.Load(), "call %d (%s) on the first connection", i, path)
+	}
+
+	resp, err := c.Get(srv.URL + "/unread")
+	require.NoError(t, err)
+	resp.Body.Close() // not read
+	_, body, err := get(t, c, srv.URL+"/after")
+	require.NoError(t, err)
+	assert.Equal(t, "hello /after", body)
+	assert.Equal(t, int32(2), conns.Load(), "the unread answer's connection was closed, not reused")
+}
+
+// Concurrent calls use as many connections as are in flight and keep them.
+func TestCallerTransportConcurrentCallsReuseConnections(t *testing.T) {
+	srv, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	c := NewHTTPClient()
+	defer c.CloseIdleConnections()
+	const workers, rounds = 8, 50
+	errs := make(chan error, workers)
+	for range workers {
+		go func() {
+			for range rounds {
+				if _, body, err := get(t, c, srv.URL); err != nil || body != "ok" {
+					errs <- fmt.Errorf("body %q: %v", body, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		require.NoError(t, <-errs)
+	}
+	assert.LessOrEqual(t, conns.Load(), int32(workers), "%d calls", workers*rounds)
+}
+
+// A platform that closes a kept-alive connection (its idle timeout) without
+// saying so: the next call finds it closed and is sent again, body and all,
+// on a new connection.
+func TestCallerTransportResendsOnAConnectionClosedWhileIdle(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			go func() {
+				defer conn.Close()
+				req, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				b, _ := io.ReadAll(req.Body)
+				// Answers as if keeping the connection, then closes it.
+				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
+			}()
+		}
+	}()
+	c := NewHTTPClient()
+	defer c.CloseIdleConnections()
+	for i, payload := range []string{`{"n":1}`, `{"n":2}`, `{"n":3}`} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/echo", strings.NewReader(payload))
+		require.NoError(t, err)
+		resp, err := c.Do(req)
+		require.NoError(t, err, "call %d", i)
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, payload, string(b), "the resent request carried its body")
+	}
+	assert.Equal(t, int32(3), accepted.Load(), "one new connection per call")
+}
+
+// A cancelled call returns at once with the context's error, and a call
+// past its deadline with a timeout; neither connection is kept.
+func TestCallerTransportStopsOnTheContext(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 2)
+	srv, conns := countingServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer close(release)
+	c := NewHTTPClient()
+	defer c.CloseIdleConnections()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow", nil)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(req)
+		done <- err
+	}()
+	<-arrived // cancelled while waiting for the answer
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled call did not return")
+	}
+
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ = http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/slow", nil)
+	_, err := c.Do(req)
+	require.Error(t, err)
+	assert.True(t, isTimeout(err), "%v", err)
+
+	_, body, err := get(t, c, srv.URL+"/fast")
+	require.NoError(t, err)
+	assert.Equal(t, "ok", body)
+	assert.Equal(t, int32(3), conns.Load(), "the two stopped calls' connections were not reused")
+}
+
+// Through a proxy, the standard Transport does the call.
+func TestCallerTransportHandsProxiedCallsToTheStandardTransport(t *testing.T) {
+	var proxied atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		fmt.Fprintf(w, "via proxy: %s", r.URL.String()) // a forward proxy gets the absolute URL
+	}))
+	defer proxy.Close()
+	c := NewHTTPClient()
+	defer c.CloseIdleConnections()
+	pu, _ := url.Parse(proxy.URL)
+	c.Transport.(*callerTransport).fallback.Proxy = http.ProxyURL(pu)
+	_, body, err := get(t, c, "http://platform.invalid/api/5/x")
+	require.NoError(t, err)
+	assert.Equal(t, "via proxy: http://platform.invalid/api/5/x", body)
+	assert.Equal(t, int32(1), proxied.Load())
+}
+
+// HTTPS: the connection is TLS, speaks HTTP/1.1 and is kept alive.
+func TestCallerTransportTLS(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "%s %v", r.Proto, r.TLS != nil)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	defer srv.Close()
+	c := NewHTTPClient()
+	defer c.CloseIdleConnections()
+	ct := c.Transport.(*callerTransport)
+	ct.tlsConfig = &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}
+	for range 3 {
+		_, body, err := get(t, c, srv.URL)
+		require.NoError(t, err)
+		assert.Equal(t, "HTTP/1.1 true", body)
+	}
+	assert.Equal(t, int32(1), conns.Load())
+
+	_, _, err := get(t, NewHTTPClient(), srv.URL)
+	var certErr *tls.CertificateVerificationError
+	assert.ErrorAs(t, err, &certErr, "a certificate of an unknown authority is refused")
+}

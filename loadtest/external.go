@@ -1,0 +1,321 @@
+package loadtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/config"
+)
+
+// externalOptions are the settings of the external mode: a running bridge
+// (target) and, for the floor, the platform it calls.
+type externalOptions struct {
+	target   *url.URL
+	platform *url.URL // nil: the raw token call is not measured
+	pprof    *url.URL // the target's profiler (server.pprof), for --cpuprofile
+	cfg      config.Config
+}
+
+// benchEmail is the email of the bench's i-th account: the same in every
+// run, so the target's store does not grow with each run.
+func benchEmail(i int) string { return fmt.Sprintf("bench%05d@example.com", i) }
+
+// processWatch samples another process's CPU time and memory by PID; it
+// says why when it cannot (another host, no /proc).
+type processWatch struct {
+	name string
+	pid  int
+	err  error
+}
+
+func watchListener(name string, u *url.URL) processWatch {
+	w := processWatch{name: name}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		port = 80
+		if u.Scheme == "https" {
+			port = 443
+		}
+	}
+	if host := u.Hostname(); !isLoopback(host) {
+		w.err = fmt.Errorf("%s is not on this host", host)
+		return w
+	}
+	w.pid, w.err = listenerPID(port)
+	return w
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (w processWatch) sample() processStat {
+	if w.err != nil {
+		return processStat{}
+	}
+	s, _ := readProcessStat(w.pid)
+	return s
+}
+
+// describe is the report's line for the watched process.
+func (w processWatch) describe() string {
+	if w.err != nil {
+		return fmt.Sprintf("%s: CPU not measured (%v)", w.name, w.err)
+	}
+	return fmt.Sprintf("%s: pid %d", w.name, w.pid)
+}
+
+// usPer is CPU microseconds per operation, "-" when not measured.
+func usPer(cpu time.Duration, n int64) string {
+	if cpu <= 0 || n <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(cpu.Nanoseconds())/1e3/float64(n))
+}
+
+// prepareBenchAccounts makes the bench's accounts exist in the target's
+// store, enabled and with the bench password: those missing are created,
+// those left by an earlier run get the password again. One hash serves
+// every account (the bench measures launches, not hashing).
+func prepareBenchAccounts(ctx context.Context, cfg config.Config, n int) error {
+	store, err := app.OpenStore(ctx, cfg, nil)
+	if err != nil {
+		return fmt.Errorf("open the target's store (--config): %w", err)
+	}
+	defer store.Close()
+	pw := cfg.Password
+	hasher, err := accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, 1)
+	if err != nil {
+		return err
+	}
+	hash, err := hasher.Hash(ctx, benchPassword)
+	if err != nil {
+		return err
+	}
+	var missing []accounts.NewAccount
+	for i := range n {
+		email := benchEmail(i)
+		acct, err := store.AccountByEmail(ctx, email)
+		switch {
+		case errors.Is(err, accounts.ErrNotFound):
+			missing = append(missing, accounts.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
+			continue
+		case err != nil:
+			return err
+		}
+		if err := store.SetPasswordHash(ctx, acct.ID, hash); err != nil {
+			return err
+		}
+		if acct.Disabled {
+			if err := store.SetDisabled(ctx, acct.ID, false); err != nil {
+				return err
+			}
+		}
+	}
+	if len(missing) > 0 {
+		return store.CreateAccounts(ctx, missing)
+	}
+	return nil
+}
+
+// fetchProfile asks the target's profiler for a CPU profile of the next d
+// and writes it to path; it returns once the profile is written.
+func fetchProfile(ctx context.Context, client *http.Client, pprofURL *url.URL, d time.Duration, path string) error {
+	u := pprofURL.JoinPath("/debug/pprof/profile")
+	u.RawQuery = "seconds=" + strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("CPU profile from %s: %w", pprofURL.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("CPU profile from %s: status %d (is server.pprof on, on server.metrics_addr?)", pprofURL.Redacted(), resp.StatusCode)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// runExternal drives a running bridge over real sockets: it signs the
+// bench's accounts in, launches each once (linking them), then measures
+// returning launches for the duration, sampling the target's and the
+// platform's CPU from /proc; then the same token call, signed, straight
+// to the platform, driven the same way, for the floor.
+func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.Writer) error {
+	base := strings.TrimRight(x.target.String(), "/")
+	addr := x.target.Host
+	if x.target.Port() == "" {
+		addr = net.JoinHostPort(x.target.Hostname(), "80")
+	}
+	bridge := watchListener("bridge", x.target)
+	platform := processWatch{name: "platform", err: errors.New("no --platform")}
+	var raw *apiclient.Client
+	if x.platform != nil {
+		platform = watchListener("platform", x.platform)
+		p := x.cfg.Platform
+		var err error
+		raw, err = apiclient.New(apiclient.Options{BaseURL: x.platform.String(), Timeout: p.Timeout,
+			Credentials: apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret,
+				SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}})
+		if err != nil {
+			return fmt.Errorf("platform client (--platform, credentials from --config): %w", err)
+		}
+		defer raw.CloseIdleConnections()
+	}
+	fmt.Fprintf(out, "bench: target %s, %d accounts, concurrency %d, duration %s\n", x.target.Redacted(), o.accounts, o.concurrency, o.duration)
+	fmt.Fprintf(out, "%s; %s\n", bridge.describe(), platform.describe())
+
+	start := time.Now()
+	if err := prepareBenchAccounts(ctx, x.cfg, o.accounts); err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	sessions := make([]benchSession, o.accounts)
+	// As many sign-ins at once as the target hashes passwords at once: more
+	// would wait for a hashing slot and some would get the busy page.
+	if err := parallel(ctx, o.accounts, max(1, x.cfg.Password.HashConcurrency), func(_, i int) error {
+		s, err := benchSignIn(client, base, benchEmail(i))
+		sessions[i] = s
+		return err
+	}); err != nil {
+		return fmt.Errorf("sign-in: %w", err)
+	}
+	fmt.Fprintf(out, "signed in %d accounts in %s\n", o.accounts, time.Since(start).Round(time.Millisecond))
+
+	launchers := make([]*launcher, o.concurrency)
+	for i := range launchers {
+		launchers[i] = &launcher{addr: addr}
+		defer launchers[i].close()
+	}
+	// Every account once, so the measured launches are returning users'.
+	if err := parallel(ctx, o.accounts, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[i]) }); err != nil {
+		return fmt.Errorf("first launches: %w", err)
+	}
+
+	profiled := make(chan error, 1)
+	if o.cpuProfile != "" {
+		go func() { profiled <- fetchProfile(ctx, client, x.pprof, o.duration, o.cpuProfile) }()
+	} else {
+		profiled <- nil
+	}
+	bridgeBefore, platformBefore, selfBefore := bridge.sample(), platform.sample(), processCPU()
+	phase := time.Now()
+	run := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
+		return launchers[worker].launch(sessions[rand.IntN(o.accounts)])
+	})
+	elapsed := time.Since(phase)
+	bridgeAfter, platformAfter, selfAfter := bridge.sample(), platform.sample(), processCPU()
+	if err := <-profiled; err != nil {
+		return err
+	}
+	for _, l := range launchers {
+		l.close()
+	}
+
+	var rawRun driveResult
+	var rawElapsed time.Duration
+	var rawPlatform time.Duration
+	if raw != nil {
+		l, err := linkedPlatformUser(ctx, x.cfg)
+		if err != nil {
+			return err
+		}
+		before := platform.sample()
+		rawStart := time.Now()
+		rawRun = drive(ctx, o.concurrency, o.rate, o.duration, func(int) error {
+			_, err := raw.IssueLoginToken(ctx, apiclient.UserID(l), apiclient.TokenProperties{})
+			return err
+		})
+		rawElapsed = time.Since(rawStart)
+		rawPlatform = platform.sample().cpu - before.cpu
+		if rawRun.failed > 0 {
+			return fmt.Errorf("bench: %d raw token calls failed", rawRun.failed)
+		}
+	}
+
+	n := run.ok
+	perSec := float64(n) / elapsed.Seconds()
+	q := run.lat.percentiles(0.50, 0.95, 0.99)
+	bridgeCPU, platformCPU := bridgeAfter.cpu-bridgeBefore.cpu, platformAfter.cpu-platformBefore.cpu
+	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, run.failed)
+	if run.behind > 0 {
+		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time\n", run.behind)
+	}
+	fmt.Fprintf(out, "launch latency:     p50 %s ms, p95 %s ms, p99 %s ms\n", ms(q[0]), ms(q[1]), ms(q[2]))
+	cpuRatio := "-"
+	if bridgeCPU > 0 && platformCPU > 0 {
+		cpuRatio = fmt.Sprintf("%.2f", float64(bridgeCPU)/float64(platformCPU))
+	}
+	fmt.Fprintf(out, "CPU per launch:     bridge %s µs, platform %s µs, load tool %s µs (bridge / platform %s)\n",
+		usPer(bridgeCPU, n), usPer(platformCPU, n), usPer(selfAfter-selfBefore, n), cpuRatio)
+	line := fmt.Sprintf("bench: launches_per_s=%.0f p50_ms=%s p95_ms=%s p99_ms=%s bridge_cpu_us=%s platform_cpu_us=%s cpu_ratio=%s",
+		perSec, ms(q[0]), ms(q[1]), ms(q[2]), usPer(bridgeCPU, n), usPer(platformCPU, n), cpuRatio)
+	if raw != nil {
+		rq := rawRun.lat.percentiles(0.50, 0.99)
+		p50r, p99r := float64(q[0])/float64(max(rq[0], 1)), float64(q[2])/float64(max(rq[1], 1))
+		fmt.Fprintf(out, "raw token call:     %d in %s, %.0f/s, p50 %s ms, p99 %s ms, platform CPU %s µs per call (signed, straight to %s)\n",
+			rawRun.ok, rawElapsed.Round(time.Millisecond), float64(rawRun.ok)/rawElapsed.Seconds(), ms(rq[0]), ms(rq[1]),
+			usPer(rawPlatform, rawRun.ok), x.platform.Redacted())
+		fmt.Fprintf(out, "launch / raw call:  p50 %.3f, p99 %.3f\n", p50r, p99r)
+		line += fmt.Sprintf(" raw_per_s=%.0f raw_p50_ms=%s raw_p99_ms=%s raw_platform_cpu_us=%s ratio_p50=%.3f ratio_p99=%.3f",
+			float64(rawRun.ok)/rawElapsed.Seconds(), ms(rq[0]), ms(rq[1]), usPer(rawPlatform, rawRun.ok), p50r, p99r)
+	}
+	if bridge.err == nil {
+		after := bridge.sample()
+		fmt.Fprintf(out, "bridge memory:      RSS %.1f MiB now, peak %.1f MiB\n", after.rss, after.hwm)
+		line += fmt.Sprintf(" bridge_rss_mib=%.1f bridge_peak_rss_mib=%.1f", after.rss, after.hwm)
+	}
+	fmt.Fprintln(out, line)
+	if run.failed > 0 {
+		return fmt.Errorf("%d launches failed", run.failed)
+	}
+	return nil
+}
+
+// linkedPlatformUser is the platform user linked to the bench's first
+// account: the raw token call asks a token for it.
+func linkedPlatformUser(ctx context.Context, cfg config.Config) (string, error) {
+	store, err := app.OpenStore(ctx, cfg, nil)
+	if err != nil {
+		return "", err
+	}
+	defer store.Close()
+	acct, err := store.AccountByEmail(ctx, benchEmail(0))
+	if err != nil {
+		return "", err
+	}
+	l, err := store.LinkFor(ctx, acct.ID)
+	if err != nil {
+		return "", fmt.Errorf("bench: %s has no platform user after its launch: %w", acct.Email, err)
+	}
+	return l.PlatformUserID, nil
+}
