@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"bytes"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -35,40 +34,51 @@ const (
 	csrfField      = "_csrf"
 	csrfSecretLen  = 32
 	csrfCookieAge  = 12 * time.Hour
-	ctxCSRFToken   = "csrf" // the masked token for the page's forms
-	ctxCSRFPassed  = "csrf_passed"
+	ctxCSRFSecret  = "csrf_secret" // the browser's secret; page masks it for the page's forms
 	csrfPlainName  = "_csrf"
 	csrfSecureName = "__Host-csrf" // https: only this host, over TLS, path /
 )
 
-// csrfGuard checks and issues anti-forgery tokens.
+// csrfGuard checks and issues anti-forgery tokens. The secret's cookie is
+// sealed (cookieSealer); one written by securecookie before that is still
+// read (legacy), so forms open across an upgrade still post.
 type csrfGuard struct {
-	codec  *securecookie.SecureCookie
+	sealer *cookieSealer
+	legacy *securecookie.SecureCookie
 	name   string
 	secure bool
 }
 
-func newCSRFGuard(cfg SessionConfig) *csrfGuard {
-	codec := securecookie.New(cfg.HashKey, cfg.BlockKey).MaxAge(int(csrfCookieAge / time.Second))
-	codec.SetSerializer(securecookie.NopEncoder{})
+func newCSRFGuard(cfg SessionConfig, now func() time.Time) *csrfGuard {
+	legacy := securecookie.New(cfg.HashKey, cfg.BlockKey).MaxAge(int(csrfCookieAge / time.Second))
+	legacy.SetSerializer(securecookie.NopEncoder{})
 	name := csrfPlainName
 	if cfg.Secure {
 		name = csrfSecureName
 	}
-	return &csrfGuard{codec: codec, name: name, secure: cfg.Secure}
+	return &csrfGuard{sealer: newCookieSealer(cfg.HashKey, cfg.BlockKey, csrfCookieAge, now), legacy: legacy, name: name, secure: cfg.Secure}
 }
 
-// secret is the browser's secret, when its cookie is ours.
-func (g *csrfGuard) secret(r *http.Request) ([]byte, bool) {
+// csrfRenewAfter: a page request renews a secret's cookie sealed longer
+// ago than this (same secret, so forms already open still post), so the
+// cookie of someone active never lapses mid-session.
+const csrfRenewAfter = time.Hour
+
+// secret is the browser's secret, when its cookie is ours, and whether its
+// cookie is due for renewal.
+func (g *csrfGuard) secret(r *http.Request) (secret []byte, renew, ok bool) {
 	ck, err := r.Cookie(g.name)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
-	var secret []byte
-	if err := g.codec.Decode(g.name, ck.Value, &secret); err != nil || len(secret) != csrfSecretLen {
-		return nil, false
+	secret, sealed, err := g.sealer.open(make([]byte, 0, csrfSecretLen), g.name, ck.Value)
+	if err != nil {
+		err = g.legacy.Decode(g.name, ck.Value, &secret) // written before the sealer: renewed
 	}
-	return secret, true
+	if err != nil || len(secret) != csrfSecretLen {
+		return nil, false, false
+	}
+	return secret, g.sealer.now().Sub(sealed) > csrfRenewAfter, true
 }
 
 // mask is a form token for secret: a fresh pad, then the secret XOR the pad.
@@ -106,18 +116,15 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := readForm(req); err != nil {
 			return err
 		}
-		secret, ok := g.secret(req)
+		secret, renew, ok := g.secret(req)
 		if !ok {
 			secret = make([]byte, csrfSecretLen)
 			_, _ = rand.Read(secret)
-			// A copy: with NopEncoder, Encode encrypts its argument in place.
-			enc, err := g.codec.Encode(g.name, bytes.Clone(secret))
-			if err != nil {
-				return err
-			}
-			c.SetCookie(g.cookie(enc, int(csrfCookieAge/time.Second)))
 		}
-		c.Set(ctxCSRFToken, mask(secret))
+		if !ok || (renew && safeMethod(req.Method)) {
+			c.SetCookie(g.cookie(g.sealer.seal(g.name, secret), int(csrfCookieAge/time.Second)))
+		}
+		c.Set(ctxCSRFSecret, secret) // masked only for a page that shows a form
 		if safeMethod(req.Method) || csrfExempt(req.URL.Path) {
 			return next(c)
 		}
@@ -131,7 +138,6 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		case !ok || !matches(token, secret):
 			return csrfError{status: http.StatusForbidden}
 		}
-		c.Set(ctxCSRFPassed, true)
 		return next(c)
 	}
 }

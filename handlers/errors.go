@@ -45,8 +45,8 @@ func requestID(c echo.Context) string {
 // page fills the layout's fields.
 func (h *server) page(c echo.Context, title string) views.Page {
 	p := views.Page{Title: title}
-	if tok, ok := c.Get(ctxCSRFToken).(string); ok {
-		p.CSRF = tok
+	if secret, ok := c.Get(ctxCSRFSecret).([]byte); ok {
+		p.CSRF = mask(secret)
 	}
 	if a, ok := account(c); ok {
 		p.User = &views.User{Name: a.Name(), Email: a.Email, Admin: a.Admin}

@@ -91,7 +91,7 @@ func New(d Deps) *echo.Echo {
 	if d.Stopping == nil {
 		d.Stopping = func() bool { return false }
 	}
-	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now), csrf: newCSRFGuard(d.Sessions)}
+	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
 	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
 	h.idpFlows = newIdPFlows(d.Sessions)
 	if d.IdP != nil {

@@ -28,23 +28,20 @@ type SessionConfig struct {
 // subdomain can plant one.
 const SessionCookie = "ssobridge_session"
 
-// Session value keys.
-const (
-	keyAccount  = "aid"  // account id
-	keyEpoch    = "ep"   // account's session epoch at sign-in
-	keyIssued   = "iat"  // unix seconds of sign-in
-	keyLastSeen = "seen" // unix seconds of the last request (minute resolution)
-	keyToken    = "sid"  // the session's random token; its SessionID names the stored session
-)
-
 // sessionManager reads and writes the signed, encrypted session cookie and
 // checks it against the account on every request: a disabled account, a
 // raised epoch (password reset, sign-out) or an expired time voids it.
+// gorilla/sessions writes the cookie, with the sealed codec first (new
+// cookies) and securecookie's after it (cookies written before the sealed
+// codec still read); the hot path opens the cookie straight into a
+// sessionValues, without the map of interfaces a sessions.Session holds.
 type sessionManager struct {
-	cfg   SessionConfig
-	name  string // the cookie's name
-	store *sessions.CookieStore
-	accts interface {
+	cfg    SessionConfig
+	name   string // the cookie's name
+	store  *sessions.CookieStore
+	sealer *cookieSealer
+	legacy *securecookie.SecureCookie
+	accts  interface {
 		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
 		FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
 		CreateSession(ctx context.Context, s accounts.Session) error
@@ -68,30 +65,23 @@ func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) 
 	if cfg.IdleTimeout <= 0 || cfg.IdleTimeout > cfg.MaxAge {
 		cfg.IdleTimeout = cfg.MaxAge
 	}
-	cs := sessions.NewCookieStore(cfg.HashKey, cfg.BlockKey)
-	for _, codec := range cs.Codecs {
-		if sc, ok := codec.(*securecookie.SecureCookie); ok {
-			sc.SetSerializer(sessionSerializer{})
-		}
-	}
-	cs.Options = &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}
-	cs.MaxAge(int(cfg.MaxAge / time.Second))
+	sealer := newCookieSealer(cfg.HashKey, cfg.BlockKey, cfg.MaxAge, now)
+	legacy := securecookie.New(cfg.HashKey, cfg.BlockKey).MaxAge(int(cfg.MaxAge / time.Second))
+	legacy.SetSerializer(sessionSerializer{})
+	cs := &sessions.CookieStore{Codecs: []securecookie.Codec{sealedSessionCodec{sealer}, legacy},
+		Options: &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}}
 	name := SessionCookie
 	if cfg.Secure {
 		name = "__Host-" + SessionCookie
 	}
-	return &sessionManager{cfg: cfg, name: name, store: cs, accts: accts, now: now}
+	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, legacy: legacy, accts: accts, now: now}
 }
 
-// sessionSerializer encodes the session's four integers and its token
-// compactly; gob, securecookie's default, cost more than the whole signed
-// API call per launch. The bytes are then signed and encrypted by
-// securecookie.
-type sessionSerializer struct{}
-
-// sessionKeys is the fixed order of the encoded integers; the token
-// follows them.
-var sessionKeys = [...]string{keyAccount, keyEpoch, keyIssued, keyLastSeen}
+// sessionValues are what the session cookie holds.
+type sessionValues struct {
+	account, epoch, issued, lastSeen int64 // account id, its session epoch, unix seconds of sign-in and of the last request (minute resolution)
+	token                            string // the session's random token; its SessionID names the stored session
+}
 
 // sessionFormat 2 added the token (per-device sessions); a format-1
 // cookie does not decode, and its holder signs in again.
@@ -100,49 +90,140 @@ const sessionFormat = 2
 // maxToken bounds the token a cookie may carry.
 const maxToken = 64
 
-func (sessionSerializer) Serialize(src interface{}) ([]byte, error) {
-	m, ok := src.(map[interface{}]interface{})
-	if !ok || len(m) != len(sessionKeys)+1 {
-		return nil, errors.New("session: unexpected values")
-	}
-	b := make([]byte, 1, 1+len(sessionKeys)*binary.MaxVarintLen64+1+maxToken)
-	b[0] = sessionFormat
-	for _, k := range sessionKeys {
-		v, ok := m[k].(int64)
-		if !ok {
-			return nil, errors.New("session: value " + k + " missing")
-		}
-		b = binary.AppendVarint(b, v)
-	}
-	tok, ok := m[keyToken].(string)
-	if !ok || tok == "" || len(tok) > maxToken {
+// encode writes v compactly: the format, four varints, the token with its
+// length. gob, securecookie's default, cost more than the whole signed API
+// call per launch.
+func (v sessionValues) encode() ([]byte, error) {
+	if v.token == "" || len(v.token) > maxToken {
 		return nil, errors.New("session: token missing")
 	}
-	b = append(b, byte(len(tok)))
-	return append(b, tok...), nil
+	b := make([]byte, 1, 1+4*binary.MaxVarintLen64+1+len(v.token))
+	b[0] = sessionFormat
+	for _, n := range [...]int64{v.account, v.epoch, v.issued, v.lastSeen} {
+		b = binary.AppendVarint(b, n)
+	}
+	b = append(b, byte(len(v.token)))
+	return append(b, v.token...), nil
+}
+
+func decodeSession(src []byte) (sessionValues, error) {
+	var v sessionValues
+	if len(src) == 0 || src[0] != sessionFormat {
+		return v, errors.New("session: unknown format")
+	}
+	src = src[1:]
+	for _, dst := range [...]*int64{&v.account, &v.epoch, &v.issued, &v.lastSeen} {
+		n, size := binary.Varint(src)
+		if size <= 0 {
+			return v, errors.New("session: truncated")
+		}
+		*dst, src = n, src[size:]
+	}
+	if len(src) == 0 || int(src[0]) != len(src)-1 || src[0] == 0 || src[0] > maxToken {
+		return v, errors.New("session: bad token")
+	}
+	v.token = string(src[1:])
+	return v, nil
+}
+
+// Session value keys, as gorilla/sessions holds them.
+const (
+	keyAccount  = "aid"
+	keyEpoch    = "ep"
+	keyIssued   = "iat"
+	keyLastSeen = "seen"
+	keyToken    = "sid"
+)
+
+func (v sessionValues) toMap() map[interface{}]interface{} {
+	return map[interface{}]interface{}{keyAccount: v.account, keyEpoch: v.epoch, keyIssued: v.issued, keyLastSeen: v.lastSeen, keyToken: v.token}
+}
+
+func sessionValuesOf(m map[interface{}]interface{}) (sessionValues, bool) {
+	var v sessionValues
+	var ok [5]bool
+	v.account, ok[0] = m[keyAccount].(int64)
+	v.epoch, ok[1] = m[keyEpoch].(int64)
+	v.issued, ok[2] = m[keyIssued].(int64)
+	v.lastSeen, ok[3] = m[keyLastSeen].(int64)
+	v.token, ok[4] = m[keyToken].(string)
+	return v, len(m) == len(ok) && ok == [5]bool{true, true, true, true, true}
+}
+
+// sessionSerializer is the compact encoding as securecookie's Serializer,
+// for cookies written by securecookie (the legacy codec).
+type sessionSerializer struct{}
+
+func (sessionSerializer) Serialize(src interface{}) ([]byte, error) {
+	m, ok := src.(map[interface{}]interface{})
+	if !ok {
+		return nil, errors.New("session: unexpected values")
+	}
+	v, ok := sessionValuesOf(m)
+	if !ok {
+		return nil, errors.New("session: unexpected values")
+	}
+	return v.encode()
 }
 
 func (sessionSerializer) Deserialize(src []byte, dst interface{}) error {
 	m, ok := dst.(*map[interface{}]interface{})
-	if !ok || len(src) == 0 || src[0] != sessionFormat {
-		return errors.New("session: unknown format")
+	if !ok {
+		return errors.New("session: unexpected destination")
 	}
-	src = src[1:]
-	vals := make(map[interface{}]interface{}, len(sessionKeys))
-	for _, k := range sessionKeys {
-		v, n := binary.Varint(src)
-		if n <= 0 {
-			return errors.New("session: truncated")
-		}
-		vals[k] = v
-		src = src[n:]
+	v, err := decodeSession(src)
+	if err != nil {
+		return err
 	}
-	if len(src) == 0 || int(src[0]) != len(src)-1 || src[0] == 0 || src[0] > maxToken {
-		return errors.New("session: bad token")
-	}
-	vals[keyToken] = string(src[1:])
-	*m = vals
+	*m = v.toMap()
 	return nil
+}
+
+// sealedSessionCodec is the sealer as a securecookie.Codec, the first of
+// the cookie store's codecs: gorilla/sessions writes new cookies with it.
+type sealedSessionCodec struct{ sealer *cookieSealer }
+
+func (c sealedSessionCodec) Encode(name string, value interface{}) (string, error) {
+	b, err := sessionSerializer{}.Serialize(value)
+	if err != nil {
+		return "", err
+	}
+	return c.sealer.seal(name, b), nil
+}
+
+func (c sealedSessionCodec) Decode(name, value string, dst interface{}) error {
+	b, _, err := c.sealer.open(nil, name, value)
+	if err != nil {
+		return err
+	}
+	return sessionSerializer{}.Deserialize(b, dst)
+}
+
+// read opens the session cookie's value: sealed, or else written by
+// securecookie before the sealed codec.
+func (m *sessionManager) read(value string) (sessionValues, error) {
+	var buf [128]byte
+	if b, _, err := m.sealer.open(buf[:0], m.name, value); err == nil {
+		return decodeSession(b)
+	}
+	var legacy map[interface{}]interface{}
+	if err := m.legacy.Decode(m.name, value, &legacy); err != nil {
+		return sessionValues{}, err
+	}
+	if v, ok := sessionValuesOf(legacy); ok {
+		return v, nil
+	}
+	return sessionValues{}, errors.New("session: unexpected values")
+}
+
+// save writes v as the session cookie through gorilla/sessions.
+func (m *sessionManager) save(r *http.Request, w http.ResponseWriter, v sessionValues) error {
+	s := sessions.NewSession(m.store, m.name)
+	opts := *m.store.Options
+	s.Options = &opts
+	s.IsNew = true
+	s.Values = v.toMap()
+	return m.store.Save(r, w, s)
 }
 
 // Why a request has no usable session.
@@ -156,31 +237,24 @@ var (
 // foreign key, timed out, account disabled, this device signed out, or
 // signed out everywhere).
 func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.ResponseWriter) (signedIn, error) {
-	if _, err := r.Cookie(m.name); err != nil {
+	ck, err := r.Cookie(m.name)
+	if err != nil {
 		return signedIn{}, errNoSession
 	}
-	s, err := m.store.Get(r, m.name)
+	v, err := m.read(ck.Value)
 	if err != nil {
 		return signedIn{}, errSessionExpired // decode failure: treated as signed out
 	}
-	id, ok1 := s.Values[keyAccount].(int64)
-	epoch, ok2 := s.Values[keyEpoch].(int64)
-	issued, ok3 := s.Values[keyIssued].(int64)
-	seen, ok4 := s.Values[keyLastSeen].(int64)
-	token, ok5 := s.Values[keyToken].(string)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-		return signedIn{}, errSessionExpired
-	}
 	now := m.now()
-	if now.Sub(time.Unix(issued, 0)) > m.cfg.MaxAge || now.Sub(time.Unix(seen, 0)) > m.cfg.IdleTimeout {
+	if now.Sub(time.Unix(v.issued, 0)) > m.cfg.MaxAge || now.Sub(time.Unix(v.lastSeen, 0)) > m.cfg.IdleTimeout {
 		return signedIn{}, errSessionExpired
 	}
-	acct, err := m.accts.AccountByID(ctx, id)
-	if err == nil && acct.SessionEpoch < epoch {
+	acct, err := m.accts.AccountByID(ctx, v.account)
+	if err == nil && acct.SessionEpoch < v.epoch {
 		// The cookie is newer than the account this instance holds: another
 		// instance changed it (a sign-out, a new password) and has signed
 		// in since. Read past the cache rather than void a valid session.
-		acct, err = m.accts.FreshAccountByID(ctx, id)
+		acct, err = m.accts.FreshAccountByID(ctx, v.account)
 	}
 	if errors.Is(err, accounts.ErrNotFound) {
 		return signedIn{}, errSessionExpired
@@ -188,26 +262,26 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 	if err != nil {
 		return signedIn{}, err
 	}
-	if acct.Disabled || acct.SessionEpoch != epoch {
+	if acct.Disabled || acct.SessionEpoch != v.epoch {
 		return signedIn{}, errSessionExpired
 	}
 	// The device's session must still be on record (signing out one device
 	// deletes only its record).
-	sid := accounts.SessionID(token)
+	sid := accounts.SessionID(v.token)
 	sess, err := m.accts.SessionByID(ctx, sid)
-	if errors.Is(err, accounts.ErrNotFound) || (err == nil && sess.AccountID != id) {
+	if errors.Is(err, accounts.ErrNotFound) || (err == nil && sess.AccountID != v.account) {
 		return signedIn{}, errSessionExpired
 	}
 	if err != nil {
 		return signedIn{}, err
 	}
 	// Refresh the idle clock at most once a minute, not on every request.
-	if now.Unix()-seen >= 60 {
-		s.Values[keyLastSeen] = now.Unix()
+	if now.Unix()-v.lastSeen >= 60 {
+		v.lastSeen = now.Unix()
 		if err := m.accts.TouchSession(ctx, sid, now); err != nil {
 			return signedIn{}, err
 		}
-		if err := s.Save(r, w); err != nil {
+		if err := m.save(r, w, v); err != nil {
 			return signedIn{}, err
 		}
 	}
@@ -224,16 +298,7 @@ func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.Resp
 		UserAgent: r.UserAgent()}); err != nil {
 		return err
 	}
-	s := sessions.NewSession(m.store, m.name)
-	opts := *m.store.Options
-	s.Options = &opts
-	s.IsNew = true
-	s.Values[keyAccount] = acct.ID
-	s.Values[keyEpoch] = acct.SessionEpoch
-	s.Values[keyIssued] = now.Unix()
-	s.Values[keyLastSeen] = now.Unix()
-	s.Values[keyToken] = token
-	return s.Save(r, w)
+	return m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), token: token})
 }
 
 // clear deletes the session cookie.

@@ -1,0 +1,98 @@
+package handlers
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// cookieSealer seals cookie values with AES-256-GCM (authenticated
+// encryption in one pass) under a key derived from the session keys, the
+// cookie's name bound in as associated data, and the sealing time inside,
+// checked against maxAge on opening. It replaces securecookie's codec
+// (HMAC-SHA256, AES-CTR, two base64 passes and a timestamp in text) on the
+// path every request takes: profiled from outside, decoding the session
+// and anti-forgery cookies that way cost 6 µs and 24 allocations per
+// launch; opening both with this costs under 1 µs. Cookies sealed by
+// securecookie (before this) are still read through the legacy codec, so
+// an upgrade signs nobody out.
+type cookieSealer struct {
+	aead   cipher.AEAD
+	maxAge time.Duration // 0: no limit
+	now    func() time.Time
+}
+
+// sealVersion is the first byte of a sealed value (after base64).
+const sealVersion = 1
+
+// Errors of opening a cookie value.
+var (
+	errSealed     = errors.New("cookie: not sealed by this server")
+	errSealExpiry = errors.New("cookie: expired")
+)
+
+// newCookieSealer derives the sealing key from both session keys (HKDF):
+// a cookie sealed under other keys does not open.
+func newCookieSealer(hashKey, blockKey []byte, maxAge time.Duration, now func() time.Time) *cookieSealer {
+	secret := append(append([]byte{}, hashKey...), blockKey...)
+	// None of these fail for SHA-256, a 32-byte key and AES.
+	key, err := hkdf.Key(sha256.New, secret, nil, "ssobridge cookie seal v1", 32)
+	if err != nil {
+		panic(err)
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		panic(err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		panic(err)
+	}
+	return &cookieSealer{aead: aead, maxAge: maxAge, now: now}
+}
+
+// seal returns the cookie value for payload under name.
+func (s *cookieSealer) seal(name string, payload []byte) string {
+	ns := s.aead.NonceSize()
+	// version, nonce, then sealed(time, payload) and the tag
+	b := make([]byte, 1+ns, 1+ns+8+len(payload)+s.aead.Overhead())
+	b[0] = sealVersion
+	_, _ = rand.Read(b[1 : 1+ns]) // crypto/rand.Read never fails (Go 1.24+)
+	plain := binary.BigEndian.AppendUint64(make([]byte, 0, 8+len(payload)), uint64(s.now().Unix()))
+	plain = append(plain, payload...)
+	b = s.aead.Seal(b, b[1:1+ns], plain, []byte(name))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// open returns the payload of a value seal made for name, appended to dst,
+// and when it was sealed.
+func (s *cookieSealer) open(dst []byte, name, value string) ([]byte, time.Time, error) {
+	ns := s.aead.NonceSize()
+	if len(value) > 4096 || base64.RawURLEncoding.DecodedLen(len(value)) < 1+ns+8+s.aead.Overhead() {
+		return nil, time.Time{}, errSealed
+	}
+	var buf [512]byte
+	raw := buf[:0]
+	if n := base64.RawURLEncoding.DecodedLen(len(value)); n > len(buf) {
+		raw = make([]byte, 0, n)
+	}
+	raw, err := base64.RawURLEncoding.AppendDecode(raw, []byte(value))
+	if err != nil || raw[0] != sealVersion {
+		return nil, time.Time{}, errSealed
+	}
+	plain, err := s.aead.Open(raw[1+ns:1+ns], raw[1:1+ns], raw[1+ns:], []byte(name))
+	if err != nil {
+		return nil, time.Time{}, errSealed
+	}
+	sealed := time.Unix(int64(binary.BigEndian.Uint64(plain)), 0)
+	if age := s.now().Sub(sealed); s.maxAge > 0 && (age > s.maxAge || age < -time.Minute) {
+		return nil, time.Time{}, errSealExpiry
+	}
+	return append(dst, plain[8:]...), sealed, nil
+}
