@@ -79,7 +79,7 @@ func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) 
 
 // sessionValues are what the session cookie holds.
 type sessionValues struct {
-	account, epoch, issued, lastSeen int64 // account id, its session epoch, unix seconds of sign-in and of the last request (minute resolution)
+	account, epoch, issued, lastSeen int64  // account id, its session epoch, unix seconds of sign-in and of the last request (minute resolution)
 	token                            string // the session's random token; its SessionID names the stored session
 }
 
