@@ -36,9 +36,7 @@ type Postgres struct {
 	listening   sync.WaitGroup
 
 	// Group commit of audit events (see recordEvent).
-	stamped       map[int64]int64 // account -> when (unix ms) this process last stamped its link; the writers' own
-	stampedSweep  int64           // when stamped was last swept
-	stampedMu     sync.Mutex
+	stamps        stampMemo // the link stamps this process made lately
 	audits        chan auditOp
 	auditsStop    chan struct{}
 	auditsStopped chan struct{}
@@ -609,7 +607,7 @@ func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {
 			stamps[e.AccountID] = ms(e.At)
 		}
 	}
-	stampIDs, stampAt := s.stampsDue(stamps)
+	stampIDs, stampAt := s.stamps.due(stamps)
 	if len(stampIDs) == 0 {
 		// Nothing to stamp: the insert alone, without the join on links
 		// (most batches, since a link is stamped once a minute at most).
@@ -618,47 +616,11 @@ func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {
 	}
 	_, err := s.pool.Exec(ctx, insertEventsAndStamp, at, kind, account, email, outcome, calls, latency, detail, reqID, stampIDs, stampAt, LaunchStampEvery.Milliseconds())
 	if err != nil {
-		s.forgetStamps(stampIDs)
+		s.stamps.forget(stampIDs)
 	}
 	return err
 }
 
-// stampsDue keeps the stamps this process has not made in the last
-// LaunchStampEvery (another instance may have; the statement checks the
-// stored stamp as well) and notes them as made.
-func (s *Postgres) stampsDue(stamps map[int64]int64) (ids, at []int64) {
-	s.stampedMu.Lock()
-	defer s.stampedMu.Unlock()
-	if s.stamped == nil {
-		s.stamped = map[int64]int64{}
-	}
-	every := LaunchStampEvery.Milliseconds()
-	for id, t := range stamps {
-		if last, ok := s.stamped[id]; ok && t < last+every {
-			continue
-		}
-		s.stamped[id] = t
-		ids, at = append(ids, id), append(at, t)
-		if t-s.stampedSweep >= every { // forget what is no longer recent, once a minute
-			s.stampedSweep = t
-			for k, v := range s.stamped {
-				if t-v >= every {
-					delete(s.stamped, k)
-				}
-			}
-		}
-	}
-	return ids, at
-}
-
-// forgetStamps undoes stampsDue's note after a failed write.
-func (s *Postgres) forgetStamps(ids []int64) {
-	s.stampedMu.Lock()
-	defer s.stampedMu.Unlock()
-	for _, id := range ids {
-		delete(s.stamped, id)
-	}
-}
 
 // ListEvents pages through audit events, newest first.
 func (s *Postgres) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error) {

@@ -39,8 +39,9 @@ type SQLite struct {
 
 	stmtAccountByID *sql.Stmt
 	stmtLinkFor     *sql.Stmt
-	stmtRecord      *sql.Stmt
 	stmtTouch       *sql.Stmt
+	stmtEvents      map[int]*sql.Stmt // multi-row audit inserts by row count (powers of two)
+	stamps          stampMemo         // the link stamps this process made lately
 
 	// Group commit of the hot writes (audit, launch time): see write.
 	ops     chan writeOp
@@ -61,6 +62,10 @@ type SQLite struct {
 type writeOp struct {
 	fn   func(ctx context.Context, tx *sql.Tx) error
 	done chan error
+	// event, instead of fn: an audit event, inserted with the batch's
+	// others in multi-row statements; stamp also stamps its link.
+	event *Event
+	stamp bool
 }
 
 // busyTimeoutMS is how long a connection waits for another process's lock.
@@ -131,14 +136,16 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	}{
 		{&s.stmtAccountByID, s.db, "SELECT " + accountCols + " FROM accounts WHERE id = ?"},
 		{&s.stmtLinkFor, s.db, "SELECT account_id, platform_user_id, linked_at, last_launch_at FROM links WHERE account_id = ?"},
-		{&s.stmtRecord, s.wdb, `INSERT INTO audit_log (at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.stmtTouch, s.wdb, "UPDATE links SET last_launch_at = ?1 WHERE account_id = ?2 AND (last_launch_at IS NULL OR last_launch_at <= ?1 - ?3)"},
 	} {
 		if *p.dst, err = p.db.PrepareContext(ctx, p.q); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("accounts: prepare: %w", err)
 		}
+	}
+	if err := s.prepareEventInserts(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("accounts: prepare: %w", err)
 	}
 	s.ops, s.stop, s.stopped = make(chan writeOp), make(chan struct{}), make(chan struct{})
 	s.restart = make(chan struct{}, 1)
@@ -202,7 +209,11 @@ var ErrClosed = errors.New("accounts: store closed")
 // that arrives while one commit runs shares the following one, so under
 // load one commit carries many writes instead of each paying its own.
 func (s *SQLite) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
-	op := writeOp{fn: fn, done: make(chan error, 1)}
+	return s.enqueue(ctx, writeOp{fn: fn, done: make(chan error, 1)})
+}
+
+// enqueue hands op to the group commit and waits for its result.
+func (s *SQLite) enqueue(ctx context.Context, op writeOp) error {
 	select {
 	case s.ops <- op:
 	case <-s.stop:
@@ -301,13 +312,42 @@ func (s *SQLite) commitBatch(batch []writeOp) error {
 		if err != nil {
 			return err
 		}
+		var events []*Event
+		var stamps map[int64]int64 // account -> latest launch in the batch
 		for _, op := range ops {
+			if op.event != nil {
+				events = append(events, op.event)
+				if op.stamp {
+					if stamps == nil {
+						stamps = map[int64]int64{}
+					}
+					stamps[op.event.AccountID] = max(stamps[op.event.AccountID], ms(op.event.At))
+				}
+				continue
+			}
 			if err := op.fn(ctx, tx); err != nil {
 				_ = tx.Rollback()
 				return err
 			}
 		}
-		return tx.Commit()
+		ids, at := s.stamps.due(stamps)
+		if err := s.insertEvents(ctx, tx, events); err != nil {
+			_ = tx.Rollback()
+			s.stamps.forget(ids)
+			return err
+		}
+		for i, id := range ids {
+			if _, err := tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, at[i], id, LaunchStampEvery.Milliseconds()); err != nil {
+				_ = tx.Rollback()
+				s.stamps.forget(ids)
+				return err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			s.stamps.forget(ids)
+			return err
+		}
+		return nil
 	}
 	err := run(batch)
 	if busy(err) {
@@ -382,7 +422,11 @@ func (s *SQLite) Close() error {
 		<-s.stopped
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.stmtAccountByID, s.stmtLinkFor, s.stmtRecord, s.stmtTouch} {
+	stmts := []*sql.Stmt{s.stmtAccountByID, s.stmtLinkFor, s.stmtTouch}
+	for _, st := range s.stmtEvents {
+		stmts = append(stmts, st)
+	}
+	for _, st := range stmts {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -710,23 +754,64 @@ func (s *SQLite) RecordLaunch(ctx context.Context, e Event) error {
 	return s.recordEvent(ctx, e, e.Outcome == "ok" && e.AccountID != 0)
 }
 
+// recordEvent hands the event to the group commit and waits for it.
 func (s *SQLite) recordEvent(ctx context.Context, e Event, stampLink bool) error {
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	var account any
-	if e.AccountID != 0 {
-		account = e.AccountID
-	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.stmtRecord).ExecContext(ctx, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
-		if err == nil && stampLink {
-			_, err = tx.StmtContext(ctx, s.stmtTouch).ExecContext(ctx, ms(e.At), e.AccountID, LaunchStampEvery.Milliseconds())
-		}
-		return err
-	})
-	if err != nil {
+	if err := s.enqueue(ctx, writeOp{event: &e, stamp: stampLink, done: make(chan error, 1)}); err != nil {
 		return fmt.Errorf("accounts: audit: %w", err)
+	}
+	return nil
+}
+
+// eventInsertCols is how many columns an audit insert writes per row.
+const eventInsertCols = 9
+
+// maxEventRows is the most rows one audit insert statement writes.
+const maxEventRows = 64
+
+// insertEvents inserts events in multi-row statements of 64, 32, ... 1
+// rows (prepareEventInserts): one statement per row cost the
+// batch a statement execution, argument conversion and bind per event.
+func (s *SQLite) insertEvents(ctx context.Context, tx *sql.Tx, events []*Event) error {
+	args := make([]any, 0, eventInsertCols*min(len(events), maxEventRows))
+	for len(events) > 0 {
+		n := maxEventRows
+		for n > len(events) {
+			n /= 2
+		}
+		st := s.stmtEvents[n]
+		args = args[:0]
+		for _, e := range events[:n] {
+			var account any
+			if e.AccountID != 0 {
+				account = e.AccountID
+			}
+			args = append(args, ms(e.At), e.Kind, account, e.Email, e.Outcome, e.PlatformCalls, e.Latency.Milliseconds(), e.Detail, e.RequestID)
+		}
+		if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		events = events[n:]
+	}
+	return nil
+}
+
+// prepareEventInserts prepares the audit inserts of 1, 2, 4 ... 64 rows.
+// At open: on the one writer connection, preparing inside a batch's
+// transaction would wait for that connection forever.
+func (s *SQLite) prepareEventInserts(ctx context.Context) error {
+	s.stmtEvents = map[int]*sql.Stmt{}
+	row := "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	for n := 1; n <= maxEventRows; n *= 2 {
+		q := "INSERT INTO audit_log (at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id) VALUES " +
+			strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+		st, err := s.wdb.PrepareContext(ctx, q)
+		if err != nil {
+			return err
+		}
+		s.stmtEvents[n] = st
 	}
 	return nil
 }

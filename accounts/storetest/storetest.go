@@ -235,19 +235,34 @@ func testListAccounts(t *testing.T, s accounts.Store) {
 	assert.Equal(t, 1, total, "names match")
 }
 
-// testConcurrentWrites: writes from many goroutines all land; errors are
-// collected and asserted in the test goroutine.
+// testConcurrentWrites: writes from many goroutines all land, each event
+// with its own values (the group commit writes many events in one
+// statement); errors are collected and asserted in the test goroutine.
 func testConcurrentWrites(t *testing.T, s accounts.Store) {
 	ctx := context.Background()
 	a, err := s.CreateAccount(ctx, newAccount("c@example.com", false))
 	require.NoError(t, err)
+	const n = 150
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	event := func(i int) accounts.Event {
+		e := accounts.Event{Kind: accounts.KindLaunch, Outcome: "ok", Email: fmt.Sprintf("e%d@example.com", i), PlatformCalls: i % 4,
+			Latency: time.Duration(i) * time.Millisecond, Detail: fmt.Sprintf("detail %d", i), RequestID: fmt.Sprintf("req-%03d", i), At: at.Add(time.Duration(i) * time.Second)}
+		if i%3 != 0 {
+			e.AccountID = a.ID
+		}
+		return e
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 110) // 100 records + 10 links
-	for i := range 100 {
+	errs := make(chan error, n+n/10)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- s.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: a.ID, Outcome: "ok"})
+			if i%2 == 0 {
+				errs <- s.RecordLaunch(ctx, event(i))
+			} else {
+				errs <- s.Record(ctx, event(i))
+			}
 			if i%10 == 0 {
 				errs <- s.SaveLink(ctx, a.ID, fmt.Sprint(i))
 			}
@@ -258,12 +273,25 @@ func testConcurrentWrites(t *testing.T, s accounts.Store) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	_, total, err := s.ListEvents(ctx, accounts.AuditFilter{})
+	evs, total, err := s.ListEvents(ctx, accounts.AuditFilter{Limit: 500})
 	require.NoError(t, err)
-	assert.Equal(t, 100, total)
+	assert.Equal(t, n, total)
+	got := map[string]accounts.Event{}
+	for _, e := range evs {
+		got[e.RequestID] = e
+	}
+	for i := range n {
+		want, e := event(i), got[fmt.Sprintf("req-%03d", i)]
+		assert.Equal(t, []any{want.Kind, want.Outcome, want.Email, want.PlatformCalls, want.Latency, want.Detail, want.AccountID, want.At.Unix()},
+			[]any{e.Kind, e.Outcome, e.Email, e.PlatformCalls, e.Latency, e.Detail, e.AccountID, e.At.Unix()}, "event %d", i)
+	}
 	l, err := s.LinkFor(ctx, a.ID)
 	require.NoError(t, err)
-	assert.Contains(t, []string{"0", "10", "20", "30", "40", "50", "60", "70", "80", "90"}, l.PlatformUserID, "one of the writes won")
+	var saved []string
+	for i := 0; i < n; i += 10 {
+		saved = append(saved, fmt.Sprint(i))
+	}
+	assert.Contains(t, saved, l.PlatformUserID, "one of the writes won")
 }
 
 var rules = accounts.RegulationConfig{MaxRetries: 3, MaxRetriesPerIP: 100, FindTime: 2 * time.Minute, BanTime: 5 * time.Minute}
