@@ -269,3 +269,25 @@ func LimitMemory(pw config.Password) (int64, bool) {
 	debug.SetMemoryLimit(limit)
 	return limit, true
 }
+
+// servingGCPercent is the GOGC serve runs with. The bridge's live heap
+// under load is small (5 MiB at 64 launches in flight), so at Go's default
+// of 100 it collected every 3 MiB of garbage, some 40 times a second, and
+// the collector's fixed costs (scanning every goroutine's stack) were 11
+// µs of the bridge's 88 µs per launch (bench --target, GOGC=100 against
+// 400: 88.5 -> 77.0 µs, RSS 41 -> 50 MiB). The memory limit stays the
+// backstop: near it, the collector runs as often as it must.
+const servingGCPercent = 400
+
+// RaiseGCPercent sets GOGC to servingGCPercent unless the GOGC variable
+// chooses; process-wide, so serve calls it. It returns the percentage in
+// force and whether it set it.
+func RaiseGCPercent() (int, bool) {
+	if os.Getenv("GOGC") != "" {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p, false
+	}
+	debug.SetGCPercent(servingGCPercent)
+	return servingGCPercent, true
+}

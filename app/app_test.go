@@ -295,3 +295,20 @@ func TestLimitMemory(t *testing.T) {
 	_, set = LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
 	assert.False(t, set, "an operator's GOMEMLIMIT is kept")
 }
+
+// Serving raises GOGC, and the GOGC variable wins.
+func TestRaiseGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "")
+	p, set := RaiseGCPercent()
+	assert.True(t, set)
+	assert.Equal(t, servingGCPercent, p)
+	assert.Equal(t, servingGCPercent, debug.SetGCPercent(servingGCPercent))
+
+	debug.SetGCPercent(150) // as GOGC=150 would have at start
+	t.Setenv("GOGC", "150")
+	p, set = RaiseGCPercent()
+	assert.False(t, set, "an operator's GOGC is kept")
+	assert.Equal(t, 150, p)
+	assert.Equal(t, 150, debug.SetGCPercent(150))
+}
