@@ -621,7 +621,6 @@ func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {
 	return err
 }
 
-
 // ListEvents pages through audit events, newest first.
 func (s *Postgres) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error) {
 	where, args := auditWhere(f, func(n int) string { return fmt.Sprintf("$%d", n) })
