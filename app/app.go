@@ -61,7 +61,8 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	a := &App{cfg: cfg, logger: newLogger(cfg.Log, o.LogOutput)}
+	logOut, flushLog := bufferLog(o.LogOutput)
+	a := &App{cfg: cfg, logger: newLogger(cfg.Log, logOut), closers: []func() error{flushLog}} // closed last
 	defer func() {
 		if err != nil {
 			a.Close()
