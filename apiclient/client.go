@@ -79,7 +79,8 @@ type Options struct {
 	BaseURL     string // e.g. https://video.example.com (without /api/5)
 	Credentials Credentials
 	Shapes      Shapes
-	// HTTPClient is used for every call; default: NewHTTPClient().
+	// HTTPClient's Transport makes every call (one round trip per attempt;
+	// redirects are not followed); default: NewHTTPClient().
 	HTTPClient *http.Client
 	// Timeout bounds one attempt; default 10 s.
 	Timeout time.Duration
@@ -102,7 +103,7 @@ type Client struct {
 	base    *url.URL
 	signer  *Signer
 	opts    Options
-	http    *http.Client
+	rt      http.RoundTripper // Options.HTTPClient's transport: each attempt is one round trip
 	ensures singleflight.Group
 }
 
@@ -143,7 +144,15 @@ func New(opts Options) (*Client, error) {
 	if hc == nil {
 		hc = NewHTTPClient()
 	}
-	return &Client{base: base, signer: signer, opts: opts, http: hc}, nil
+	// Attempts go straight to the transport: http.Client.Do would clone the
+	// headers and set up redirect handling for every call, and the API
+	// never redirects (a redirect is an answer like any other: a wrong base
+	// URL). Its jar and timeout are not used: the attempt's context bounds it.
+	rt := hc.Transport
+	if rt == nil {
+		rt = NewHTTPClient().Transport
+	}
+	return &Client{base: base, signer: signer, opts: opts, rt: rt}, nil
 }
 
 // NewHTTPClient returns the client for the platform: its transport does
@@ -170,7 +179,11 @@ func NewHTTPClient() *http.Client {
 }
 
 // CloseIdleConnections closes the kept-alive connections to the platform.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	if ci, ok := c.rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
 
 // Signer returns the client's signer (diagnostics show its method and key id).
 func (c *Client) Signer() *Signer { return c.signer }
@@ -322,14 +335,15 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 	if body != nil {
 		rdr = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, k.method, u.String(), rdr)
+	// "/" and then u: exactly the URL that is signed, not parsed again.
+	req, err := http.NewRequestWithContext(ctx, k.method, "/", rdr)
 	if err != nil {
 		return 0, fmt.Errorf("apiclient: build %s request: %w", k.endpoint, err)
 	}
-	req.URL = u // exactly the URL that is signed
-	req.Header.Set("Accept", "application/json")
+	req.URL, req.Host = u, u.Host
+	req.Header["Accept"] = []string{"application/json"} // canonical keys: direct writes
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = []string{"application/json"}
 	}
 	now := c.opts.Now()
 	c.signer.Sign(req, body, now)
@@ -337,13 +351,13 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		n.Add(1)
 	}
 	start := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
 		c.observe(k.endpoint, 0, start)
 		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: isTimeout(err), Err: stripURL(err)}
 	}
 	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+		drain(resp.Body, maxBody) // read to its end, so the connection is kept
 		resp.Body.Close()
 	}()
 	c.observe(k.endpoint, resp.StatusCode, start)
@@ -354,7 +368,7 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		if out == nil {
 			return resp.StatusCode, nil
 		}
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+		data, err := readLimited(resp.Body, maxBody, resp.ContentLength)
 		if err != nil {
 			return resp.StatusCode, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: isTimeout(err), Err: stripURL(err)}
 		}
@@ -364,6 +378,42 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		return resp.StatusCode, nil
 	}
 	return resp.StatusCode, c.errorFrom(k, resp, now)
+}
+
+// readLimited reads r to its end or limit bytes, into one buffer sized by
+// the answer's Content-Length (sizeHint; -1 when unknown).
+func readLimited(r io.Reader, limit, sizeHint int64) ([]byte, error) {
+	size := int64(512)
+	if sizeHint > 0 {
+		size = min(sizeHint+1, limit) // +1: the read that sees EOF
+	}
+	b := make([]byte, 0, size)
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(int64(cap(b)), limit)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
+
+// drain reads what is left of r, up to limit bytes.
+func drain(r io.Reader, limit int64) {
+	var buf [512]byte
+	for limit > 0 {
+		n, err := r.Read(buf[:min(int64(len(buf)), limit)])
+		limit -= int64(n)
+		if err != nil {
+			return
+		}
+	}
 }
 
 func (c *Client) observe(endpoint string, status int, start time.Time) {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -250,4 +251,39 @@ func TestCallerTransportTLS(t *testing.T) {
 	_, _, err := get(t, NewHTTPClient(), srv.URL)
 	var certErr *tls.CertificateVerificationError
 	assert.ErrorAs(t, err, &certErr, "a certificate of an unknown authority is refused")
+}
+
+// readLimited reads to the end or the limit, whatever Content-Length
+// claimed; drain reads what is left, up to its limit.
+func TestReadLimited(t *testing.T) {
+	body := strings.Repeat("abcdefgh", 300) // 2,400 bytes
+	tests := []struct {
+		name        string
+		input       string
+		limit, hint int64
+		want        string
+	}{
+		{"exact hint", body, 4096, int64(len(body)), body},
+		{"no hint", body, 4096, -1, body},
+		{"hint too small", body, 4096, 10, body},
+		{"hint too large", body, 4096, 100000, body},
+		{"over the limit", body, 1000, int64(len(body)), body[:1000]},
+		{"over the limit, no hint", body, 1000, -1, body[:1000]},
+		{"empty", "", 4096, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := readLimited(iotest.HalfReader(strings.NewReader(tt.input)), tt.limit, tt.hint)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(got))
+		})
+	}
+	_, err := readLimited(iotest.ErrReader(io.ErrClosedPipe), 100, -1)
+	assert.ErrorIs(t, err, io.ErrClosedPipe)
+
+	r := strings.NewReader(body)
+	drain(r, 1000)
+	assert.Equal(t, len(body)-1000, r.Len(), "drain stops at its limit")
+	drain(r, 1<<20)
+	assert.Zero(t, r.Len())
 }
