@@ -217,7 +217,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	pages = append(pages, string(rb))
 
 	logs := ta.logs.String()
-	require.Contains(t, logs, "msg=launch", "the logs were captured")
+	require.Contains(t, logs, "launch=returning", "the logs were captured")
 	everything := logs + strings.Join(pages, "\n")
 	for what, secret := range map[string]string{"API secret": apiSecret, "password": testPassword, "wrong password": "wrong password for the log",
 		"token 1": tokens[0], "token 2": tokens[1]} {

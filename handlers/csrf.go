@@ -67,13 +67,13 @@ const csrfRenewAfter = time.Hour
 // secret is the browser's secret, when its cookie is ours, and whether its
 // cookie is due for renewal.
 func (g *csrfGuard) secret(r *http.Request) (secret []byte, renew, ok bool) {
-	ck, err := r.Cookie(g.name)
-	if err != nil {
+	value, ok := cookieValue(r, g.name)
+	if !ok {
 		return nil, false, false
 	}
-	secret, sealed, err := g.sealer.open(make([]byte, 0, csrfSecretLen), g.name, ck.Value)
+	secret, sealed, err := g.sealer.open(make([]byte, 0, csrfSecretLen), g.name, value)
 	if err != nil {
-		err = g.legacy.Decode(g.name, ck.Value, &secret) // written before the sealer: renewed
+		err = g.legacy.Decode(g.name, value, &secret) // written before the sealer: renewed
 	}
 	if err != nil || len(secret) != csrfSecretLen {
 		return nil, false, false

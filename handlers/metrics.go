@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +15,12 @@ import (
 
 // Metrics are the bridge's Prometheus metrics, on a registry of their own.
 type Metrics struct {
+	// Every launch observes four series; the children for label values
+	// seen before are kept here, so a launch does not hash its labels
+	// and look them up in the vectors (nor format its status) again.
+	mu       sync.RWMutex
+	children map[childKey]*observers
+
 	reg              *prometheus.Registry
 	launches         *prometheus.CounterVec
 	launchDuration   *prometheus.HistogramVec
@@ -44,16 +51,53 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 }
 
+// childKey names the series one observation updates.
+type childKey struct {
+	kind   byte // 'l': launch, 'p': platform attempt
+	a, b   string
+	status int
+}
+
+// observers are a counter and a histogram of one childKey.
+type observers struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// observersOf returns the series of k, made by mk the first time.
+func (m *Metrics) observersOf(k childKey, mk func() *observers) *observers {
+	m.mu.RLock()
+	o := m.children[k]
+	m.mu.RUnlock()
+	if o != nil {
+		return o
+	}
+	o = mk()
+	m.mu.Lock()
+	if m.children == nil {
+		m.children = map[childKey]*observers{}
+	}
+	m.children[k] = o
+	m.mu.Unlock()
+	return o
+}
+
 // Launch observes a launch (launch.Options.OnDone).
 func (m *Metrics) Launch(outcome string, path launch.Path, d time.Duration) {
-	m.launches.WithLabelValues(outcome, string(path)).Inc()
-	m.launchDuration.WithLabelValues(outcome).Observe(d.Seconds())
+	o := m.observersOf(childKey{kind: 'l', a: outcome, b: string(path)}, func() *observers {
+		return &observers{m.launches.WithLabelValues(outcome, string(path)), m.launchDuration.WithLabelValues(outcome)}
+	})
+	o.count.Inc()
+	o.duration.Observe(d.Seconds())
 }
 
 // PlatformAttempt observes a Partner API attempt (apiclient.Hooks.OnAttempt).
 func (m *Metrics) PlatformAttempt(endpoint string, status int, d time.Duration) {
-	m.platformRequests.WithLabelValues(endpoint, strconv.Itoa(status)).Inc()
-	m.platformDuration.WithLabelValues(endpoint).Observe(d.Seconds())
+	o := m.observersOf(childKey{kind: 'p', a: endpoint, status: status}, func() *observers {
+		return &observers{m.platformRequests.WithLabelValues(endpoint, strconv.Itoa(status)), m.platformDuration.WithLabelValues(endpoint)}
+	})
+	o.count.Inc()
+	o.duration.Observe(d.Seconds())
 }
 
 // PlatformRetry observes a retry (apiclient.Hooks.OnRetry).

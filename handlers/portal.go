@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -42,12 +43,24 @@ func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string
 	if err != nil {
 		return launchError{err}
 	}
+	c.Set(ctxLaunched, launched{account: acct.ID, path: res.Path, calls: res.PlatformCalls}) // for the request's log line
 	hd := c.Response().Header()
-	hd.Set("Cache-Control", "no-store")
+	hd["Cache-Control"] = []string{"no-store"}
 	// The exchange URL holds the one-time token: keep it out of Referer.
-	hd.Set("Referrer-Policy", "no-referrer")
+	hd["Referrer-Policy"] = []string{"no-referrer"}
 	return c.Redirect(http.StatusSeeOther, res.ExchangeURL)
 }
+
+// launched is what the request's log line tells of a launch that
+// succeeded (never its exchange URL: it holds the token).
+type launched struct {
+	account int64
+	path    launch.Path
+	calls   int
+}
+
+// ctxLaunched holds the request's launched.
+const ctxLaunched = "launched"
 
 // launchError marks an error of the launch use-case for the error page.
 type launchError struct{ err error }

@@ -201,11 +201,17 @@ func (h *server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		// The path only: no query strings, no tokens (they never appear in
 		// our own paths), no headers. Attrs, not key-value pairs: nothing
 		// is boxed into an interface.
-		attrs := [6]slog.Attr{slog.String("method", req.Method), slog.String("path", req.URL.Path), slog.Int("status", c.Response().Status),
+		// A launch adds its account, path and platform calls: one line a
+		// launch.
+		attrs := [9]slog.Attr{slog.String("method", req.Method), slog.String("path", req.URL.Path), slog.Int("status", c.Response().Status),
 			slog.Duration("duration", time.Since(start)), slog.String("request_id", requestID(c))}
 		n := 5
 		if err != nil {
-			attrs[5], n = slog.String("class", errorClass(err)), 6
+			attrs[n], n = slog.String("class", errorClass(err)), n+1
+		}
+		if l, ok := c.Get(ctxLaunched).(launched); ok {
+			attrs[n], attrs[n+1], attrs[n+2] = slog.Int64("account_id", l.account), slog.String("launch", string(l.path)), slog.Int("platform_calls", l.calls)
+			n += 3
 		}
 		h.Logger.LogAttrs(req.Context(), slog.LevelInfo, "http", attrs[:n]...)
 		return nil

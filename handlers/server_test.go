@@ -3,8 +3,10 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 )
 
@@ -116,6 +120,30 @@ func TestRequestIDs(t *testing.T) {
 	assert.NotEqual(t, a.header.Get("X-Request-Id"), b.header.Get("X-Request-Id"))
 	assert.NotContains(t, f.logs.String(), "forged-by-the-client")
 	assert.Contains(t, f.logs.String(), "request_id="+a.header.Get("X-Request-Id"))
+}
+
+// A launch is one log line: the request's, with the account, the launch's
+// path and its platform calls; never the exchange URL (its token).
+func TestLaunchIsOneLogLine(t *testing.T) {
+	f := setup(t)
+	ada := f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	f.launcher.do = func(acct accounts.Account, _ string) (launch.Result, error) {
+		return launch.Result{ExchangeURL: "https://platform.example/api/5/login-token/login/SECRET-TOKEN", Path: launch.PathCreated, PlatformCalls: 3}, nil
+	}
+	r := c.post("/launch", url.Values{"_csrf": {c.csrf("/")}})
+	require.Equal(t, http.StatusSeeOther, r.status)
+	var line string
+	for _, l := range strings.Split(f.logs.String(), "\n") {
+		if strings.Contains(l, "path=/launch") {
+			require.Empty(t, line, "one line for the launch")
+			line = l
+		}
+	}
+	assert.Contains(t, line, "msg=http method=POST path=/launch status=303")
+	assert.Contains(t, line, fmt.Sprintf("request_id=%s account_id=%d launch=created platform_calls=3", r.header.Get("X-Request-Id"), ada.ID))
+	assert.NotContains(t, f.logs.String(), "SECRET-TOKEN")
 }
 
 // The request log has the path only: no query string (tokens, emails).

@@ -237,11 +237,11 @@ var (
 // foreign key, timed out, account disabled, this device signed out, or
 // signed out everywhere).
 func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.ResponseWriter) (signedIn, error) {
-	ck, err := r.Cookie(m.name)
-	if err != nil {
+	value, ok := cookieValue(r, m.name)
+	if !ok {
 		return signedIn{}, errNoSession
 	}
-	v, err := m.read(ck.Value)
+	v, err := m.read(value)
 	if err != nil {
 		return signedIn{}, errSessionExpired // decode failure: treated as signed out
 	}

@@ -141,7 +141,8 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 		s.logger.Warn("launch failed", "account_id", account.ID, "outcome", outcome, "platform_calls", res.PlatformCalls, "err", err, "request_id", requestID)
 		return res, err
 	}
-	s.logger.Info("launch", "account_id", account.ID, "path", res.Path, "platform_calls", res.PlatformCalls, "duration", elapsed, "request_id", requestID)
+	// A launch that succeeded is logged by the caller, with its request
+	// (handlers: one line a launch, not two).
 	return res, nil
 }
 
