@@ -100,11 +100,14 @@ type Options struct {
 
 // Client calls the Partner API. It is safe for concurrent use.
 type Client struct {
-	base    *url.URL
-	signer  *Signer
-	opts    Options
-	rt      http.RoundTripper // Options.HTTPClient's transport: each attempt is one round trip
-	ensures singleflight.Group
+	base   *url.URL
+	signer *Signer
+	opts   Options
+	rt     http.RoundTripper // Options.HTTPClient's transport: each attempt is one round trip
+	// transportBounds: rt bounds each attempt by Options.Timeout itself
+	// (callerTransport.bound), so attempt derives no context for it.
+	transportBounds bool
+	ensures         singleflight.Group
 }
 
 // New returns a Client for opts.
@@ -152,7 +155,12 @@ func New(opts Options) (*Client, error) {
 	if rt == nil {
 		rt = NewHTTPClient().Transport
 	}
-	return &Client{base: base, signer: signer, opts: opts, rt: rt}, nil
+	c := &Client{base: base, signer: signer, opts: opts, rt: rt}
+	if ct, ok := rt.(*callerTransport); ok && opts.HTTPClient == nil {
+		// Our own transport (no one else's): it bounds each attempt itself.
+		ct.bound, c.transportBounds = opts.Timeout, true
+	}
+	return c, nil
 }
 
 // NewHTTPClient returns the client for the platform: its transport does
@@ -329,8 +337,11 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: errors.Is(err, context.DeadlineExceeded), Err: err}
 	}
 	// The attempt's bound covers the answer's body too: it is read here.
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
+	if !c.transportBounds {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
+		defer cancel()
+	}
 	var rdr io.Reader
 	if body != nil {
 		rdr = bytes.NewReader(body)

@@ -31,6 +31,10 @@ type callerTransport struct {
 	tlsConfig   *tls.Config // nil: the default, with ALPN http/1.1
 	maxIdle     int         // kept-alive connections per host
 	idleTimeout time.Duration
+	// bound, when set, limits each round trip (the answer's body too), as
+	// the Client's attempt timeout: set on the connection's deadline, it
+	// costs no context and timer per call.
+	bound time.Duration
 
 	mu      sync.Mutex
 	idle    map[string][]*keptConn // by scheme://host:port
@@ -64,7 +68,7 @@ func (t *callerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	key := req.URL.Scheme + "://" + hostPort(req.URL)
 	if t.usesProxy(key, req) {
-		return t.fallback.RoundTrip(req)
+		return t.viaProxy(req)
 	}
 	for {
 		kc, reused, err := t.get(req.Context(), key, req.URL.Scheme)
@@ -90,6 +94,11 @@ func (t *callerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func (t *callerTransport) exchange(req *http.Request, key string, kc *keptConn, reused bool) (*http.Response, error) {
 	ctx := req.Context()
 	deadline, _ := ctx.Deadline() // zero: none
+	if t.bound > 0 {
+		if d := time.Now().Add(t.bound); deadline.IsZero() || d.Before(deadline) {
+			deadline = d
+		}
+	}
 	if err := kc.conn.SetDeadline(deadline); err != nil {
 		kc.conn.Close()
 		return nil, err
@@ -126,6 +135,33 @@ func (t *callerTransport) exchange(req *http.Request, key string, kc *keptConn, 
 	}
 	resp.Body = &returningBody{body: resp.Body, t: t, key: key, kc: kc, stop: stop, reuse: !resp.Close && !req.Close}
 	return resp, nil
+}
+
+// viaProxy hands req to the standard Transport, within bound.
+func (t *callerTransport) viaProxy(req *http.Request) (*http.Response, error) {
+	if t.bound <= 0 {
+		return t.fallback.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), t.bound)
+	resp, err := t.fallback.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// cancelOnClose ends a proxied call's bound when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // returningBody is an answer's body; its Close gives the connection back

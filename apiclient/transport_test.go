@@ -287,3 +287,43 @@ func TestReadLimited(t *testing.T) {
 	drain(r, 1<<20)
 	assert.Zero(t, r.Len())
 }
+
+// The attempt's bound holds whoever makes the call: the Client's own
+// transport (on the connection's deadline), another transport (on the
+// attempt's context) and the proxy path (on a context of its own).
+func TestAttemptBoundOnEveryPath(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	slow := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	proxied := func() *http.Client {
+		c := NewHTTPClient()
+		proxy := httptest.NewServer(slow)
+		t.Cleanup(proxy.Close)
+		pu, _ := url.Parse(proxy.URL)
+		c.Transport.(*callerTransport).fallback.Proxy = http.ProxyURL(pu)
+		return c
+	}
+	for name, hc := range map[string]func() *http.Client{
+		"own transport":      func() *http.Client { return nil },
+		"another transport":  func() *http.Client { return &http.Client{Transport: &http.Transport{}} },
+		"own, through proxy": proxied,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := setup(t, func(o *Options) { o.Timeout = 50 * time.Millisecond; o.HTTPClient = hc() })
+			h.mux.Handle("GET /api/5/public/users", slow)
+			if name == "own, through proxy" {
+				// An Options.HTTPClient is someone else's: bound it as our own to test the proxy path.
+				h.client.rt.(*callerTransport).bound, h.client.transportBounds = 50*time.Millisecond, true
+			}
+			start := time.Now()
+			_, err := h.client.ListUsers(context.Background(), "a@example.com", 0, 10)
+			require.ErrorIs(t, err, ErrTimeout)
+			assert.Less(t, time.Since(start), 5*time.Second)
+		})
+	}
+}

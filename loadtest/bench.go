@@ -74,6 +74,7 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	cfgPath := fs.String("config", "", "with --target: the target's configuration (its store gets the bench's accounts; the platform credentials sign the raw calls)")
 	platformURL := fs.String("platform", "", "with --target: the platform the target calls (e.g. a platform-sim), for the raw token call in the same run")
 	targetPprof := fs.String("target-pprof", "", "with --target and --cpuprofile: the target's profiler, http://<server.metrics_addr> with server.pprof on")
+	wrkScript := fs.String("wrk-script", "", "with --target: sign the accounts in, launch each once, write a wrk Lua script that posts their launches to this file, and stop (then: wrk -s FILE URL)")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
@@ -109,9 +110,10 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 		if err != nil {
 			return err
 		}
+		x.wrkScript = *wrkScript
 		return runExternal(ctx, o, x, env.Stdout)
 	}
-	for _, name := range []string{"config", "platform", "target-pprof"} {
+	for _, name := range []string{"config", "platform", "target-pprof", "wrk-script"} {
 		if fs.Lookup(name).Value.String() != "" {
 			return cli.UsageError("bench: --" + name + " is for --target")
 		}

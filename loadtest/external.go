@@ -27,6 +27,9 @@ type externalOptions struct {
 	platform *url.URL // nil: the raw token call is not measured
 	pprof    *url.URL // the target's profiler (server.pprof), for --cpuprofile
 	cfg      config.Config
+	// wrkScript: write a wrk script for the signed-in sessions there, and
+	// stop before measuring.
+	wrkScript string
 }
 
 // benchEmail is the email of the bench's i-th account: the same in every
@@ -221,6 +224,14 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		return fmt.Errorf("first launches: %w", err)
 	}
 
+	if x.wrkScript != "" {
+		if err := writeWrkScript(x.wrkScript, sessions); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "wrote %s: %d signed-in sessions, each launched once; e.g. wrk -t2 -c%d -d10s --latency -s %s %s\n",
+			x.wrkScript, len(sessions), o.concurrency, x.wrkScript, base)
+		return nil
+	}
 	profiled := make(chan error, 1)
 	if o.cpuProfile != "" {
 		go func() { profiled <- fetchProfile(ctx, client, x.pprof, o.duration, o.cpuProfile) }()
@@ -299,6 +310,27 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		return fmt.Errorf("%d launches failed", run.failed)
 	}
 	return nil
+}
+
+// writeWrkScript writes a wrk Lua script that posts launches of the
+// sessions, one chosen at random for each request (wrk reports answers
+// other than 2xx/3xx as "Non-2xx or 3xx responses"; a launch answers 303).
+// The file holds live session cookies: it is written for the owner alone
+// (0600).
+func writeWrkScript(path string, sessions []benchSession) error {
+	var b strings.Builder
+	b.WriteString("-- ssobridge bench --wrk-script: launches of signed-in sessions (live cookies: keep this file private)\nlocal sessions = {\n")
+	for _, s := range sessions {
+		fmt.Fprintf(&b, "  {%q, %q},\n", s.cookie, s.body)
+	}
+	b.WriteString(`}
+local n = #sessions
+request = function()
+  local s = sessions[math.random(n)]
+  return wrk.format("POST", "/launch", {["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = s[1]}, s[2])
+end
+`)
+	return os.WriteFile(path, []byte(b.String()), 0o600)
 }
 
 // linkedPlatformUser is the platform user linked to the bench's first

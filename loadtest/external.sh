@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# loadtest/external.sh: the bridge measured from outside, as a load balancer
+# sees it. Builds this checkout (and, with --base REV, a build of REV beside
+# it), starts the standalone emulator (platform-sim) and each build's
+# `ssobridge serve` as processes of their own on 127.0.0.1, and drives them
+# with `ssobridge bench --target` (this checkout's load tool for both), the
+# builds taking turns for --rounds rounds. Prints each run's figures and,
+# per build, the median of its rounds. See docs/performance.md.
+#
+#   loadtest/external.sh [--base REV] [--store sqlite|postgres] [--dsn URL]
+#                        [--latency D] [--concurrency C] [--duration D]
+#                        [--accounts N] [--rounds N] [--wrk]
+#
+# --store postgres needs --dsn (and psql, to make and drop a schema per
+# build). --wrk also drives each build with wrk (Debian package wrk) for
+# the same duration, from a script the load tool writes. Bounded: every run
+# lasts --duration; everything listens on 127.0.0.1 and is stopped at exit.
+set -euo pipefail
+
+base_rev="" store=sqlite dsn="" latency=0s concurrency=64 duration=8s accounts=200 rounds=3 use_wrk=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --base) base_rev=$2; shift 2 ;;
+    --store) store=$2; shift 2 ;;
+    --dsn) dsn=$2; shift 2 ;;
+    --latency) latency=$2; shift 2 ;;
+    --concurrency) concurrency=$2; shift 2 ;;
+    --duration) duration=$2; shift 2 ;;
+    --accounts) accounts=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --wrk) use_wrk=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "external.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$store" in
+  sqlite) ;;
+  postgres) [ -n "$dsn" ] || { echo "external.sh: --store postgres needs --dsn postgres://..." >&2; exit 2; }
+            command -v psql >/dev/null || { echo "external.sh: --store postgres needs psql" >&2; exit 2; } ;;
+  *) echo "external.sh: --store must be sqlite or postgres" >&2; exit 2 ;;
+esac
+[[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "external.sh: --rounds must be 1..99" >&2; exit 2; }
+if [ "$use_wrk" = 1 ] && ! command -v wrk >/dev/null; then
+  echo "external.sh: --wrk needs wrk (apt-get install -y wrk)" >&2; exit 2
+fi
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/ssobridge-external.XXXXXX)
+pids=()
+schemas=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  for s in "${schemas[@]}"; do psql "$dsn" -q -c "DROP SCHEMA IF EXISTS $s CASCADE" >/dev/null 2>&1 || true; done
+  [ -n "$base_rev" ] && git -C "$repo" worktree remove --force "$work/base-src" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+wait_up() { for _ in $(seq 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "external.sh: $1 did not come up" >&2; return 1; }
+
+echo "building this checkout ($(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo ', with uncommitted changes'))"
+(cd "$repo" && go build -o "$work/new/ssobridge" .)
+builds=(new)
+if [ -n "$base_rev" ]; then
+  echo "building $base_rev"
+  git -C "$repo" worktree add --detach "$work/base-src" "$base_rev" >/dev/null
+  (cd "$work/base-src" && go build -o "$work/base/ssobridge" .)
+  builds=(base new)
+fi
+tool="$work/new/ssobridge"
+
+key=bench-key secret=bench-secret-bench-secret-bench-secret
+pport=$(free_port)
+"$tool" platform-sim --addr "127.0.0.1:$pport" --api-key "$key" --api-secret "$secret" --latency "$latency" >/dev/null 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.1; done # its API answers 401 unsigned: wait for the port
+
+for b in "${builds[@]}"; do
+  port=$(free_port)
+  mkdir -p "$work/$b/data"
+  if [ "$store" = postgres ]; then
+    schema="bench_ext_${b}_$$"
+    psql "$dsn" -q -c "DROP SCHEMA IF EXISTS $schema CASCADE; CREATE SCHEMA $schema" >/dev/null
+    schemas+=("$schema")
+    sep='?'; [[ "$dsn" == *\?* ]] && sep='&'
+    storecfg="  driver: postgres
+  dsn: \"$dsn${sep}search_path=$schema\""
+  else
+    storecfg="  dsn: $work/$b/data/ssobridge.db"
+  fi
+  # The defaults a partner runs (log level info, hashing as shipped), the
+  # platform emulator, and keys of the run's own.
+  cat >"$work/$b/config.yaml" <<EOF
+server:
+  addr: 127.0.0.1:$port
+session:
+  hash_key: $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  block_key: $(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+store:
+$storecfg
+platform:
+  base_url: http://127.0.0.1:$pport
+  api_key: $key
+  api_secret: $secret
+EOF
+  "$work/$b/ssobridge" serve --config "$work/$b/config.yaml" >"$work/$b/serve.log" 2>&1 &
+  pids+=($!)
+  wait_up "http://127.0.0.1:$port/healthz"
+  echo "$b: http://127.0.0.1:$port ($store), log $work/$b/serve.log"
+done
+
+echo "platform latency $latency, concurrency $concurrency, $accounts accounts, $duration a run, $rounds rounds"
+for r in $(seq "$rounds"); do
+  for b in "${builds[@]}"; do
+    url=$(sed -n 's/^  addr: /http:\/\//p' "$work/$b/config.yaml")
+    line=$("$tool" bench --target "$url" --config "$work/$b/config.yaml" --platform "http://127.0.0.1:$pport" \
+      --accounts "$accounts" --concurrency "$concurrency" --duration "$duration" | tee "$work/$b/bench-$r.txt" | grep '^bench: launches_per_s=')
+    echo "round $r $b ${line#bench: }" | tee -a "$work/results.txt"
+    if [ "$use_wrk" = 1 ]; then
+      "$tool" bench --target "$url" --config "$work/$b/config.yaml" --accounts "$accounts" --concurrency "$concurrency" \
+        --wrk-script "$work/$b/launch.lua" >/dev/null
+      pid=$(pgrep -f "$work/$b/ssobridge serve" | head -1)
+      before=$(awk '{print $14+$15}' "/proc/$pid/stat")
+      out=$(wrk -t2 -c"$concurrency" -d"$duration" --latency -s "$work/$b/launch.lua" "$url")
+      after=$(awk '{print $14+$15}' "/proc/$pid/stat")
+      rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
+      toms='{v=$2; if (v ~ /us$/) v=v/1000; else if (v ~ /ms$/) v=v+0; else if (v ~ /s$/) v=v*1000; printf "%.2f", v}'
+      p50=$(awk "\$1==\"50%\" $toms" <<<"$out"); p99=$(awk "\$1==\"99%\" $toms" <<<"$out")
+      cpu=$(awk -v t="$((after - before))" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*10000/(r*d)}')
+      failed=$(awk '/Non-2xx or 3xx responses/ {print $NF}' <<<"$out"); failed=${failed:-0}
+      echo "round $r $b wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu not_3xx=$failed" | tee -a "$work/results.txt"
+      [ "$failed" = 0 ] || { echo "external.sh: $failed launches under wrk were not answered 3xx" >&2; exit 1; }
+    fi
+  done
+done
+
+# Medians of each build's rounds (the load tool's figures, and wrk's).
+python3 - "$work/results.txt" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    key = f[2] + (" (wrk)" if f[3] == "wrk" else "")
+    kv = dict(re.findall(r"(\w+)=([-\d.]+)", line))
+    runs.setdefault(key, []).append(kv)
+cols = ["launches_per_s", "p50_ms", "p99_ms", "bridge_cpu_us", "platform_cpu_us", "cpu_ratio", "ratio_p99", "bridge_rss_mib"]
+print("\nmedian of each build's rounds")
+print("%-12s" % "build" + "".join("%17s" % c for c in cols))
+med = {}
+for key, kvs in runs.items():
+    row = []
+    for c in cols:
+        vals = [float(kv[c]) for kv in kvs if c in kv]
+        row.append(statistics.median(vals) if vals else None)
+    med[key] = row
+    print("%-12s" % key + "".join("%17s" % ("-" if v is None else f"{v:.2f}") for v in row))
+for suffix in ("", " (wrk)"):
+    if "new" + suffix in med and "base" + suffix in med:
+        n, b = med["new" + suffix][0], med["base" + suffix][0]
+        print(f"launches/s, new / base{suffix}: {n / b:.2f}x")
+PY
