@@ -124,6 +124,7 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"public url", "server:\n  public_url: sso.example\n", nil, "server.public_url", "absolute"},
 		{"metrics addr", "server:\n  metrics_addr: metrics\n", nil, "server.metrics_addr", "not host:port"},
 		{"metrics addr is addr", "server:\n  addr: 127.0.0.1:8080\n  metrics_addr: 127.0.0.1:8080\n", nil, "server.metrics_addr", "is server.addr"},
+		{"pprof without a metrics address", "server:\n  pprof: true\n", nil, "server.pprof", "needs server.metrics_addr"},
 		{"hash key short", "session:\n  hash_key: abcd\n", nil, "session.hash_key", "openssl rand -hex 32"},
 		{"hash key not hex", "session:\n  hash_key: " + strings.Repeat("zz", 32) + "\n", nil, "session.hash_key", "hex"},
 		{"block key size", "session:\n  block_key: " + strings.Repeat("ab", 20) + "\n", nil, "session.block_key", "16, 24 or 32"},

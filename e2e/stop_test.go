@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -185,4 +186,32 @@ func TestMetricsOnTheirOwnListener(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "not on the public listener")
 	assert.Equal(t, 0, stop(t, cmd), errOut.String())
+}
+
+// With server.pprof, Go's profiler answers on the metrics listener, and
+// never on the public one; without it, not at all.
+func TestProfilerOnlyOnTheMetricsListener(t *testing.T) {
+	status := func(u string) int {
+		t.Helper()
+		resp, err := http.Get(u)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, on := range []bool{true, false} {
+		cfg, _ := writeConfig(t, fmt.Sprintf("server:\n  addr: 127.0.0.1:0\n  metrics_addr: 127.0.0.1:0\n  pprof: %v\n", on))
+		cmd, out, errOut := startCLI(t, nil, "--config", cfg)
+		base := waitForURL(t, out, `ssobridge listening on (\S+)`)
+		metrics := strings.TrimSuffix(waitForURL(t, out, `metrics at (\S+)`), "/metrics")
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+			assert.Contains(t, out.String(), "profiler at "+metrics+"/debug/pprof/")
+		}
+		assert.Equal(t, want, status(metrics+"/debug/pprof/goroutine?debug=1"), "pprof %v", on)
+		assert.Equal(t, http.StatusOK, status(metrics+"/metrics"))
+		assert.NotEqual(t, http.StatusOK, status(base+"/debug/pprof/goroutine?debug=1"), "never on the public listener")
+		assert.Equal(t, 0, stop(t, cmd), errOut.String())
+	}
 }

@@ -100,6 +100,8 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 		return cli.UsageError("bench: --rate must be 0..100000 launches/s")
 	case o.store != "sqlite" && o.store != "postgres" && o.store != "both":
 		return cli.UsageError("bench: --store must be sqlite, postgres or both")
+	case *target != "":
+		// the external mode's own checks follow (externalFlags)
 	case o.store != "sqlite" && !strings.HasPrefix(o.dsn, "postgres://") && !strings.HasPrefix(o.dsn, "postgresql://"):
 		return cli.UsageError("bench: --store " + o.store + " needs --dsn postgres://user@host:5432/db?sslmode=disable")
 	case o.store == "sqlite" && o.dsn != "":

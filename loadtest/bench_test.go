@@ -3,7 +3,13 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/platformsim"
 )
 
 // runBenchCmd runs `ssobridge bench args...` in-process.
@@ -92,5 +101,101 @@ func TestBenchRejectsBadFlags(t *testing.T) {
 		require.ErrorAs(t, err, &ue, args)
 		assert.Contains(t, ue.Error(), "bench: --", args)
 		assert.Empty(t, out, "nothing ran: %v", args)
+	}
+}
+
+// startTarget serves a bridge in this process, on loopback, against an
+// emulator of its own, and writes the configuration the external bench
+// reads (the same store, the platform's credentials).
+func startTarget(t *testing.T) (target, platform, cfgPath string) {
+	t.Helper()
+	admin := platformsim.Credential{Key: "bench-key", Secret: "bench-secret-bench-secret", Admin: true}
+	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{admin}})
+	require.NoError(t, err)
+	run, err := platformsim.Start(sim, "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { run.Close() })
+	dir := t.TempDir()
+	yaml := fmt.Sprintf("store:\n  dsn: %s/ssobridge.db\nplatform:\n  base_url: %s\n  api_key: %s\n  api_secret: %s\n"+
+		"password:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\n", dir, run.URL, admin.Key, admin.Secret)
+	cfgPath = filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(yaml), 0o600))
+	cfg, err := config.Parse([]byte(yaml), nil)
+	require.NoError(t, err)
+	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: io.Discard})
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- a.Serve(ctx, ln, io.Discard) }()
+	t.Cleanup(func() {
+		cancel()
+		<-served
+		a.Close()
+	})
+	return "http://" + ln.Addr().String(), run.URL, cfgPath
+}
+
+// The external mode drives a running bridge over sockets: it adds its
+// accounts to the bridge's store, signs them in, launches, measures the
+// raw token call on the platform in the same run, and reads the target's
+// CPU (found by its port: this process, here). Run again, it reuses its
+// accounts. Its speed figures are reported, never asserted.
+func TestBenchExternalMode(t *testing.T) {
+	target, platform, cfgPath := startTarget(t)
+	for run := range 2 {
+		out, errOut, err := runBenchCmd(t, "--target", target, "--config", cfgPath, "--platform", platform,
+			"--accounts", "10", "--concurrency", "4", "--duration", "300ms")
+		require.NoError(t, err, "run %d: %s", run, errOut)
+		assert.Contains(t, out, "signed in 10 accounts")
+		assert.Contains(t, out, ", 0 failed")
+		assert.Contains(t, out, "raw token call:")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		last := lines[len(lines)-1]
+		for _, want := range []string{"launches_per_s=", "p99_ms=", "raw_p99_ms=", "ratio_p99=", "bridge_rss_mib="} {
+			assert.Contains(t, last, want)
+		}
+		if runtime.GOOS == "linux" {
+			assert.Regexp(t, `bridge_cpu_us=[0-9.]+ platform_cpu_us=[0-9.]+`, last, "CPU read from /proc for both")
+		}
+	}
+
+	script := filepath.Join(t.TempDir(), "launch.lua")
+	out, errOut, err := runBenchCmd(t, "--target", target, "--config", cfgPath, "--accounts", "5", "--wrk-script", script)
+	require.NoError(t, err, errOut)
+	assert.Contains(t, out, "wrote "+script)
+	b, err := os.ReadFile(script)
+	require.NoError(t, err)
+	assert.Equal(t, 5, strings.Count(string(b), "ssobridge_session="), "one entry per session")
+	assert.Contains(t, string(b), `wrk.format("POST", "/launch"`)
+	fi, err := os.Stat(script)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "live cookies: the owner's alone")
+}
+
+func TestBenchExternalRejectsBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "config.yaml")
+	require.NoError(t, os.WriteFile(cfgPath, []byte("store:\n  dsn: "+dir+"/x.db\n"), 0o600))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target", "http://127.0.0.1:1"}, "needs --config"},
+		{[]string{"--target", "127.0.0.1:8080", "--config", cfgPath}, "--target must be an http(s) URL"},
+		{[]string{"--target", "https://127.0.0.1:1", "--config", cfgPath}, "must be http://"},
+		{[]string{"--target", "http://127.0.0.1:1", "--config", cfgPath, "--latency", "20ms"}, "--latency is for the in-process bench"},
+		{[]string{"--target", "http://127.0.0.1:1", "--config", cfgPath, "--store", "postgres"}, "--store is for the in-process bench"},
+		{[]string{"--target", "http://127.0.0.1:1", "--config", cfgPath, "--cpuprofile", "x"}, "needs --target-pprof"},
+		{[]string{"--target", "http://127.0.0.1:1", "--config", cfgPath, "--platform", "http://127.0.0.1:2"}, "needs the platform credentials"},
+		{[]string{"--platform", "http://127.0.0.1:2"}, "--platform is for --target"},
+		{[]string{"--wrk-script", "x.lua"}, "--wrk-script is for --target"},
+	} {
+		out, _, err := runBenchCmd(t, tc.args...)
+		var ue cli.UsageError
+		require.ErrorAs(t, err, &ue, tc.args)
+		assert.Contains(t, ue.Error(), tc.want, tc.args)
+		assert.Empty(t, out, "nothing ran: %v", tc.args)
 	}
 }
