@@ -44,6 +44,7 @@ type callerTransport struct {
 // keptConn is one connection to the platform with its buffers.
 type keptConn struct {
 	conn      net.Conn
+	raw       net.Conn // the TCP connection under conn (conn itself, or under TLS)
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
@@ -54,11 +55,14 @@ func newCallerTransport(fallback *http.Transport, maxIdle int, idleTimeout time.
 		maxIdle: maxIdle, idleTimeout: idleTimeout, idle: map[string][]*keptConn{}, proxied: map[string]bool{}}
 }
 
-// errStaleConn: a kept-alive connection closed by the platform before it
-// answered a byte (its idle timeout); the request is sent again on a new
-// one. This transport serves only the Partner API, whose every call is
-// safe to send twice: lookups and token issuance are, and a user created
-// twice answers 409, which the client resolves by looking up again.
+// errStaleConn: a kept-alive connection found closed by the platform
+// (its idle timeout) when an idempotent request (GET, HEAD) had been
+// written on it and no byte had come back; the request is sent again on
+// a new connection, as net/http's Transport does. Other requests are not
+// resent: whether the platform acted on them is unknown, and the Client's
+// retry rules decide (a user creation is never resent after a network
+// error). A connection closed while idle is found before anything is
+// written on it (connAlive) and is not used.
 var errStaleConn = errors.New("apiclient: kept-alive connection closed by the platform")
 
 // RoundTrip implements http.RoundTripper.
@@ -76,14 +80,13 @@ func (t *callerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		resp, err := t.exchange(req, key, kc, reused)
-		if errors.Is(err, errStaleConn) && req.GetBody != nil {
-			if req.Body, err = req.GetBody(); err != nil {
-				return nil, err
+		if errors.Is(err, errStaleConn) {
+			if req.GetBody != nil {
+				if req.Body, err = req.GetBody(); err != nil {
+					return nil, err
+				}
 			}
-			continue // a new connection this time: get drops no more than the stale one
-		}
-		if errors.Is(err, errStaleConn) && req.Body == nil {
-			continue
+			continue // another connection: each stale one is closed, and a new one is never stale
 		}
 		return resp, err
 	}
@@ -122,7 +125,9 @@ func (t *callerTransport) exchange(req *http.Request, key string, kc *keptConn, 
 		_, err = kc.br.Peek(1)
 	}
 	if err != nil {
-		if reused && ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
+		idempotent := req.Method == http.MethodGet || req.Method == http.MethodHead
+		if reused && idempotent && (req.Body == nil || req.GetBody != nil) && ctx.Err() == nil &&
+			(errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)) {
 			stop()
 			kc.conn.Close()
 			return nil, errStaleConn
@@ -232,13 +237,18 @@ func (t *callerTransport) get(ctx context.Context, key, scheme string) (*keptCon
 		t.idle[key] = conns[:len(conns)-1]
 		if now.Sub(kc.idleSince) < t.idleTimeout {
 			t.mu.Unlock()
-			return kc, true, nil
+			if connAlive(kc.raw) {
+				return kc, true, nil
+			}
+			kc.conn.Close()
+			t.mu.Lock()
+			continue
 		}
 		kc.conn.Close()
 	}
 	t.mu.Unlock()
 	addr := key[len(scheme)+3:]
-	var conn net.Conn
+	var conn, raw net.Conn
 	var err error
 	if scheme == "https" {
 		cfg := t.tlsConfig.Clone()
@@ -250,13 +260,17 @@ func (t *callerTransport) get(ctx context.Context, key, scheme string) (*keptCon
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
 		conn, err = (&tls.Dialer{NetDialer: t.dialer, Config: cfg}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			raw = conn.(*tls.Conn).NetConn()
+		}
 	} else {
 		conn, err = t.dialer.DialContext(ctx, "tcp", addr)
+		raw = conn
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	return &keptConn{conn: conn, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096)}, false, nil
+	return &keptConn{conn: conn, raw: raw, br: bufio.NewReaderSize(conn, 4096), bw: bufio.NewWriterSize(conn, 4096)}, false, nil
 }
 
 // put keeps kc for the next request to key, unless enough are kept.

@@ -114,14 +114,16 @@ func TestCallerTransportConcurrentCallsReuseConnections(t *testing.T) {
 	assert.LessOrEqual(t, conns.Load(), int32(workers), "%d calls", workers*rounds)
 }
 
-// A platform that closes a kept-alive connection (its idle timeout) without
-// saying so: the next call finds it closed and is sent again, body and all,
-// on a new connection.
-func TestCallerTransportResendsOnAConnectionClosedWhileIdle(t *testing.T) {
+// rawPlatform answers each connection's first request as a kept-alive
+// answer would, then closes the connection (closed receives one value per
+// connection closed); with reset it reads the request and resets the
+// connection without answering.
+func rawPlatform(t *testing.T, reset bool) (addr string, accepted, requests *atomic.Int32, closed chan struct{}) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer ln.Close()
-	var accepted atomic.Int32
+	t.Cleanup(func() { ln.Close() })
+	accepted, requests, closed = &atomic.Int32{}, &atomic.Int32{}, make(chan struct{}, 100)
 	go func() {
 		for {
 			conn, err := ln.Accept()
@@ -130,30 +132,73 @@ func TestCallerTransportResendsOnAConnectionClosedWhileIdle(t *testing.T) {
 			}
 			accepted.Add(1)
 			go func() {
-				defer conn.Close()
+				defer func() { closed <- struct{}{} }()
 				req, err := http.ReadRequest(bufio.NewReader(conn))
 				if err != nil {
+					conn.Close()
 					return
 				}
+				requests.Add(1)
 				b, _ := io.ReadAll(req.Body)
-				// Answers as if keeping the connection, then closes it.
+				if reset {
+					conn.(*net.TCPConn).SetLinger(0) // RST, not FIN
+					conn.Close()
+					return
+				}
 				fmt.Fprintf(conn, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(b), b)
+				conn.Close()
 			}()
 		}
 	}()
+	return ln.Addr().String(), accepted, requests, closed
+}
+
+// A platform that closes a kept-alive connection while it is idle (its
+// idle timeout) without saying so: the closed connection is found before
+// anything is written on it, and the call goes on a new one.
+func TestCallerTransportSkipsAConnectionClosedWhileIdle(t *testing.T) {
+	addr, accepted, requests, closed := rawPlatform(t, false)
 	c := NewHTTPClient()
 	defer c.CloseIdleConnections()
 	for i, payload := range []string{`{"n":1}`, `{"n":2}`, `{"n":3}`} {
-		req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/echo", strings.NewReader(payload))
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/echo", strings.NewReader(payload))
 		require.NoError(t, err)
 		resp, err := c.Do(req)
 		require.NoError(t, err, "call %d", i)
 		b, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		require.NoError(t, err)
-		assert.Equal(t, payload, string(b), "the resent request carried its body")
+		assert.Equal(t, payload, string(b))
+		<-closed // the platform has closed it; the client still keeps it
 	}
-	assert.Equal(t, int32(3), accepted.Load(), "one new connection per call")
+	assert.Equal(t, int32(3), accepted.Load(), "a new connection per call")
+	assert.Equal(t, int32(3), requests.Load(), "each sent once")
+}
+
+// A connection reset after the platform read the request: whether it acted
+// is unknown, so a POST is not sent again (the Client's retry rules
+// decide); a GET, idempotent, is, as net/http's Transport does.
+func TestCallerTransportResendsOnlyIdempotentRequests(t *testing.T) {
+	for _, method := range []string{http.MethodPost, http.MethodGet} {
+		t.Run(method, func(t *testing.T) {
+			addr, _, requests, _ := rawPlatform(t, true)
+			c := NewHTTPClient()
+			defer c.CloseIdleConnections()
+			ct := c.Transport.(*callerTransport)
+			// A kept-alive connection, as after an earlier call.
+			kc, _, err := ct.get(context.Background(), "http://"+addr, "http")
+			require.NoError(t, err)
+			ct.put("http://"+addr, kc)
+			req, _ := http.NewRequest(method, "http://"+addr+"/x", nil)
+			_, err = c.Do(req)
+			require.Error(t, err, "every connection resets")
+			if method == http.MethodPost {
+				assert.Equal(t, int32(1), requests.Load(), "a POST is sent once")
+			} else {
+				assert.Equal(t, int32(2), requests.Load(), "a GET is sent again, once, on a new connection")
+			}
+		})
+	}
 }
 
 // A cancelled call returns at once with the context's error, and a call
