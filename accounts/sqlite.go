@@ -112,6 +112,16 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 		}
 		return db, nil
 	}
+	// One process at a time from here through the migrations: a fresh
+	// file's first connection switches it to WAL, which needs SQLite's
+	// exclusive lock, and two processes doing so at once could get
+	// "database is locked" without the busy timeout being honoured (seen
+	// in e2e/TestUserAddTwiceAtOnceOnAFreshStore); then the migrations.
+	unlock, err := lockFile(ctx, path+".migrate-lock")
+	if err != nil {
+		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
+	}
+	defer unlock()
 	wdb, err := open(1)
 	if err != nil {
 		return nil, err
@@ -391,16 +401,11 @@ func writeErr(what string, err error) error {
 	return fmt.Errorf("accounts: %s: %w", what, err)
 }
 
-// migrate applies pending migrations under a lock on a file beside the
-// database, so two processes opening a new database at once (two `user add`
-// on a fresh data folder) migrate it once: before, the second failed with
-// "table accounts already exists" in 3 of 5 tries.
+// migrate applies pending migrations. OpenSQLite calls it under a lock on
+// a file beside the database, so two processes opening a new database at
+// once (two `user add` on a fresh data folder) migrate it once: before,
+// the second failed with "table accounts already exists" in 3 of 5 tries.
 func migrate(ctx context.Context, db *sql.DB, path string) error {
-	unlock, err := lockFile(ctx, path+".migrate-lock")
-	if err != nil {
-		return fmt.Errorf("accounts: migrate %s: %w", path, err)
-	}
-	defer unlock()
 	sub, err := fs.Sub(migrations, "migrations/sqlite")
 	if err != nil {
 		return err
