@@ -277,7 +277,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	}
 	var ns []accounts.NewAccount
 	for i := range o.accounts + unlinked {
-		email := fmt.Sprintf("bench%05d@example.com", i)
+		email := benchEmail(i)
 		ns = append(ns, accounts.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
 		if i >= o.accounts {
 			if _, err := sim.AddUser("Bench", strconv.Itoa(i), email); err != nil {

@@ -234,7 +234,9 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	}
 	profiled := make(chan error, 1)
 	if o.cpuProfile != "" {
-		go func() { profiled <- fetchProfile(ctx, client, x.pprof, o.duration, o.cpuProfile) }()
+		// A client of its own: the profile takes the whole phase to come.
+		pc := &http.Client{Timeout: o.duration + time.Minute}
+		go func() { profiled <- fetchProfile(ctx, pc, x.pprof, o.duration, o.cpuProfile) }()
 	} else {
 		profiled <- nil
 	}
