@@ -9,7 +9,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -45,9 +47,14 @@ func TestBenchCommand(t *testing.T) {
 			require.NoError(t, err, errOut)
 			lines := strings.Split(strings.TrimSpace(out), "\n")
 			last := lines[len(lines)-1]
-			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "conns=0", "behind=", "cpu_us_per_launch=", "sched_p99_ms="} {
+			for _, want := range []string{"calls_returning=1.00", "calls_unlinked=2.00", "calls_new=3.00", "behind=", "cpu_us_per_launch=", "sched_p99_ms="} {
 				assert.Contains(t, last, want)
 			}
+			m := regexp.MustCompile(`conns=(\d+)`).FindStringSubmatch(last)
+			require.NotNil(t, m, last)
+			conns, _ := strconv.Atoi(m[1])
+			assert.LessOrEqual(t, conns, 4, "kept alive: no more connections than launches in flight, over every phase")
+			assert.Positive(t, conns)
 			assert.Contains(t, out, ", 0 failed")
 			assert.Contains(t, out, "goroutines created per launch")
 		})
