@@ -27,14 +27,9 @@ func connAlive(c net.Conn) bool {
 	alive := true
 	var buf [1]byte
 	if err := rc.Read(func(fd uintptr) bool {
-		for {
-			_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-			if errors.Is(err, syscall.EINTR) {
-				continue // a signal (Go's preemption sends them), not the connection
-			}
-			alive = errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK)
-			return true
-		}
+		_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		alive = errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK)
+		return true
 	}); err != nil {
 		return false
 	}
