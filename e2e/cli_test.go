@@ -186,9 +186,11 @@ func TestPlatformSimCommand(t *testing.T) {
 	assert.Equal(t, 0, stop(t, cmd))
 	assert.NotContains(t, errOut.String(), "s1\"", "the log does not repeat the secret")
 
-	code, _, stderr := runCLI(t, "", nil, "platform-sim", "--rate-limit", "-1")
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "--rate-limit")
+	for _, bad := range [][]string{{"--rate-limit", "-1"}, {"--latency", "-1s"}, {"--latency", "2m"}} {
+		code, _, stderr := runCLI(t, "", nil, append([]string{"platform-sim"}, bad...)...)
+		assert.Equal(t, 2, code, bad)
+		assert.Contains(t, stderr, bad[0], bad)
+	}
 }
 
 // TestHelpAndVersion: the help lists every command and the configuration

@@ -630,19 +630,11 @@ func rawTokenLatency(ctx context.Context, a *app.App, sim *platformsim.Running, 
 	return run.lat, nil
 }
 
-// PeakRSS is the process's peak resident set (VmHWM) in MiB (Linux).
+// PeakRSS is the process's peak resident set (VmHWM) in MiB; 0 where the
+// OS does not say (readProcessStat).
 func PeakRSS() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.Atoi(strings.Fields(line)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
+	s, _ := readProcessStat(os.Getpid())
+	return s.hwm
 }
 
 func writeHeapProfile(path string) error {
