@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
@@ -97,13 +98,7 @@ func usPer(cpu time.Duration, n int64) string {
 // store, enabled and with the bench password: those missing are created,
 // those left by an earlier run get the password again. One hash serves
 // every account (the bench measures launches, not hashing).
-func prepareBenchAccounts(ctx context.Context, cfg config.Config, n int) error {
-	store, err := app.OpenStore(ctx, cfg, nil)
-	if err != nil {
-		return fmt.Errorf("open the target's store (--config): %w", err)
-	}
-	defer store.Close()
-	pw := cfg.Password
+func prepareBenchAccounts(ctx context.Context, store accounts.Store, pw config.Password, n int) error {
 	hasher, err := accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, 1)
 	if err != nil {
 		return err
@@ -195,8 +190,17 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	fmt.Fprintf(out, "bench: target %s, %d accounts, concurrency %d, duration %s\n", x.target.Redacted(), o.accounts, o.concurrency, o.duration)
 	fmt.Fprintf(out, "%s; %s\n", bridge.describe(), platform.describe())
 
+	// The target's store, open from here until the accounts are linked and
+	// no longer: this process's handle (its checkpoints on SQLite, its
+	// listener on PostgreSQL) must not run beside the measured launches.
+	store, err := app.OpenStore(ctx, x.cfg, nil)
+	if err != nil {
+		return fmt.Errorf("open the target's store (--config): %w", err)
+	}
+	closeStore := sync.OnceFunc(func() { store.Close() })
+	defer closeStore()
 	start := time.Now()
-	if err := prepareBenchAccounts(ctx, x.cfg, o.accounts); err != nil {
+	if err := prepareBenchAccounts(ctx, store, x.cfg.Password, o.accounts); err != nil {
 		return err
 	}
 	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
@@ -223,6 +227,14 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	if err := parallel(ctx, o.accounts, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[i]) }); err != nil {
 		return fmt.Errorf("first launches: %w", err)
 	}
+
+	var platformUser string
+	if raw != nil {
+		if platformUser, err = linkedPlatformUser(ctx, store); err != nil {
+			return err
+		}
+	}
+	closeStore()
 
 	if x.wrkScript != "" {
 		if err := writeWrkScript(x.wrkScript, sessions); err != nil {
@@ -258,14 +270,10 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	var rawElapsed time.Duration
 	var rawPlatform time.Duration
 	if raw != nil {
-		l, err := linkedPlatformUser(ctx, x.cfg)
-		if err != nil {
-			return err
-		}
 		before := platform.sample()
 		rawStart := time.Now()
 		rawRun = drive(ctx, o.concurrency, o.rate, o.duration, func(int) error {
-			_, err := raw.IssueLoginToken(ctx, apiclient.UserID(l), apiclient.TokenProperties{})
+			_, err := raw.IssueLoginToken(ctx, apiclient.UserID(platformUser), apiclient.TokenProperties{})
 			return err
 		})
 		rawElapsed = time.Since(rawStart)
@@ -339,12 +347,7 @@ end
 
 // linkedPlatformUser is the platform user linked to the bench's first
 // account: the raw token call asks a token for it.
-func linkedPlatformUser(ctx context.Context, cfg config.Config) (string, error) {
-	store, err := app.OpenStore(ctx, cfg, nil)
-	if err != nil {
-		return "", err
-	}
-	defer store.Close()
+func linkedPlatformUser(ctx context.Context, store accounts.Store) (string, error) {
 	acct, err := store.AccountByEmail(ctx, benchEmail(0))
 	if err != nil {
 		return "", err
