@@ -434,7 +434,7 @@ func (c *Client) observe(endpoint string, status int, start time.Time) {
 }
 
 func (c *Client) errorFrom(k call, resp *http.Response, sentAt time.Time) error {
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	raw, _ := readLimited(resp.Body, maxErrorBody, resp.ContentLength)
 	e := &APIError{Endpoint: k.endpoint, Method: k.method, Status: resp.StatusCode, Body: raw}
 	var eb struct {
 		Message string `json:"message"`
