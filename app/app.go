@@ -281,14 +281,11 @@ func LimitMemory(pw config.Password) (int64, bool) {
 const servingGCPercent = 400
 
 // RaiseGCPercent sets GOGC to servingGCPercent unless the GOGC variable
-// chooses; process-wide, so serve calls it. It returns the percentage in
-// force and whether it set it.
-func RaiseGCPercent() (int, bool) {
+// chooses; process-wide, so serve calls it. It reports whether it set it.
+func RaiseGCPercent() bool {
 	if os.Getenv("GOGC") != "" {
-		p := debug.SetGCPercent(100)
-		debug.SetGCPercent(p)
-		return p, false
+		return false
 	}
 	debug.SetGCPercent(servingGCPercent)
-	return servingGCPercent, true
+	return true
 }

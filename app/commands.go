@@ -43,8 +43,8 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 	if limit, set := LimitMemory(cfg.Password); set {
 		a.Logger().Info("memory limit set for password hashing", "limit_mib", limit>>20, "note", "set GOMEMLIMIT to choose another")
 	}
-	if percent, set := RaiseGCPercent(); set {
-		a.Logger().Info("garbage collection set for serving", "gogc", percent, "note", "set GOGC to choose another")
+	if RaiseGCPercent() {
+		a.Logger().Info("garbage collection set for serving", "gogc", servingGCPercent, "note", "set GOGC to choose another")
 	}
 	ln, err := net.Listen("tcp", cfg.Server.Addr)
 	if err != nil {
