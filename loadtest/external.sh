@@ -9,15 +9,18 @@
 #
 #   loadtest/external.sh [--base REV] [--store sqlite|postgres] [--dsn URL]
 #                        [--latency D] [--concurrency C] [--duration D]
-#                        [--accounts N] [--rounds N] [--wrk]
+#                        [--accounts N] [--rounds N] [--wrk] [--floor]
 #
 # --store postgres needs --dsn (and psql, to make and drop a schema per
 # build). --wrk also drives each build with wrk (Debian package wrk) for
-# the same duration, from a script the load tool writes. Bounded: every run
-# lasts --duration; everything listens on 127.0.0.1 and is stopped at exit.
+# the same duration, from a script the load tool writes. --floor (needs
+# wrk) also drives loadtest/floor, a bare net/http server that only makes
+# the platform call, in each round: the lowest bridge/emulator CPU ratio a
+# launch can have here. Bounded: every run lasts --duration; everything
+# listens on 127.0.0.1 and is stopped at exit.
 set -euo pipefail
 
-base_rev="" store=sqlite dsn="" latency=0s concurrency=64 duration=8s accounts=200 rounds=3 use_wrk=0
+base_rev="" store=sqlite dsn="" latency=0s concurrency=64 duration=8s accounts=200 rounds=3 use_wrk=0 use_floor=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --base) base_rev=$2; shift 2 ;;
@@ -29,7 +32,8 @@ while [ $# -gt 0 ]; do
     --accounts) accounts=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --wrk) use_wrk=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --floor) use_floor=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "external.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,8 +44,8 @@ case "$store" in
   *) echo "external.sh: --store must be sqlite or postgres" >&2; exit 2 ;;
 esac
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "external.sh: --rounds must be 1..99" >&2; exit 2; }
-if [ "$use_wrk" = 1 ] && ! command -v wrk >/dev/null; then
-  echo "external.sh: --wrk needs wrk (apt-get install -y wrk)" >&2; exit 2
+if [ "$use_wrk$use_floor" != 00 ] && ! command -v wrk >/dev/null; then
+  echo "external.sh: --wrk and --floor need wrk (apt-get install -y wrk)" >&2; exit 2
 fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -70,12 +74,46 @@ if [ -n "$base_rev" ]; then
   builds=(base new)
 fi
 tool="$work/new/ssobridge"
+if [ "$use_floor" = 1 ]; then
+  (cd "$repo" && go build -o "$work/floor" ./loadtest/floor)
+fi
 
 key=bench-key secret=bench-secret-bench-secret-bench-secret
 pport=$(free_port)
 "$tool" platform-sim --addr "127.0.0.1:$pport" --api-key "$key" --api-secret "$secret" --latency "$latency" >/dev/null 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$pport") 2>/dev/null && break; sleep 0.1; done # its API answers 401 unsigned: wait for the port
+emu_pid=$!
+pids+=($emu_pid)
+wait_port() { for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done; echo "external.sh: port $1 did not open" >&2; return 1; }
+wait_port "$pport" # its API answers 401 unsigned: wait for the port
+
+# wrk_run NAME PID URL SCRIPT ROUND: drives URL with wrk for --duration and
+# prints a results line with PID's and the emulator's CPU per launch.
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+wrk_run() {
+  local name=$1 pid=$2 url=$3 script=$4 r=$5 before pbefore out after pafter rps p50 p99 cpu pcpu failed
+  before=$(cpu_ticks "$pid"); pbefore=$(cpu_ticks "$emu_pid")
+  out=$(wrk -t2 -c"$concurrency" -d"$duration" --latency -s "$script" "$url")
+  after=$(cpu_ticks "$pid"); pafter=$(cpu_ticks "$emu_pid")
+  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
+  toms='{v=$2; if (v ~ /us$/) v=v/1000; else if (v ~ /ms$/) v=v+0; else if (v ~ /s$/) v=v*1000; printf "%.2f", v}'
+  p50=$(awk "\$1==\"50%\" $toms" <<<"$out"); p99=$(awk "\$1==\"99%\" $toms" <<<"$out")
+  cpu=$(awk -v t="$((after - before))" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*10000/(r*d)}')
+  pcpu=$(awk -v t="$((pafter - pbefore))" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*10000/(r*d)}')
+  failed=$(awk '/Non-2xx or 3xx responses/ {print $NF}' <<<"$out"); failed=${failed:-0}
+  echo "round $r $name wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu platform_cpu_us=$pcpu cpu_ratio=$(awk -v a="$cpu" -v b="$pcpu" 'BEGIN {printf "%.2f", a/b}') not_3xx=$failed" | tee -a "$work/results.txt"
+  [ "$failed" = 0 ] || { echo "external.sh: $failed launches to $name under wrk were not answered 3xx" >&2; exit 1; }
+}
+
+if [ "$use_floor" = 1 ]; then
+  fport=$(free_port)
+  "$work/floor" --addr "127.0.0.1:$fport" --platform "http://127.0.0.1:$pport" --api-key "$key" --api-secret "$secret" >"$work/floor.log" 2>&1 &
+  floor_pid=$!
+  pids+=($floor_pid)
+  wait_port "$fport"
+  printf 'wrk.method = "POST"\nwrk.body = "csrf_token=%s"\nwrk.headers["Content-Type"] = "application/x-www-form-urlencoded"\n' \
+    "$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$work/floor.lua"
+  echo "floor: http://127.0.0.1:$fport (loadtest/floor), log $work/floor.log"
+fi
 
 for b in "${builds[@]}"; do
   port=$(free_port)
@@ -121,19 +159,12 @@ for r in $(seq "$rounds"); do
     if [ "$use_wrk" = 1 ]; then
       "$tool" bench --target "$url" --config "$work/$b/config.yaml" --accounts "$accounts" --concurrency "$concurrency" \
         --wrk-script "$work/$b/launch.lua" >/dev/null
-      pid=$(pgrep -f "$work/$b/ssobridge serve" | head -1)
-      before=$(awk '{print $14+$15}' "/proc/$pid/stat")
-      out=$(wrk -t2 -c"$concurrency" -d"$duration" --latency -s "$work/$b/launch.lua" "$url")
-      after=$(awk '{print $14+$15}' "/proc/$pid/stat")
-      rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-      toms='{v=$2; if (v ~ /us$/) v=v/1000; else if (v ~ /ms$/) v=v+0; else if (v ~ /s$/) v=v*1000; printf "%.2f", v}'
-      p50=$(awk "\$1==\"50%\" $toms" <<<"$out"); p99=$(awk "\$1==\"99%\" $toms" <<<"$out")
-      cpu=$(awk -v t="$((after - before))" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*10000/(r*d)}')
-      failed=$(awk '/Non-2xx or 3xx responses/ {print $NF}' <<<"$out"); failed=${failed:-0}
-      echo "round $r $b wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu not_3xx=$failed" | tee -a "$work/results.txt"
-      [ "$failed" = 0 ] || { echo "external.sh: $failed launches under wrk were not answered 3xx" >&2; exit 1; }
+      wrk_run "$b" "$(pgrep -f "$work/$b/ssobridge serve" | head -1)" "$url" "$work/$b/launch.lua" "$r"
     fi
   done
+  if [ "$use_floor" = 1 ]; then
+    wrk_run floor "$floor_pid" "http://127.0.0.1:$fport/launch" "$work/floor.lua" "$r"
+  fi
 done
 
 # Medians of each build's rounds (the load tool's figures, and wrk's).
