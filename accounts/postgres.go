@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,18 +35,14 @@ type Postgres struct {
 	listening   sync.WaitGroup
 
 	// Group commit of audit events (see recordEvent).
-	stamps        stampMemo // the link stamps this process made lately
-	audits        chan auditOp
-	auditsStop    chan struct{}
-	auditsStopped chan struct{}
-	closeOnce     sync.Once
+	stamps stampMemo // the link stamps this process made lately
+	audits *groupCommit[auditOp]
 }
 
 // auditOp is one audit event waiting for the next group commit.
 type auditOp struct {
 	e     Event
 	stamp bool // stamp the account's link with e.At
-	done  chan error
 }
 
 // changesChannel carries, on commit, what a write voided: "a:<account id>"
@@ -175,13 +170,8 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time) (*Postg
 		pool.Close()
 		return nil, err
 	}
-	s := &Postgres{pool: pool, now: now, listenCfg: pc.ConnConfig.Copy(),
-		audits: make(chan auditOp), auditsStop: make(chan struct{}), auditsStopped: make(chan struct{})}
-	var writers sync.WaitGroup
-	for range auditWriters {
-		writers.Go(s.batchAudits)
-	}
-	go func() { writers.Wait(); close(s.auditsStopped) }()
+	s := &Postgres{pool: pool, now: now, listenCfg: pc.ConnConfig.Copy()}
+	s.audits = newGroupCommit(maxBatch, s.commitAudits)
 	return s, nil
 }
 
@@ -227,8 +217,7 @@ func lockKey(parts ...string) int64 {
 // Close waits for the audit writes under way, stops listening and closes
 // the pool.
 func (s *Postgres) Close() error {
-	s.closeOnce.Do(func() { close(s.auditsStop) })
-	<-s.auditsStopped
+	s.audits.close()
 	if s.stop != nil {
 		s.stop()
 		s.listening.Wait()
@@ -515,80 +504,41 @@ func (s *Postgres) RecordLaunch(ctx context.Context, e Event) error {
 // commit carries many launches instead of each paying its own (at 64 in
 // flight, 24 events a commit: 2,159 -> 5,347 launches/s, docs/performance.md).
 // It returns once the row is committed: an acknowledged launch has its
-// audit row.
+// audit row. One batch commits at a time: with four writers, batches were
+// smaller and launches/s fell (6,213 -> 4,196-4,882 on 2 cores).
 func (s *Postgres) recordEvent(ctx context.Context, e Event, stampLink bool) error {
 	if e.At.IsZero() {
 		e.At = s.now()
 	}
-	op := auditOp{e: e, stamp: stampLink, done: make(chan error, 1)}
-	select {
-	case s.audits <- op:
-	case <-s.auditsStop:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	if err := <-op.done; err != nil { // queued: it runs, whatever the caller's context does
+	if err := s.audits.do(auditOp{e: e, stamp: stampLink}); err != nil { // queued: it runs, whatever the caller's context does
+		if errors.Is(err, ErrClosed) {
+			return err
+		}
 		return fmt.Errorf("accounts: audit: %w", err)
 	}
 	return nil
 }
 
-// auditWriters is how many batches commit at once. One: with four, batches
-// were smaller and launches/s fell (6,213 -> 4,196-4,882 on 2 cores).
-const auditWriters = 1
-
-func (s *Postgres) batchAudits() {
-	for {
-		var first auditOp
-		select {
-		case first = <-s.audits:
-		case <-s.auditsStop:
-			return
-		}
-		// Gather what is queued, yielding while that brings more (as the
-		// SQLite writer does: a sender hands its op over and would
-		// otherwise make a batch of one).
-		batch := []auditOp{first}
-		for len(batch) < maxBatch {
-			n := len(batch)
-			runtime.Gosched()
-			batch = s.drainAudits(batch)
-			if len(batch) == n {
-				break
-			}
-		}
-		s.commitAudits(batch)
-	}
-}
-
-func (s *Postgres) drainAudits(batch []auditOp) []auditOp {
-	for len(batch) < maxBatch {
-		select {
-		case op := <-s.audits:
-			batch = append(batch, op)
-		default:
-			return batch
-		}
-	}
-	return batch
-}
-
 // commitAudits writes the batch in one statement; if that fails, each op
 // on its own, so one bad event does not fail the others.
-func (s *Postgres) commitAudits(batch []auditOp) {
+func (s *Postgres) commitAudits(batch []auditOp) ([]error, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	errs := make([]error, len(batch))
 	err := s.execAudits(ctx, batch)
 	if err == nil || len(batch) == 1 {
-		for _, op := range batch {
-			op.done <- err
+		for i := range errs {
+			errs[i] = err
 		}
-		return
+		return errs, nil
 	}
-	for _, op := range batch {
-		op.done <- s.execAudits(ctx, []auditOp{op})
+	for i := range batch {
+		errs[i] = s.execAudits(ctx, batch[i:i+1])
 	}
+	return errs, nil
 }
 
 func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {

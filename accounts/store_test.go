@@ -239,3 +239,46 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 		assert.Equal(t, want, st.Mode().Perm(), name)
 	}
 }
+
+// A database another process keeps locked past the busy timeout fails the
+// batch with ErrStoreBusy, and the writes that queued behind it meanwhile
+// fail with it rather than waiting the timeout again each; once the lock is
+// gone, writes go through and none of the failed ones was written.
+func TestSQLiteLockedDatabaseFailsTheBatchAndWhatQueued(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "locked.db")
+	s, err := OpenSQLite(ctx, path, nil)
+	require.NoError(t, err)
+	defer s.Close()
+
+	other, err := sql.Open("sqlite", path)
+	require.NoError(t, err)
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE") // the write lock, held
+	require.NoError(t, err)
+
+	const n = 20
+	errs := make([]error, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { errs[i] = s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok", Detail: fmt.Sprint(i)}) })
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for i, err := range errs {
+		assert.ErrorIs(t, err, ErrStoreBusy, "write %d", i)
+	}
+	assert.Less(t, elapsed, 2*busyTimeoutMS*time.Millisecond-time.Second, "one busy timeout for all, not one per batch")
+
+	_, err = conn.ExecContext(ctx, "ROLLBACK")
+	require.NoError(t, err)
+	require.NoError(t, s.Record(ctx, Event{Kind: KindLaunch, Outcome: "ok", Detail: "after"}))
+	events, total, err := s.ListEvents(ctx, AuditFilter{})
+	require.NoError(t, err)
+	require.Equal(t, 1, total, "no failed write was written")
+	assert.Equal(t, "after", events[0].Detail)
+}
