@@ -54,6 +54,17 @@ pids=()
 schemas=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  # Bounded: a process still there after 10 s is killed outright.
+  for _ in $(seq 100); do
+    alive=0
+    for p in "${pids[@]}"; do
+      st=$(ps -o stat= -p "$p" 2>/dev/null) || continue
+      [[ "$st" == Z* ]] || alive=1 # an exited child stays a zombie until wait
+    done
+    [ "$alive" = 0 ] && break
+    sleep 0.1
+  done
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for s in "${schemas[@]}"; do psql "$dsn" -q -c "DROP SCHEMA IF EXISTS $s CASCADE" >/dev/null 2>&1 || true; done
   [ -n "$base_rev" ] && git -C "$repo" worktree remove --force "$work/base-src" >/dev/null 2>&1 || true
