@@ -93,7 +93,7 @@ func (g *groupCommit[T]) lead() {
 	for i, op := range batch {
 		vals[i] = op.v
 	}
-	errs, queuedErr, panicked := g.run(vals)
+	errs, panicked, queuedErr := g.run(vals)
 
 	g.mu.Lock()
 	var next *groupOp[T]
@@ -127,7 +127,7 @@ func (g *groupCommit[T]) lead() {
 // run calls commit, turning a panic into every value's error
 // (so the lead passes on and nobody waits forever) and returning it to
 // re-raise.
-func (g *groupCommit[T]) run(vals []T) (errs []error, queuedErr error, panicked any) {
+func (g *groupCommit[T]) run(vals []T) (errs []error, panicked any, queuedErr error) {
 	defer func() {
 		if panicked = recover(); panicked != nil {
 			err := fmt.Errorf("accounts: group commit: %v", panicked)
@@ -141,7 +141,7 @@ func (g *groupCommit[T]) run(vals []T) (errs []error, queuedErr error, panicked 
 	if len(errs) != len(vals) {
 		panic(fmt.Sprintf("group commit returned %d results for %d values", len(errs), len(vals)))
 	}
-	return errs, queuedErr, nil
+	return errs, nil, queuedErr
 }
 
 // close refuses new values and waits for those queued to be committed.
