@@ -23,10 +23,8 @@ import (
 // alternating rounds (the leader yielding to gather, as the writer does, and
 // not) the medians were 11-12% more CPU per launch (SQLite.batchWrites).
 type groupCommit[T any] struct {
-	// commit writes a batch; it returns one result per value, in order,
-	// and queuedErr, when not nil, fails every value queued meanwhile too
-	// (they would meet the same: SQLite's busy timeout).
-	commit   func(batch []T) (errs []error, queuedErr error)
+	// commit writes a batch; it returns one result per value, in order.
+	commit   func(batch []T) []error
 	maxBatch int
 
 	mu      sync.Mutex
@@ -44,7 +42,7 @@ type groupOp[T any] struct {
 // errLead tells a waiting submitter it leads the next commit.
 var errLead = errors.New("accounts: lead the next group commit")
 
-func newGroupCommit[T any](maxBatch int, commit func([]T) ([]error, error)) *groupCommit[T] {
+func newGroupCommit[T any](maxBatch int, commit func([]T) []error) *groupCommit[T] {
 	g := &groupCommit[T]{commit: commit, maxBatch: maxBatch}
 	g.idle.L = &g.mu
 	return g
@@ -93,17 +91,10 @@ func (g *groupCommit[T]) lead() {
 	for i, op := range batch {
 		vals[i] = op.v
 	}
-	errs, panicked, queuedErr := g.run(vals)
+	errs, panicked := g.run(vals)
 
 	g.mu.Lock()
 	var next *groupOp[T]
-	if queuedErr != nil {
-		batch = append(batch, g.queue...)
-		for range g.queue {
-			errs = append(errs, queuedErr)
-		}
-		g.queue = nil
-	}
 	if len(g.queue) > 0 {
 		next = g.queue[0]
 	} else {
@@ -124,24 +115,23 @@ func (g *groupCommit[T]) lead() {
 	}
 }
 
-// run calls commit, turning a panic into every value's error
-// (so the lead passes on and nobody waits forever) and returning it to
-// re-raise.
-func (g *groupCommit[T]) run(vals []T) (errs []error, panicked any, queuedErr error) {
+// run calls commit, turning a panic into every value's error (so the lead
+// passes on and nobody waits forever) and returning it to re-raise.
+func (g *groupCommit[T]) run(vals []T) (errs []error, panicked any) {
 	defer func() {
 		if panicked = recover(); panicked != nil {
 			err := fmt.Errorf("accounts: group commit: %v", panicked)
-			errs, queuedErr = make([]error, len(vals)), nil
+			errs = make([]error, len(vals))
 			for i := range errs {
 				errs[i] = err
 			}
 		}
 	}()
-	errs, queuedErr = g.commit(vals)
+	errs = g.commit(vals)
 	if len(errs) != len(vals) {
 		panic(fmt.Sprintf("group commit returned %d results for %d values", len(errs), len(vals)))
 	}
-	return errs, nil, queuedErr
+	return errs, nil
 }
 
 // close refuses new values and waits for those queued to be committed.

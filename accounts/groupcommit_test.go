@@ -24,7 +24,7 @@ func TestGroupCommitBatchesAndResults(t *testing.T) {
 		overlap   atomic.Bool
 	)
 	release := make(chan struct{})
-	g := newGroupCommit(8, func(batch []int) ([]error, error) {
+	g := newGroupCommit(8, func(batch []int) []error {
 		if running.Add(1) > 1 {
 			overlap.Store(true)
 		}
@@ -45,7 +45,7 @@ func TestGroupCommitBatchesAndResults(t *testing.T) {
 				errs[i] = fmt.Errorf("value %d refused", v)
 			}
 		}
-		return errs, nil
+		return errs
 	})
 
 	const n = 40
@@ -84,9 +84,9 @@ func TestGroupCommitBatchesAndResults(t *testing.T) {
 // A lone submitter commits at once, in its own goroutine.
 func TestGroupCommitAlone(t *testing.T) {
 	var batches [][]string
-	g := newGroupCommit(8, func(batch []string) ([]error, error) {
+	g := newGroupCommit(8, func(batch []string) []error {
 		batches = append(batches, append([]string(nil), batch...))
-		return make([]error, len(batch)), nil
+		return make([]error, len(batch))
 	})
 	require.NoError(t, g.do("a"))
 	require.NoError(t, g.do("b"))
@@ -97,12 +97,12 @@ func TestGroupCommitAlone(t *testing.T) {
 func TestGroupCommitClose(t *testing.T) {
 	release := make(chan struct{})
 	var committed atomic.Int32
-	g := newGroupCommit(8, func(batch []int) ([]error, error) {
+	g := newGroupCommit(8, func(batch []int) []error {
 		if batch[0] == 0 {
 			<-release
 		}
 		committed.Add(int32(len(batch)))
-		return make([]error, len(batch)), nil
+		return make([]error, len(batch))
 	})
 	var wg sync.WaitGroup
 	wg.Go(func() { assert.NoError(t, g.do(0)) })
@@ -129,15 +129,15 @@ func TestGroupCommitClose(t *testing.T) {
 // commits) and re-raises in the leader.
 func TestGroupCommitPanic(t *testing.T) {
 	release := make(chan struct{})
-	g := newGroupCommit(8, func(batch []int) ([]error, error) {
+	g := newGroupCommit(8, func(batch []int) []error {
 		switch batch[0] {
 		case 0:
 			<-release
 			panic("boom")
 		case 99:
-			return nil, nil // wrong count: a bug, reported like a panic
+			return nil // wrong count: a bug, reported like a panic
 		}
-		return make([]error, len(batch)), nil
+		return make([]error, len(batch))
 	})
 	var wg sync.WaitGroup
 	var leaderPanic any
@@ -163,7 +163,7 @@ func TestGroupCommitPanic(t *testing.T) {
 
 // errLead never reaches a caller.
 func TestGroupCommitLeadIsInternal(t *testing.T) {
-	g := newGroupCommit(2, func(batch []int) ([]error, error) { return make([]error, len(batch)), nil })
+	g := newGroupCommit(2, func(batch []int) []error { return make([]error, len(batch)) })
 	var wg sync.WaitGroup
 	var bad atomic.Int32
 	for i := range 200 {
@@ -175,37 +175,4 @@ func TestGroupCommitLeadIsInternal(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Zero(t, bad.Load())
-}
-
-// A commit that reports queuedErr fails what queued behind it too, without
-// committing it; the next value after that commits as usual.
-func TestGroupCommitFailsQueued(t *testing.T) {
-	release := make(chan struct{})
-	busy := errors.New("busy")
-	var committed []int
-	g := newGroupCommit(8, func(batch []int) ([]error, error) {
-		if batch[0] == 0 {
-			<-release
-			errs := []error{busy}
-			return errs, busy
-		}
-		committed = append(committed, batch...)
-		return make([]error, len(batch)), nil
-	})
-	var wg sync.WaitGroup
-	results := make([]error, 3)
-	wg.Go(func() { results[0] = g.do(0) })
-	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return g.leading }, 5*time.Second, time.Millisecond)
-	for i := 1; i < 3; i++ {
-		wg.Go(func() { results[i] = g.do(i) })
-	}
-	require.Eventually(t, func() bool { g.mu.Lock(); defer g.mu.Unlock(); return len(g.queue) == 2 }, 5*time.Second, time.Millisecond)
-	close(release)
-	wg.Wait()
-	for i, err := range results {
-		assert.ErrorIs(t, err, busy, "value %d", i)
-	}
-	assert.Empty(t, committed)
-	require.NoError(t, g.do(7))
-	assert.Equal(t, []int{7}, committed)
 }

@@ -524,7 +524,7 @@ func (s *Postgres) recordEvent(ctx context.Context, e Event, stampLink bool) err
 
 // commitAudits writes the batch in one statement; if that fails, each op
 // on its own, so one bad event does not fail the others.
-func (s *Postgres) commitAudits(batch []auditOp) ([]error, error) {
+func (s *Postgres) commitAudits(batch []auditOp) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	errs := make([]error, len(batch))
@@ -533,12 +533,12 @@ func (s *Postgres) commitAudits(batch []auditOp) ([]error, error) {
 		for i := range errs {
 			errs[i] = err
 		}
-		return errs, nil
+		return errs
 	}
 	for i := range batch {
 		errs[i] = s.execAudits(ctx, batch[i:i+1])
 	}
-	return errs, nil
+	return errs
 }
 
 func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {
