@@ -8,7 +8,7 @@
 # per build, the median of its rounds. See docs/performance.md.
 #
 #   loadtest/external.sh [--base REV] [--store sqlite|postgres] [--dsn URL]
-#                        [--latency D] [--concurrency C] [--duration D]
+#                        [--latency D] [--concurrency C] [--duration Ns]
 #                        [--accounts N] [--rounds N] [--wrk] [--floor]
 #
 # --store postgres needs --dsn (and psql, to make and drop a schema per
@@ -44,6 +44,9 @@ case "$store" in
   *) echo "external.sh: --store must be sqlite or postgres" >&2; exit 2 ;;
 esac
 [[ "$rounds" =~ ^[1-9][0-9]?$ ]] || { echo "external.sh: --rounds must be 1..99" >&2; exit 2; }
+# Whole seconds: wrk's CPU per launch divides by them (a "1m" or "500ms"
+# would give a figure wrong by its unit).
+[[ "$duration" =~ ^[1-9][0-9]{0,2}s$ ]] || { echo "external.sh: --duration must be whole seconds, 1s..999s (e.g. 8s)" >&2; exit 2; }
 if [ "$use_wrk$use_floor" != 00 ] && ! command -v wrk >/dev/null; then
   echo "external.sh: --wrk and --floor need wrk (apt-get install -y wrk)" >&2; exit 2
 fi
@@ -99,7 +102,8 @@ wait_port "$pport" # its API answers 401 unsigned: wait for the port
 
 # wrk_run NAME PID URL SCRIPT ROUND: drives URL with wrk for --duration and
 # prints a results line with PID's and the emulator's CPU per launch.
-cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # utime + stime, in clock ticks
+us_per_tick=$((1000000 / $(getconf CLK_TCK)))
 wrk_run() {
   local name=$1 pid=$2 url=$3 script=$4 r=$5 before pbefore out after pafter rps p50 p99 cpu pcpu failed
   before=$(cpu_ticks "$pid"); pbefore=$(cpu_ticks "$emu_pid")
@@ -108,8 +112,8 @@ wrk_run() {
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   toms='{v=$2; if (v ~ /us$/) v=v/1000; else if (v ~ /ms$/) v=v+0; else if (v ~ /s$/) v=v*1000; printf "%.2f", v}'
   p50=$(awk "\$1==\"50%\" $toms" <<<"$out"); p99=$(awk "\$1==\"99%\" $toms" <<<"$out")
-  cpu=$(awk -v t="$((after - before))" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*10000/(r*d)}')
-  pcpu=$(awk -v t="$((pafter - pbefore))" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*10000/(r*d)}')
+  cpu=$(awk -v t="$((after - before))" -v u="$us_per_tick" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*u/(r*d)}')
+  pcpu=$(awk -v t="$((pafter - pbefore))" -v u="$us_per_tick" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*u/(r*d)}')
   failed=$(awk '/Non-2xx or 3xx responses/ {print $NF}' <<<"$out"); failed=${failed:-0}
   echo "round $r $name wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu platform_cpu_us=$pcpu cpu_ratio=$(awk -v a="$cpu" -v b="$pcpu" 'BEGIN {printf "%.2f", a/b}') not_3xx=$failed" | tee -a "$work/results.txt"
   [ "$failed" = 0 ] || { echo "external.sh: $failed launches to $name under wrk were not answered 3xx" >&2; exit 1; }
