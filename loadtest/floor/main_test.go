@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -30,8 +31,8 @@ func startPlatform(t *testing.T) (*platformsim.Running, platformsim.Credential) 
 // A launch is a 303 to the exchange URL of a token the platform issued,
 // and the platform user is created once, however often it runs.
 func TestFloorLaunch(t *testing.T) {
-	run, cred := startPlatform(t)
-	client, err := apiclient.New(apiclient.Options{BaseURL: run.URL,
+	sim, cred := startPlatform(t)
+	client, err := apiclient.New(apiclient.Options{BaseURL: sim.URL,
 		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret}})
 	require.NoError(t, err)
 	h, err := newHandler(context.Background(), client, "floor@example.com")
@@ -50,13 +51,21 @@ func TestFloorLaunch(t *testing.T) {
 		h.ServeHTTP(rec, req)
 		require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 		loc := rec.Header().Get("Location")
-		require.True(t, strings.HasPrefix(loc, run.URL+apiclient.APIPrefix), loc)
+		require.True(t, strings.HasPrefix(loc, sim.URL+apiclient.APIPrefix), loc)
 		u, err := url.Parse(loc)
 		require.NoError(t, err)
 		tokens[u.Path] = true
 		assert.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
 	}
 	assert.Len(t, tokens, 3, "each launch carries a token of its own")
+
+	// The command prints where it listens (port 0 picks one), then serves
+	// until its context ends: cancelled here as soon as it has printed.
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	printed := writerFunc(func(p []byte) (int, error) { defer cancel(); return stdout.Write(p) })
+	require.NoError(t, run(ctx, []string{"--platform", sim.URL, "--api-key", cred.Key, "--api-secret", cred.Secret}, printed, &stderr))
+	assert.Regexp(t, `^floor: listening on http://127\.0\.0\.1:\d+ \(POST /launch\)\n$`, stdout.String())
 
 	// The exchange URL works in a browser's place: it sets the platform's session.
 	rec := httptest.NewRecorder()
@@ -69,8 +78,8 @@ func TestFloorLaunch(t *testing.T) {
 }
 
 func TestFloorRefuses(t *testing.T) {
-	run, cred := startPlatform(t)
-	client, err := apiclient.New(apiclient.Options{BaseURL: run.URL, ServerRetryDelay: 1,
+	sim, cred := startPlatform(t)
+	client, err := apiclient.New(apiclient.Options{BaseURL: sim.URL, ServerRetryDelay: 1,
 		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret}})
 	require.NoError(t, err)
 	h, err := newHandler(context.Background(), client, "floor@example.com")
@@ -80,7 +89,7 @@ func TestFloorRefuses(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/launch", nil))
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, "only POST launches")
 
-	run.Close() // the platform is gone: a 502, no redirect
+	sim.Close() // the platform is gone: a 502, no redirect
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/launch", nil))
 	assert.Equal(t, http.StatusBadGateway, rec.Code)
@@ -88,7 +97,8 @@ func TestFloorRefuses(t *testing.T) {
 
 	// Without the platform it does not start.
 	var stderr bytes.Buffer
-	err = run2(t, []string{"--platform", run.URL, "--api-key", cred.Key, "--api-secret", cred.Secret}, &stderr)
+	err = run(context.Background(), []string{"--platform", sim.URL, "--api-key", cred.Key, "--api-secret", cred.Secret}, io.Discard, &stderr)
+	assert.ErrorIs(t, err, apiclient.ErrUnreachable)
 	assert.ErrorContains(t, err, "platform user floor@example.com")
 }
 
@@ -100,13 +110,10 @@ func TestFloorFlags(t *testing.T) {
 		{"--bogus"},
 	} {
 		var stderr bytes.Buffer
-		assert.Error(t, run2(t, args, &stderr), "%v", args)
+		assert.Error(t, run(context.Background(), args, io.Discard, &stderr), "%v", args)
 	}
 }
 
-func run2(t *testing.T, args []string, stderr *bytes.Buffer) error {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel() // a run that got as far as serving stops at once
-	return run(ctx, args, stderr)
-}
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
