@@ -514,9 +514,6 @@ func (s *Postgres) recordEvent(ctx context.Context, e Event, stampLink bool) err
 		return err
 	}
 	if err := s.audits.do(auditOp{e: e, stamp: stampLink}); err != nil { // queued: it runs, whatever the caller's context does
-		if errors.Is(err, ErrClosed) {
-			return err
-		}
 		return fmt.Errorf("accounts: audit: %w", err)
 	}
 	return nil
