@@ -79,8 +79,8 @@ type Options struct {
 	BaseURL     string // e.g. https://video.example.com (without /api/5)
 	Credentials Credentials
 	Shapes      Shapes
-	// HTTPClient's Transport makes every call (one round trip per attempt;
-	// redirects are not followed); default: NewHTTPClient().
+	// HTTPClient makes every call; default: NewHTTPClient(). Set its
+	// CheckRedirect to http.ErrUseLastResponse: the API never redirects.
 	HTTPClient *http.Client
 	// Timeout bounds one attempt; default 10 s.
 	Timeout time.Duration
@@ -100,14 +100,11 @@ type Options struct {
 
 // Client calls the Partner API. It is safe for concurrent use.
 type Client struct {
-	base   *url.URL
-	signer *Signer
-	opts   Options
-	rt     http.RoundTripper // Options.HTTPClient's transport: each attempt is one round trip
-	// transportBounds: rt bounds each attempt by Options.Timeout itself
-	// (callerTransport.bound), so attempt derives no context for it.
-	transportBounds bool
-	ensures         singleflight.Group
+	base    *url.URL
+	signer  *Signer
+	opts    Options
+	hc      *http.Client
+	ensures singleflight.Group
 }
 
 // New returns a Client for opts.
@@ -147,51 +144,35 @@ func New(opts Options) (*Client, error) {
 	if hc == nil {
 		hc = NewHTTPClient()
 	}
-	// Attempts go straight to the transport: http.Client.Do would clone the
-	// headers and set up redirect handling for every call, and the API
-	// never redirects (a redirect is an answer like any other: a wrong base
-	// URL). Its jar and timeout are not used: the attempt's context bounds it.
-	rt := hc.Transport
-	if rt == nil {
-		rt = NewHTTPClient().Transport
-	}
-	c := &Client{base: base, signer: signer, opts: opts, rt: rt}
-	if ct, ok := rt.(*callerTransport); ok && opts.HTTPClient == nil {
-		// Our own transport (no one else's): it bounds each attempt itself.
-		ct.bound, c.transportBounds = opts.Timeout, true
-	}
-	return c, nil
+	return &Client{base: base, signer: signer, opts: opts, hc: hc}, nil
 }
 
-// NewHTTPClient returns the client for the platform: its transport does
-// each round trip in the calling goroutine over kept-alive connections
-// (callerTransport; through a proxy, the standard Transport), so that
-// concurrent launches reuse connections and no goroutine hand-off is paid
-// per call. It sets no overall timeout: the Client bounds each attempt
-// with its context (Options.Timeout), which costs no timer goroutine per
-// request as http.Client.Timeout does.
+// NewHTTPClient returns the client for the platform: net/http's Transport,
+// tuned for one host called by many concurrent launches (kept-alive
+// connections, bounded dial and TLS handshake, HTTP/2 when the platform
+// offers it over TLS, the environment's proxy). It follows no redirects:
+// the API never redirects, so one means a wrong base URL. It sets no
+// overall timeout: the Client bounds each attempt with its context
+// (Options.Timeout).
 func NewHTTPClient() *http.Client {
-	std := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   128,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ExpectContinueTimeout: time.Second,
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          256,
+			MaxIdleConnsPerHost:   128,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   5 * time.Second,
+			ResponseHeaderTimeout: 0, // the attempt's context bounds the whole exchange
+			ExpectContinueTimeout: time.Second,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &http.Client{Transport: newCallerTransport(std, 128, 90*time.Second),
-		// The API never redirects; a redirect means a wrong base URL.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // CloseIdleConnections closes the kept-alive connections to the platform.
-func (c *Client) CloseIdleConnections() {
-	if ci, ok := c.rt.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
-	}
-}
+func (c *Client) CloseIdleConnections() { c.hc.CloseIdleConnections() }
 
 // Signer returns the client's signer (diagnostics show its method and key id).
 func (c *Client) Signer() *Signer { return c.signer }
@@ -337,11 +318,8 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: errors.Is(err, context.DeadlineExceeded), Err: err}
 	}
 	// The attempt's bound covers the answer's body too: it is read here.
-	if !c.transportBounds {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.Timeout)
-		defer cancel()
-	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
 	var rdr io.Reader
 	if body != nil {
 		rdr = bytes.NewReader(body)
@@ -362,7 +340,7 @@ func (c *Client) attempt(ctx context.Context, k call, u *url.URL, body []byte, o
 		n.Add(1)
 	}
 	start := time.Now()
-	resp, err := c.rt.RoundTrip(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.observe(k.endpoint, 0, start)
 		return 0, &TransportError{Endpoint: k.endpoint, Method: k.method, Timeout: isTimeout(err), Err: stripURL(err)}
