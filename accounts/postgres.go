@@ -18,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // Postgres is the PostgreSQL backend of Store, for several instances on
@@ -256,7 +258,7 @@ func (s *Postgres) insertAccount(ctx context.Context, q interface {
 	now := ms(s.now())
 	var id int64
 	err := q.QueryRow(ctx, `INSERT INTO accounts (email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id`, n.Email, strings.ToLower(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now).Scan(&id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id`, n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now).Scan(&id)
 	if pgUnique(err) {
 		return 0, fmt.Errorf("%w: %s", ErrEmailTaken, n.Email)
 	}
@@ -289,7 +291,7 @@ func (s *Postgres) CreateAccounts(ctx context.Context, ns []NewAccount) error {
 
 // AccountByEmail finds an account by email, case-insensitively.
 func (s *Postgres) AccountByEmail(ctx context.Context, email string) (Account, error) {
-	a, err := scanAccount(s.pool.QueryRow(ctx, "SELECT "+accountCols+" FROM accounts WHERE email_key = $1", strings.ToLower(strings.TrimSpace(email))))
+	a, err := scanAccount(s.pool.QueryRow(ctx, "SELECT "+accountCols+" FROM accounts WHERE email_key = $1", mailaddr.Key(email)))
 	return a, one(err)
 }
 

@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // regKey is how an email is counted: unknown emails alike, case folded.
-func regKey(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
+func regKey(email string) string { return mailaddr.Key(email) }
 
 // signInLimit is one count regulation keeps: the attempts of one email or of
 // one client IP, and how many it allows (0: off).

@@ -18,6 +18,8 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"modernc.org/sqlite" // pure-Go SQLite driver, no cgo
+
+	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // migrations holds each dialect's migrations, in migrations/sqlite and
@@ -500,7 +502,7 @@ func (s *SQLite) insertAccount(ctx context.Context, x execer, n NewAccount) (int
 	}
 	now := ms(s.now())
 	res, err := x.ExecContext(ctx, `INSERT INTO accounts (email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, n.Email, strings.ToLower(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, now)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, now)
 	if isUnique(err) {
 		return 0, fmt.Errorf("%w: %s", ErrEmailTaken, n.Email)
 	}
@@ -536,7 +538,7 @@ func (s *SQLite) CreateAccounts(ctx context.Context, ns []NewAccount) error {
 
 // AccountByEmail finds an account by email, case-insensitively.
 func (s *SQLite) AccountByEmail(ctx context.Context, email string) (Account, error) {
-	return scanAccount(s.db.QueryRowContext(ctx, "SELECT "+accountCols+" FROM accounts WHERE email_key = ?", strings.ToLower(strings.TrimSpace(email))))
+	return scanAccount(s.db.QueryRowContext(ctx, "SELECT "+accountCols+" FROM accounts WHERE email_key = ?", mailaddr.Key(email)))
 }
 
 // AccountByID finds an account by id.

@@ -301,6 +301,17 @@ func TestFindUserByEmailDecoysAndPaging(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, found, "substring hits are not matches")
 	assert.Equal(t, 2+3, us.calls.get("list"), "walks all 3 pages when absent")
+
+	// Unicode case mapping would match these; the mail rule does not.
+	us.add(6, "k\u0130m@example.com")
+	us.add(7, "\u212Aim@example.com")
+	_, found, err = h.client.FindUserByEmail(context.Background(), "kim@example.com")
+	require.NoError(t, err)
+	assert.False(t, found, "kİm and Kim (Kelvin sign) are not kim")
+	u, found, err = h.client.FindUserByEmail(context.Background(), "\u212AIM@EXAMPLE.com")
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.Equal(t, UserID("7"), u.UserID, "ASCII letters fold")
 }
 
 func TestFindUserByEmailStopsAtMaxPages(t *testing.T) {

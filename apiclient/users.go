@@ -108,7 +108,7 @@ func (c *Client) FindUserByEmail(ctx context.Context, email string) (u User, fou
 			return User{}, false, err
 		}
 		for _, cand := range p.Content {
-			if strings.EqualFold(strings.TrimSpace(cand.Email), email) {
+			if mailaddr.Equal(cand.Email, email) {
 				if cand.UserID == "" {
 					return User{}, false, fmt.Errorf("%w: user %s has no userId", ErrBadResponse, email)
 				}
@@ -155,7 +155,7 @@ func (c *Client) EnsureUser(ctx context.Context, nu NewUser) (EnsureResult, erro
 	if err := nu.Validate(); err != nil {
 		return EnsureResult{}, err
 	}
-	key := strings.ToLower(nu.Email)
+	key := mailaddr.Key(nu.Email)
 	ch := c.ensures.DoChan(key, func() (any, error) {
 		// Detached from the first caller's cancellation (its values, such
 		// as the call counter, stay), bounded on its own.

@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -213,7 +214,7 @@ func BansRevokeCmd(ctx context.Context, env cli.Env, args []string) error {
 	if (*email == "") == (*ip == "") {
 		return cli.UsageError("bans revoke: give either --email E or --ip IP (see 'ssobridge bans revoke --help')")
 	}
-	what, value := "email", strings.ToLower(*email)
+	what, value := "email", mailaddr.Key(*email)
 	if *ip != "" {
 		if net.ParseIP(*ip) == nil {
 			return cli.UsageError(fmt.Sprintf("bans revoke: %q is not an IP address", *ip))

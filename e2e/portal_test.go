@@ -168,3 +168,26 @@ func TestSamplePortalOnlyInTheDemo(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, configured.browser(t).get("/demo/portal").status, "a configured portal: no sample")
 	assert.Equal(t, http.StatusUnauthorized, configured.browser(t).get("/sso/jwt?jwt=x").status)
 }
+
+// A handoff for an address that Unicode case mapping would turn into an
+// admin's (U+0130, the Kelvin sign) is an account of its own: it never
+// signs in as the admin, and the platform gets a user of its own for it.
+func TestPortalHandoffLookAlikeIsAnotherAccount(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: portalYAML})
+	admin := ta.addAccount(t, "kim@example.com", true)
+	for _, email := range []string{"k\u0130m@example.com", "\u212Aim@example.com"} {
+		t.Run(email, func(t *testing.T) {
+			b := ta.browser(t)
+			tok := portalToken(t, portal.Claims{Email: email, GivenName: "Mallory", FamilyName: "M"})
+			_, editor := b.follow(t, ta, b.post("/sso/jwt", url.Values{"jwt": {tok}}, "Sec-Fetch-Site", "cross-site"))
+			assert.Contains(t, editor, "Signed in as Mallory M")
+			acct, err := ta.store.AccountByEmail(t.Context(), email)
+			require.NoError(t, err)
+			assert.NotEqual(t, admin.ID, acct.ID)
+			assert.Equal(t, email, acct.Email)
+			assert.False(t, acct.Admin)
+			assert.Len(t, ta.sim.Users(email), 1)
+		})
+	}
+	assert.Empty(t, ta.sim.Users("kim@example.com"), "the admin never launched")
+}

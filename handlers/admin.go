@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -105,9 +107,13 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 	}
 	for _, a := range rows {
 		r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
-		if until, ok := banned[strings.ToLower(a.Email)]; ok {
+		if until, ok := banned[mailaddr.Key(a.Email)]; ok {
 			r.BannedUntil = until.UTC().Format("15:04 UTC")
 		}
+		if r.LooksLike, err = h.lookAlike(ctx, a); err != nil {
+			return d, err
+		}
+		r.MixedScripts = mailaddr.MixesScripts(a.Email)
 		l, err := h.Accounts.LinkFor(ctx, a.ID)
 		switch {
 		case err == nil:
@@ -124,6 +130,25 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 	}
 	d.Pager = makePager(c, page, total, accountsPerPage)
 	return d, nil
+}
+
+// lookAlike returns the address of another account that a's can be
+// mistaken for (dеmo@ with a Cyrillic е, and demo@), or "". Only an
+// address with look-alike letters can pose as another, so the others
+// cost no query.
+func (h *server) lookAlike(ctx context.Context, a accounts.Account) (string, error) {
+	skeleton := mailaddr.Skeleton(a.Email)
+	if skeleton == mailaddr.Key(a.Email) {
+		return "", nil
+	}
+	other, err := h.Accounts.AccountByEmail(ctx, skeleton)
+	switch {
+	case err == nil && other.ID != a.ID:
+		return other.Email, nil
+	case err != nil && !errors.Is(err, accounts.ErrNotFound):
+		return "", err
+	}
+	return "", nil
 }
 
 // accountsResult renders the accounts page after an action, with a notice
@@ -376,7 +401,7 @@ func parseAccountsCSV(text string) ([]csvRow, []string) {
 			problems = append(problems, fmt.Sprintf("row %d: %s", line, userMessage(err)))
 			continue
 		}
-		key := strings.ToLower(n.Email)
+		key := mailaddr.Key(n.Email)
 		if first, dup := seen[key]; dup {
 			problems = append(problems, fmt.Sprintf("row %d: %s repeats row %d", line, n.Email, first))
 			continue

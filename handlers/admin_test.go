@@ -117,6 +117,26 @@ func TestAdminAccountsList(t *testing.T) {
 	assertFormsCarryCSRF(t, r)
 }
 
+// Addresses that look like another account's, or mix alphabets, are
+// marked in the list; ordinary ones (ASCII, or wholly in one alphabet)
+// are not.
+func TestAdminAccountsListMarksLookAlikes(t *testing.T) {
+	f, c, _, _ := adminFixture(t)
+	for _, e := range []string{"demo@example.com", "d\u0435mo@example.com", "k\u0130m@example.com", "p\u0430ypal@\u0435xample.org", "\u043e\u043b\u0435\u0433@example.com", "zo\u00eb@example.com"} {
+		f.account(e, false)
+	}
+	r := c.get("/admin/accounts")
+	require.Equal(t, http.StatusOK, r.status)
+	mark := func(email string) string {
+		return strings.TrimSpace(r.doc.Find(`tr[data-email="` + email + `"] [data-lookalike]`).Text())
+	}
+	assert.Equal(t, "looks like demo@example.com", mark("d\u0435mo@example.com"))
+	assert.Equal(t, "mixes alphabets", mark("p\u0430ypal@\u0435xample.org"))
+	for _, plain := range []string{"demo@example.com", "\u043e\u043b\u0435\u0433@example.com", "zo\u00eb@example.com", "k\u0130m@example.com"} {
+		assert.Empty(t, mark(plain), plain)
+	}
+}
+
 // assertFormsCarryCSRF: every form that posts carries the page's token.
 func assertFormsCarryCSRF(t *testing.T, r *response) {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
 )
 
@@ -55,7 +56,7 @@ func (f *fakeAccounts) add(n accounts.NewAccount) (accounts.Account, error) {
 		return accounts.Account{}, err
 	}
 	for _, a := range f.accounts {
-		if strings.EqualFold(a.Email, n.Email) {
+		if mailaddr.Equal(a.Email, n.Email) {
 			return accounts.Account{}, accounts.ErrEmailTaken
 		}
 	}
@@ -97,7 +98,7 @@ func (f *fakeAccounts) AccountByEmail(_ context.Context, email string) (accounts
 		return accounts.Account{}, f.err
 	}
 	for _, a := range f.accounts {
-		if strings.EqualFold(a.Email, strings.TrimSpace(email)) {
+		if mailaddr.Equal(a.Email, email) {
 			return a, nil
 		}
 	}
@@ -343,8 +344,8 @@ func (f *fakeAccounts) LiftBans(_ context.Context, email, _ string) (int, error)
 	if f.err != nil {
 		return 0, f.err
 	}
-	_, ok := f.bans[strings.ToLower(email)]
-	delete(f.bans, strings.ToLower(email))
+	_, ok := f.bans[mailaddr.Key(email)]
+	delete(f.bans, mailaddr.Key(email))
 	if ok {
 		return 1, nil
 	}

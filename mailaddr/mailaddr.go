@@ -22,3 +22,28 @@ func Valid(s string) bool {
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Address == s && strings.Contains(s[strings.LastIndexByte(s, '@'):], ".")
 }
+
+// Key is the form under which an address is unique: ASCII letters folded
+// to lower case (mail standards treat the domain as case-insensitive, and
+// every provider in use does the local part alike), every other character
+// kept as it is. Unicode case mapping is never applied: it maps different
+// addresses onto one ("kİm" and "Kim" with the Kelvin sign both lower to
+// "kim"). Surrounding white space is dropped.
+func Key(s string) string {
+	s = strings.TrimSpace(s)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// Equal reports whether a and b name one address: Key(a) == Key(b).
+func Equal(a, b string) bool { return Key(a) == Key(b) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestValid(t *testing.T) {
@@ -47,5 +48,68 @@ func FuzzValid(f *testing.F) {
 		at := strings.LastIndexByte(s, '@')
 		assert.Positive(t, at, "%q", s)
 		assert.Contains(t, s[at:], ".", "%q", s)
+	})
+}
+
+// Key folds ASCII letters only: two different addresses never share a key.
+func TestKey(t *testing.T) {
+	tests := []struct {
+		a, b string
+		same bool
+	}{
+		{"kim@example.com", "KIM@Example.COM", true},
+		{" kim@example.com ", "kim@example.com", true},
+		{"kİm@example.com", "kim@example.com", false},      // U+0130: Unicode lower case is "i"
+		{"\u212Aim@example.com", "kim@example.com", false}, // Kelvin sign: Unicode lower case is "k"
+		{"kim@exampl\u0130.com", "kim@exampli.com", false},
+		{"dеmo@example.com", "demo@example.com", false}, // Cyrillic е
+		{"zoë@bücher.example", "zoë@bücher.example", true},
+		{"Zoë@Bücher.example", "zoë@bücher.example", true},
+		{"ZOË@example.com", "zoë@example.com", false}, // non-ASCII letters keep their case
+		{"ß@example.com", "ss@example.com", false},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.same, Equal(tt.a, tt.b), "%q ~ %q", tt.a, tt.b)
+		assert.Equal(t, tt.same, Key(tt.a) == Key(tt.b), "%q ~ %q", tt.a, tt.b)
+	}
+	assert.Equal(t, "kim@example.com", Key("KIM@EXAMPLE.COM"))
+}
+
+// Skeleton and MixesScripts mark look-alikes without merging them.
+func TestLookAlikes(t *testing.T) {
+	for _, tt := range []struct {
+		a, b  string
+		alike bool
+		mixed bool // whether a mixes scripts
+	}{
+		{"dеmo@example.com", "demo@example.com", true, true}, // Cyrillic е
+		{"kİm@example.com", "kim@example.com", true, false},
+		{"\u212Aim@example.com", "kim@example.com", true, false},
+		{"ａｄａ@example.com", "ada@example.com", true, false}, // fullwidth
+		{"аdа@ехаmple.com", "ada@example.com", true, true},
+		{"олег@пример.рф", "oleg@example.com", false, false}, // all Cyrillic: a name, not a spoof
+		{"ada@example.com", "bob@example.com", false, false},
+	} {
+		assert.Equal(t, tt.alike, Skeleton(tt.a) == Skeleton(tt.b), "%q ~ %q", tt.a, tt.b)
+		assert.Equal(t, tt.mixed, MixesScripts(tt.a), "%q", tt.a)
+	}
+}
+
+// FuzzKey: Key is idempotent, changes only ASCII capitals, and so never
+// maps an address onto one that differs in anything but ASCII case.
+func FuzzKey(f *testing.F) {
+	for _, s := range []string{"kim@example.com", "kİm@example.com", "\u212Aim@EXAMPLE.com", "ZOË@x.y", "\xff@x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k := Key(s)
+		assert.Equal(t, k, Key(k))
+		trimmed := strings.TrimSpace(s)
+		require.Len(t, k, len(trimmed))
+		for i := range len(k) {
+			if trimmed[i] != k[i] {
+				assert.True(t, 'A' <= trimmed[i] && trimmed[i] <= 'Z' && k[i] == trimmed[i]+'a'-'A', "%q -> %q", s, k)
+			}
+		}
 	})
 }

@@ -77,7 +77,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	s.mu.Lock()
-	if _, exists := s.byEmail[strings.ToLower(email)]; exists {
+	if _, exists := s.byEmail[emailKey(email)]; exists {
 		s.mu.Unlock()
 		writeError(w, http.StatusConflict, "a user with this email already exists")
 		return
@@ -92,7 +92,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, body []byte)
 	u := &user{ID: s.nextID, FirstName: fields["firstName"], LastName: fields["lastName"], Email: email, Role: "USER"}
 	s.nextID++
 	s.users = append(s.users, u)
-	s.byEmail[strings.ToLower(email)] = u
+	s.byEmail[emailKey(email)] = u
 	s.byID[strconv.FormatInt(u.ID, 10)] = u
 	out := *u
 	s.mu.Unlock()
@@ -112,13 +112,13 @@ type User struct {
 func (s *Server) AddUser(firstName, lastName, email string) (User, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, exists := s.byEmail[strings.ToLower(email)]; exists {
+	if _, exists := s.byEmail[emailKey(email)]; exists {
 		return User{}, fmt.Errorf("platformsim: user %s exists", email)
 	}
 	u := &user{ID: s.nextID, FirstName: firstName, LastName: lastName, Email: email, Role: "USER"}
 	s.nextID++
 	s.users = append(s.users, u)
-	s.byEmail[strings.ToLower(email)] = u
+	s.byEmail[emailKey(email)] = u
 	s.byID[strconv.FormatInt(u.ID, 10)] = u
 	return exportUser(u), nil
 }
@@ -132,7 +132,7 @@ func (s *Server) DeleteUser(id string) bool {
 		return false
 	}
 	delete(s.byID, id)
-	delete(s.byEmail, strings.ToLower(u.Email))
+	delete(s.byEmail, emailKey(u.Email))
 	for i, x := range s.users {
 		if x == u {
 			s.users = append(s.users[:i], s.users[i+1:]...)
@@ -142,14 +142,14 @@ func (s *Server) DeleteUser(id string) bool {
 	return true
 }
 
-// Users returns every user whose email equals email, case-insensitively
+// Users returns every user whose email equals email, ASCII letters folded
 // (more than one would be a duplicate).
 func (s *Server) Users(email string) []User {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []User
 	for _, u := range s.users {
-		if strings.EqualFold(u.Email, email) {
+		if emailKey(u.Email) == emailKey(email) {
 			out = append(out, exportUser(u))
 		}
 	}
@@ -165,4 +165,16 @@ func (s *Server) UserCount() int {
 
 func exportUser(u *user) User {
 	return User{ID: strconv.FormatInt(u.ID, 10), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email}
+}
+
+// emailKey is the form under which the emulator keeps an email unique:
+// ASCII letters folded, every other character as it is (Unicode case
+// mapping would make "kİm@" a duplicate of "kim@").
+func emailKey(email string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, email)
 }

@@ -71,6 +71,11 @@ type AccountRow struct {
 	LinkedAt       string
 	LastLaunch     string
 	BannedUntil    string // empty unless a sign-in ban holds
+	// LooksLike is another account's address that this one can be
+	// mistaken for; MixedScripts, that a part of it mixes Latin with
+	// Cyrillic or Greek letters. Both warn of a pose.
+	LooksLike    string
+	MixedScripts bool
 }
 
 // PlatformUsersPage is one page of the platform's users.

@@ -36,6 +36,7 @@ func Run(t *testing.T, open Open) {
 		fn   func(t *testing.T, s accounts.Store)
 	}{
 		{"accounts", testAccounts},
+		{"one address, one account", testOneAddressOneAccount},
 		{"bulk all-or-none", testBulkCreate},
 		{"admin rules", testAdminRules},
 		{"sessions epoch", testSessionEpoch},
@@ -101,6 +102,32 @@ func testAccounts(t *testing.T, s accounts.Store) {
 	got, _ = s.AccountByID(ctx, a.ID)
 	assert.False(t, got.Disabled)
 	require.NoError(t, s.Ping(ctx))
+}
+
+// Only ASCII letters fold: an address that Unicode case mapping would
+// turn into another (U+0130 and the Kelvin sign lower to "i" and "k") is
+// an account of its own, never a way into the other.
+func testOneAddressOneAccount(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	kim, err := s.CreateAccount(ctx, newAccount("kim@example.com", true))
+	require.NoError(t, err)
+	for _, other := range []string{"k\u0130m@example.com", "\u212Aim@example.com", "kim@exampl\u0130.com", "d\u0435mo@example.com"} {
+		_, err := s.AccountByEmail(ctx, other)
+		assert.ErrorIs(t, err, accounts.ErrNotFound, "%q is not kim@example.com", other)
+		a, err := s.CreateAccount(ctx, newAccount(other, false))
+		require.NoError(t, err, "%q is an address of its own", other)
+		assert.NotEqual(t, kim.ID, a.ID)
+		got, err := s.AccountByEmail(ctx, other)
+		require.NoError(t, err)
+		assert.Equal(t, a.ID, got.ID)
+	}
+	got, err := s.AccountByEmail(ctx, "KIM@Example.COM")
+	require.NoError(t, err)
+	assert.Equal(t, kim.ID, got.ID, "ASCII letters fold")
+	_, err = s.CreateAccount(ctx, newAccount("Zo\u00eb@example.com", false))
+	require.NoError(t, err)
+	_, err = s.AccountByEmail(ctx, "ZO\u00cb@example.com")
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "non-ASCII letters keep their case")
 }
 
 func testBulkCreate(t *testing.T, s accounts.Store) {
