@@ -18,9 +18,10 @@ const SessionKeyFile = "session.keys"
 
 // keys are the session cookie's keys and where they came from.
 type keys struct {
-	hash, block []byte
-	generated   bool   // written now: restarts keep sessions, but several instances must share keys
-	file        string // the key file in the data directory
+	hash, block                 []byte
+	previousHash, previousBlock []byte // the keys before a rotation (config only); nil: none
+	generated                   bool   // written now: restarts keep sessions, but several instances must share keys
+	file                        string // the key file in the data directory
 }
 
 // sessionKeys returns the session hash and block keys. Keys set in the
@@ -29,8 +30,13 @@ type keys struct {
 func sessionKeys(c config.Config) (keys, error) {
 	k := keys{file: filepath.Join(c.DataDir(), SessionKeyFile)}
 	if c.Session.HashKey != "" && c.Session.BlockKey != "" {
-		k.hash, _ = hex.DecodeString(c.Session.HashKey) // validated by config
+		// validated by config
+		k.hash, _ = hex.DecodeString(c.Session.HashKey)
 		k.block, _ = hex.DecodeString(c.Session.BlockKey)
+		if c.Session.PreviousHashKey != "" {
+			k.previousHash, _ = hex.DecodeString(c.Session.PreviousHashKey)
+			k.previousBlock, _ = hex.DecodeString(c.Session.PreviousBlockKey)
+		}
 		return k, nil
 	}
 	data, err := os.ReadFile(k.file)

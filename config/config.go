@@ -66,6 +66,10 @@ type Portal struct {
 	JWTIssuer        string `yaml:"jwt_issuer"`          // required with a key
 	JWTAudience      string `yaml:"jwt_audience"`        // default server.public_url
 	CreateAccounts   bool   `yaml:"create_accounts"`     // create the account on first use
+	// AdminSessions lets a session begun by the handoff open the admin
+	// console; off (the default), an admin signs in with a password or
+	// the IdP first, since whoever holds the key can sign in as anyone.
+	AdminSessions bool `yaml:"admin_sessions"`
 }
 
 // Enabled reports whether the JWT handoff is configured.
@@ -101,10 +105,14 @@ type Server struct {
 
 // Session is the browser session.
 type Session struct {
-	HashKey     string        `yaml:"hash_key"`     // hex, >= 32 bytes; empty: generated and kept in the data directory
-	BlockKey    string        `yaml:"block_key"`    // hex, 16/24/32 bytes; empty: generated likewise
-	MaxAge      time.Duration `yaml:"max_age"`      // absolute session lifetime
-	IdleTimeout time.Duration `yaml:"idle_timeout"` // sign out after this long without a request
+	HashKey  string `yaml:"hash_key"`  // hex, >= 32 bytes; empty: generated and kept in the data directory
+	BlockKey string `yaml:"block_key"` // hex, 16/24/32 bytes; empty: generated likewise
+	// PreviousHashKey and PreviousBlockKey (both or neither) are the keys
+	// before a rotation: cookies sealed with them still open.
+	PreviousHashKey  string        `yaml:"previous_hash_key"`
+	PreviousBlockKey string        `yaml:"previous_block_key"`
+	MaxAge           time.Duration `yaml:"max_age"`      // absolute session lifetime
+	IdleTimeout      time.Duration `yaml:"idle_timeout"` // sign out after this long without a request
 }
 
 // Store is the account store.
@@ -362,13 +370,26 @@ func (c *Config) validate() Errors {
 			bad("server.public_url", fmt.Sprintf("%q must be an absolute http(s) URL such as https://sso.partner.example", c.Server.PublicURL))
 		}
 	}
-	if err := checkHexKey(c.Session.HashKey, 32, 64); err != "" {
-		bad("session.hash_key", err+"; leave it empty to have one generated, or use `openssl rand -hex 32`")
+	for _, k := range []struct {
+		hashName, hash, blockName, block, hint string
+	}{
+		{"session.hash_key", c.Session.HashKey, "session.block_key", c.Session.BlockKey, "leave it empty to have one generated, or use `openssl rand -hex 32`"},
+		{"session.previous_hash_key", c.Session.PreviousHashKey, "session.previous_block_key", c.Session.PreviousBlockKey, "the value the key had before the rotation"},
+	} {
+		if err := checkHexKey(k.hash, 32, 64); err != "" {
+			bad(k.hashName, err+"; "+k.hint)
+		}
+		if err := checkHexKey(k.block, 16, 32); err != "" {
+			bad(k.blockName, err+"; "+k.hint)
+		} else if n := len(k.block) / 2; n != 0 && n != 16 && n != 24 && n != 32 {
+			bad(k.blockName, fmt.Sprintf("is %d bytes; want 16, 24 or 32 (an AES key)", n))
+		}
 	}
-	if err := checkHexKey(c.Session.BlockKey, 16, 32); err != "" {
-		bad("session.block_key", err+"; leave it empty to have one generated, or use `openssl rand -hex 32`")
-	} else if n := len(c.Session.BlockKey) / 2; n != 0 && n != 16 && n != 24 && n != 32 {
-		bad("session.block_key", fmt.Sprintf("is %d bytes; want 16, 24 or 32 (an AES key)", n))
+	if (c.Session.PreviousHashKey == "") != (c.Session.PreviousBlockKey == "") {
+		bad("session.previous_hash_key", "session.previous_hash_key and session.previous_block_key go together: set both (the keys before the rotation) or neither")
+	}
+	if c.Session.PreviousHashKey != "" && (c.Session.HashKey == "" || c.Session.BlockKey == "") {
+		bad("session.previous_hash_key", "previous keys need the current ones set too: session.hash_key and session.block_key")
 	}
 	if c.Session.MaxAge < time.Minute || c.Session.MaxAge > 30*24*time.Hour {
 		bad("session.max_age", fmt.Sprintf("%s is out of range; use 1m to 720h (e.g. 12h)", c.Session.MaxAge))

@@ -79,7 +79,7 @@ func (h *server) ssoJWT(c echo.Context) error {
 		h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "failed", Detail: "portal token: account disabled"})
 		return launchError{launch.ErrAccountDisabled}
 	}
-	if err := h.signIn(c, acct, "portal token"); err != nil {
+	if err := h.signIn(c, acct, signInHandoff); err != nil {
 		return err
 	}
 	return h.launchTo(c, acct, claims.ReturnTo)
@@ -121,10 +121,13 @@ func platformNames(email, given, family, full string) (first, last string) {
 	return local, local
 }
 
+// signInHandoff is how a sign-in by the portal's handoff is recorded.
+const signInHandoff = "portal token"
+
 // signIn replaces the browser's session with a new one for acct and
 // records the sign-in; how says which way in it came.
 func (h *server) signIn(c echo.Context, acct accounts.Account, how string) error {
-	if err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct); err != nil {
+	if err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct, how == signInHandoff); err != nil {
 		return err
 	}
 	h.csrf.rotate(c)

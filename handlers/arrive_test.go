@@ -204,3 +204,40 @@ func TestPlatformNames(t *testing.T) {
 		assert.Equal(t, [2]string{tc.first, tc.last}, [2]string{first, last}, "%+v", tc)
 	}
 }
+
+// A session the handoff began is an end user's, even for an admin: the
+// console asks for a password (or the IdP) first, and opens after it;
+// launches need nothing more. portal.admin_sessions lets it in at once.
+func TestSSOJWTDoesNotOpenTheConsole(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("admin_sessions %v", allowed), func(t *testing.T) {
+			f := setup(t, func(d *Deps) { d.PortalAdminSessions = allowed })
+			f.account("kim@example.com", true)
+			c := f.client()
+			r := c.get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "kim@example.com"}))
+			require.Equal(t, http.StatusSeeOther, r.status)
+			r = c.get("/admin/accounts?q=x")
+			if allowed {
+				assert.Equal(t, http.StatusOK, r.status)
+				return
+			}
+			require.Equal(t, http.StatusSeeOther, r.status)
+			assert.Equal(t, "/login?reauth=1&next=%2Fadmin%2Faccounts%3Fq%3Dx", r.header.Get("Location"))
+			r = c.post("/admin/accounts/1/disable", url.Values{"_csrf": {c.csrf("/")}})
+			assert.Equal(t, http.StatusSeeOther, r.status, "no action either")
+			assert.Equal(t, "/login?reauth=1&next=%2Fadmin%2F", r.header.Get("Location"))
+			acct, _ := f.accts.AccountByEmail(t.Context(), "kim@example.com")
+			assert.False(t, acct.Disabled)
+
+			page := c.get("/login?reauth=1&next=%2Fadmin%2Faccounts")
+			require.Equal(t, http.StatusOK, page.status, "the sign-in page, not a redirect: the session is a handoff's")
+			assert.Contains(t, page.text(".notice"), "To open the admin console")
+			assert.Equal(t, http.StatusSeeOther, c.post("/launch", url.Values{"_csrf": {c.csrf("/")}}).status, "launches need nothing more")
+
+			r = c.post("/login", url.Values{"_csrf": {c.csrf("/login?reauth=1")}, "email": {"kim@example.com"}, "password": {testPassword}, "next": {"/admin/accounts"}})
+			require.Equal(t, http.StatusSeeOther, r.status)
+			assert.Equal(t, "/admin/accounts", r.header.Get("Location"))
+			assert.Equal(t, http.StatusOK, c.get("/admin/accounts").status, "after a password sign-in")
+		})
+	}
+}

@@ -38,11 +38,14 @@ func truncate(s string, n int) string {
 
 func (h *server) loginPage(c echo.Context) error {
 	next := portal.SafeNext(c.QueryParam("next"))
-	if _, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
+	reauth := c.QueryParam("reauth") != ""
+	if in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil && !(reauth && in.Handoff) {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	f := h.loginForm(c, views.LoginForm{Next: next})
 	switch {
+	case reauth:
+		f.Notice = "You arrived from your portal. To open the admin console, sign in here as well."
 	case c.QueryParam("expired") != "":
 		f.Notice = "Your session has ended. Please sign in again."
 	case c.QueryParam("signed_out") == "everywhere":

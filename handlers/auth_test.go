@@ -327,12 +327,29 @@ func TestCSRFTokenIsBound(t *testing.T) {
 	r = thief.post("/login", form(mask(make([]byte, csrfSecretLen))))
 	assert.Equal(t, http.StatusForbidden, r.status, "a token for another secret")
 
-	for _, site := range []string{"same-site", "same-origin", "none"} {
+	for _, site := range []string{"same-origin", "none"} {
 		c := f.client()
 		c.csrf("/login")
 		r = c.post("/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}}, "Sec-Fetch-Site", site)
 		assert.Equal(t, http.StatusBadRequest, r.status, "Sec-Fetch-Site %s does not skip the token", site)
 	}
+
+	// Another origin is refused before the token is read, even with the
+	// right one: a sibling subdomain is same-site, not same-origin.
+	for _, hdr := range [][]string{
+		{"Sec-Fetch-Site", "same-site"},
+		{"Sec-Fetch-Site", "cross-site"},
+		{"Origin", "https://evil.example"},
+		{"Origin", "http://sibling." + strings.TrimPrefix(f.srv.URL, "http://")},
+	} {
+		c := f.client()
+		r = c.post("/login", form(c.csrf("/login")), hdr...)
+		assert.Equal(t, http.StatusForbidden, r.status, "%v with the right token", hdr)
+		assert.Equal(t, "csrf", r.class())
+	}
+	c := f.client()
+	r = c.post("/login", form(c.csrf("/login")), "Origin", f.srv.URL)
+	assert.Equal(t, http.StatusSeeOther, r.status, "this origin, with the right token")
 
 	fresh := f.client()
 	tok := fresh.csrf("/login")

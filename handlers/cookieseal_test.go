@@ -15,7 +15,7 @@ import (
 func TestCookieSealer(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0)
 	clock := func() time.Time { return now }
-	s := newCookieSealer(testHashKey, testBlockKey, time.Hour, clock)
+	s := newCookieSealer(SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, time.Hour, clock)
 	v := s.seal("c", []byte("payload"))
 
 	got, sealed, err := s.open(nil, "c", v)
@@ -41,7 +41,7 @@ func TestCookieSealer(t *testing.T) {
 	}
 	_, _, err = s.open(nil, "other", v)
 	assert.ErrorIs(t, err, errSealed, "the name is bound in")
-	_, _, err = newCookieSealer([]byte("another deployment's hash key, 32+"), testBlockKey, time.Hour, clock).open(nil, "c", v)
+	_, _, err = newCookieSealer(SessionKeys{[]byte("another deployment's hash key, 32+"), testBlockKey}, SessionKeys{}, time.Hour, clock).open(nil, "c", v)
 	assert.ErrorIs(t, err, errSealed, "other keys")
 
 	now = now.Add(time.Hour + time.Second)
@@ -54,7 +54,7 @@ func TestCookieSealer(t *testing.T) {
 
 func FuzzCookieOpen(f *testing.F) {
 	clock := func() time.Time { return time.Unix(1_795_000_000, 0) }
-	s := newCookieSealer(testHashKey, testBlockKey, time.Hour, clock)
+	s := newCookieSealer(SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, time.Hour, clock)
 	f.Add(s.seal("c", []byte("payload")), []byte("payload"))
 	f.Add("", []byte{})
 	f.Add("AQ", []byte{0})
@@ -73,39 +73,49 @@ func FuzzCookieOpen(f *testing.F) {
 	})
 }
 
-// Cookies written by securecookie before the sealer still read: an upgrade
-// signs nobody out and breaks no open form. New ones are sealed.
-func TestCookiesWrittenBeforeTheSealerStillRead(t *testing.T) {
+// Rotating the session keys signs nobody out: with the old keys as the
+// previous ones, a session and a form from before the rotation still
+// work, and new cookies are sealed under the new keys only. Once the
+// previous keys are dropped, the old cookies no longer open. A cookie
+// written by securecookie (no release ever wrote one) is not read.
+func TestSessionKeyRotation(t *testing.T) {
 	f := setup(t)
 	ada := f.account("ada@example.com", false)
-	c := f.client()
-	c.signIn("ada@example.com")
-	sealedSession := c.cookie(SessionCookie)
-	_, _, err := newCookieSealer(testHashKey, testBlockKey, 0, f.clock.Now).open(nil, SessionCookie, sealedSession)
-	require.NoError(t, err, "new cookies are sealed")
+	before := f.client()
+	before.signIn("ada@example.com")
+	token := before.csrf("/")
 
-	v, err := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey}, f.accts, f.clock.Now).read(sealedSession)
-	require.NoError(t, err)
-	legacy := securecookie.New(testHashKey, testBlockKey)
-	legacy.SetSerializer(sessionSerializer{})
-	old, err := legacy.Encode(SessionCookie, v.toMap())
-	require.NoError(t, err)
-	c.setCookie(SessionCookie, old)
-
-	secret := make([]byte, csrfSecretLen)
-	oldCSRF := securecookie.New(testHashKey, testBlockKey)
-	oldCSRF.SetSerializer(securecookie.NopEncoder{})
-	enc, err := oldCSRF.Encode(csrfPlainName, append([]byte{}, secret...))
-	require.NoError(t, err)
-	c.setCookie(csrfPlainName, enc)
-
-	r := c.post("/launch", url.Values{"_csrf": {mask(secret)}})
-	assert.Equal(t, http.StatusSeeOther, r.status, "a launch with both cookies from before the sealer")
-	assert.Len(t, f.launcher.made(), 1)
+	newHash, newBlock := []byte("the new hash key, at least 32 bytes long"), []byte("new block key, 32 bytes long....")
+	f.reconfigure(func(d *Deps) {
+		d.Sessions.PreviousHashKey, d.Sessions.PreviousBlockKey = d.Sessions.HashKey, d.Sessions.BlockKey
+		d.Sessions.HashKey, d.Sessions.BlockKey = newHash, newBlock
+	})
+	r := before.post("/launch", url.Values{"_csrf": {token}})
+	require.Equal(t, http.StatusSeeOther, r.status, "a session and a form from before the rotation")
+	require.Len(t, f.launcher.made(), 1)
 	assert.Equal(t, ada.ID, f.launcher.made()[0].account.ID)
 
-	page := c.get("/")
-	require.Equal(t, http.StatusOK, page.status)
-	renewed := setCookieHeader(page, csrfPlainName)
-	require.NotEmpty(t, renewed, "a page renews the old anti-forgery cookie, sealed")
+	after := f.client()
+	after.signIn("ada@example.com")
+	v := after.cookie(SessionCookie)
+	_, _, err := newCookieSealer(SessionKeys{newHash, newBlock}, SessionKeys{}, 0, f.clock.Now).open(nil, SessionCookie, v)
+	assert.NoError(t, err, "new cookies are sealed under the new keys")
+	_, _, err = newCookieSealer(SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, 0, f.clock.Now).open(nil, SessionCookie, v)
+	assert.ErrorIs(t, err, errSealed, "and not under the old ones")
+
+	f.reconfigure(func(d *Deps) { d.Sessions.PreviousHashKey, d.Sessions.PreviousBlockKey = nil, nil })
+	assert.Equal(t, http.StatusOK, after.get("/").status, "a session sealed under the new keys")
+	r = before.get("/")
+	assert.Equal(t, http.StatusSeeOther, r.status, "the previous keys are gone")
+	assert.Equal(t, "/login?expired=1", r.header.Get("Location"))
+
+	m := newSessionManager(SessionConfig{HashKey: newHash, BlockKey: newBlock}, f.accts, f.clock.Now)
+	sv, err := m.read(v)
+	require.NoError(t, err)
+	legacy := securecookie.New(newHash, newBlock)
+	legacy.SetSerializer(sessionSerializer{})
+	old, err := legacy.Encode(SessionCookie, sv.toMap())
+	require.NoError(t, err)
+	after.setCookie(SessionCookie, old)
+	assert.Equal(t, http.StatusSeeOther, after.get("/").status, "a securecookie cookie is not read")
 }

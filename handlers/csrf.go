@@ -6,12 +6,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gorilla/securecookie"
 	"github.com/labstack/echo/v4"
 )
 
@@ -27,9 +25,11 @@ func (e csrfError) Error() string { return "csrf check failed (" + strconv.Itoa(
 // carries the secret masked with a fresh random pad (as gorilla/csrf
 // does), so the token differs on every page and reveals nothing to a
 // compression side channel. A state-changing request must bring a token
-// that unmasks to its cookie's secret; a cross-site one is refused
-// outright, and no Sec-Fetch-Site value (same-site, same-origin) skips the
-// check.
+// that unmasks to its cookie's secret. In front of that, net/http's
+// CrossOriginProtection refuses what a browser says came from another
+// origin (Sec-Fetch-Site, or an Origin header that is not this host's):
+// a sibling subdomain is same-site but not same-origin, and is refused
+// before its token is even read.
 const (
 	csrfField      = "_csrf"
 	csrfSecretLen  = 32
@@ -40,23 +40,41 @@ const (
 )
 
 // csrfGuard checks and issues anti-forgery tokens. The secret's cookie is
-// sealed (cookieSealer); one written by securecookie before that is still
-// read (legacy), so forms open across an upgrade still post.
+// sealed (cookieSealer).
 type csrfGuard struct {
-	sealer *cookieSealer
-	legacy *securecookie.SecureCookie
-	name   string
-	secure bool
+	sealer  *cookieSealer
+	origins *http.CrossOriginProtection
+	name    string
+	secure  bool
+	// routed holds "METHOD path" of every route; a request that matched
+	// none (404, 405) is answered for what it is, before any token check.
+	routed map[string]bool
 }
 
 func newCSRFGuard(cfg SessionConfig, now func() time.Time) *csrfGuard {
-	legacy := securecookie.New(cfg.HashKey, cfg.BlockKey).MaxAge(int(csrfCookieAge / time.Second))
-	legacy.SetSerializer(securecookie.NopEncoder{})
 	name := csrfPlainName
 	if cfg.Secure {
 		name = csrfSecureName
 	}
-	return &csrfGuard{sealer: newCookieSealer(cfg.HashKey, cfg.BlockKey, csrfCookieAge, now), legacy: legacy, name: name, secure: cfg.Secure}
+	origins := http.NewCrossOriginProtection()
+	origins.AddInsecureBypassPattern(csrfExemptPath) // cross-site by design
+	return &csrfGuard{sealer: newCookieSealer(cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: origins, name: name, secure: cfg.Secure}
+}
+
+// knowRoutes records e's routes: call it once every route is added.
+func (g *csrfGuard) knowRoutes(e *echo.Echo) {
+	g.routed = map[string]bool{}
+	for _, r := range e.Routes() {
+		if r.Method != echo.RouteNotFound {
+			g.routed[r.Method+" "+r.Path] = true
+		}
+	}
+}
+
+// unrouted: the router found no route (404) or not for this method (405,
+// where Echo sets the Allow header's value).
+func (g *csrfGuard) unrouted(c echo.Context) bool {
+	return !g.routed[c.Request().Method+" "+c.Path()] || c.Get(echo.ContextKeyHeaderAllow) != nil
 }
 
 // csrfRenewAfter: a page request renews a secret's cookie sealed longer
@@ -72,9 +90,6 @@ func (g *csrfGuard) secret(r *http.Request) (secret []byte, renew, ok bool) {
 		return nil, false, false
 	}
 	secret, sealed, err := g.sealer.open(make([]byte, 0, csrfSecretLen), g.name, value)
-	if err != nil {
-		err = g.legacy.Decode(g.name, value, &secret) // written before the sealer: renewed
-	}
 	if err != nil || len(secret) != csrfSecretLen {
 		return nil, false, false
 	}
@@ -110,7 +125,7 @@ func matches(token string, secret []byte) bool {
 func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if noSession(req.URL.Path) || unrouted(c) {
+		if noSession(req.URL.Path) || g.unrouted(c) {
 			return next(c)
 		}
 		if err := readForm(req); err != nil {
@@ -125,10 +140,10 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			c.SetCookie(g.cookie(g.sealer.seal(g.name, secret), int(csrfCookieAge/time.Second)))
 		}
 		c.Set(ctxCSRFSecret, secret) // masked only for a page that shows a form
-		if safeMethod(req.Method) || csrfExempt(req.URL.Path) {
+		if safeMethod(req.Method) || req.URL.Path == csrfExemptPath {
 			return next(c)
 		}
-		if req.Header.Get(echo.HeaderSecFetchSite) == "cross-site" {
+		if err := g.origins.Check(req); err != nil {
 			return csrfError{status: http.StatusForbidden}
 		}
 		token := req.PostForm.Get(csrfField)
@@ -158,12 +173,6 @@ func safeMethod(m string) bool {
 	return false
 }
 
-// unrouted: the router found no route (404) or not for this method (405).
-func unrouted(c echo.Context) bool {
-	return c.Get(echo.ContextKeyHeaderAllow) != nil ||
-		reflect.ValueOf(c.Handler()).Pointer() == reflect.ValueOf(echo.NotFoundHandler).Pointer()
-}
-
 // readForm reads a state-changing request's form before the token check,
 // so a body over the limit is a 413 and an unreadable form a 400, not a
 // "missing token". The handler reads the parsed form later.
@@ -187,10 +196,10 @@ func readForm(r *http.Request) error {
 	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
 }
 
-// csrfExempt is a state-changing route that needs no token: the portal's
-// handoff arrives cross-site by design, and its signed, single-use token
-// is the proof.
-func csrfExempt(path string) bool { return path == "/sso/jwt" }
+// csrfExemptPath is the state-changing route that needs no token: the
+// portal's handoff arrives cross-site by design, and its signed,
+// single-use token is the proof.
+const csrfExemptPath = "/sso/jwt"
 
 // noSession reports paths that machines and caches fetch: they set no
 // cookie (they are all GET routes).

@@ -50,6 +50,10 @@ type Deps struct {
 	// PortalCreateAccounts creates an account on a portal user's first
 	// arrival (portal.create_accounts).
 	PortalCreateAccounts bool
+	// PortalAdminSessions lets a session begun by the handoff open the
+	// admin console (portal.admin_sessions); off, an admin who arrived
+	// that way signs in with a password or the IdP first.
+	PortalAdminSessions bool
 	// PublicURL is how browsers reach the bridge (server.public_url), for
 	// links it hands out; empty: the request's own scheme and host.
 	PublicURL string
@@ -140,6 +144,7 @@ func New(d Deps) *echo.Echo {
 	}
 
 	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))
+	h.csrf.knowRoutes(e)
 	return e
 }
 

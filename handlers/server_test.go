@@ -207,6 +207,9 @@ func TestSizeMethodAndRouteBeforeCSRF(t *testing.T) {
 		{"DELETE", "/launch", http.StatusMethodNotAllowed, "bad-request"},
 		{"POST", "/healthz", http.StatusMethodNotAllowed, "bad-request"},
 		{"POST", "/no/such/page", http.StatusNotFound, "not-found"},
+		{"POST", "/launchx", http.StatusNotFound, "not-found"},
+		{"POST", "/launch/x", http.StatusNotFound, "not-found"},
+		{"POST", "/login/", http.StatusNotFound, "not-found"},
 	} {
 		req, _ := http.NewRequest(tt.method, c.base+tt.path, strings.NewReader("a=b"))
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/gorilla/securecookie"
@@ -16,11 +17,15 @@ import (
 
 // SessionConfig configures the browser session cookie.
 type SessionConfig struct {
-	HashKey     []byte        // authenticates the cookie (HMAC)
-	BlockKey    []byte        // encrypts it (AES)
-	MaxAge      time.Duration // absolute lifetime
-	IdleTimeout time.Duration // lifetime without requests
-	Secure      bool          // https: Secure cookies
+	HashKey  []byte // with BlockKey, derives the key that seals the cookies
+	BlockKey []byte
+	// PreviousHashKey and PreviousBlockKey (both or neither) still open
+	// cookies sealed before a key rotation; new cookies use the current keys.
+	PreviousHashKey  []byte
+	PreviousBlockKey []byte
+	MaxAge           time.Duration // absolute lifetime
+	IdleTimeout      time.Duration // lifetime without requests
+	Secure           bool          // https: Secure cookies
 }
 
 // SessionCookie is the bridge's session cookie name; on https it carries
@@ -28,19 +33,25 @@ type SessionConfig struct {
 // subdomain can plant one.
 const SessionCookie = "ssobridge_session"
 
+// SessionKeys are one generation of the session keys.
+type SessionKeys struct{ Hash, Block []byte }
+
+func (c SessionConfig) keys() SessionKeys { return SessionKeys{c.HashKey, c.BlockKey} }
+func (c SessionConfig) previousKeys() SessionKeys {
+	return SessionKeys{c.PreviousHashKey, c.PreviousBlockKey}
+}
+
 // sessionManager reads and writes the signed, encrypted session cookie and
 // checks it against the account on every request: a disabled account, a
 // raised epoch (password reset, sign-out) or an expired time voids it.
-// gorilla/sessions writes the cookie, with the sealed codec first (new
-// cookies) and securecookie's after it (cookies written before the sealed
-// codec still read); the hot path opens the cookie straight into a
-// sessionValues, without the map of interfaces a sessions.Session holds.
+// gorilla/sessions writes the cookie through the sealed codec; the hot
+// path opens the cookie straight into a sessionValues, without the map of
+// interfaces a sessions.Session holds.
 type sessionManager struct {
 	cfg    SessionConfig
 	name   string // the cookie's name
 	store  *sessions.CookieStore
 	sealer *cookieSealer
-	legacy *securecookie.SecureCookie
 	accts  interface {
 		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
 		FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
@@ -56,6 +67,7 @@ type sessionManager struct {
 type signedIn struct {
 	accounts.Account
 	SessionID string
+	Handoff   bool // begun by the portal's handoff
 }
 
 func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) *sessionManager {
@@ -65,27 +77,31 @@ func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) 
 	if cfg.IdleTimeout <= 0 || cfg.IdleTimeout > cfg.MaxAge {
 		cfg.IdleTimeout = cfg.MaxAge
 	}
-	sealer := newCookieSealer(cfg.HashKey, cfg.BlockKey, cfg.MaxAge, now)
-	legacy := securecookie.New(cfg.HashKey, cfg.BlockKey).MaxAge(int(cfg.MaxAge / time.Second))
-	legacy.SetSerializer(sessionSerializer{})
-	cs := &sessions.CookieStore{Codecs: []securecookie.Codec{sealedSessionCodec{sealer}, legacy},
+	sealer := newCookieSealer(cfg.keys(), cfg.previousKeys(), cfg.MaxAge, now)
+	cs := &sessions.CookieStore{Codecs: []securecookie.Codec{sealedSessionCodec{sealer}},
 		Options: &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}}
 	name := SessionCookie
 	if cfg.Secure {
 		name = "__Host-" + SessionCookie
 	}
-	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, legacy: legacy, accts: accts, now: now}
+	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, accts: accts, now: now}
 }
 
 // sessionValues are what the session cookie holds.
 type sessionValues struct {
 	account, epoch, issued, lastSeen int64  // account id, its session epoch, unix seconds of sign-in and of the last request (minute resolution)
+	handoff                          bool   // signed in by the portal's handoff: an end user's session, whoever the account is
 	token                            string // the session's random token; its SessionID names the stored session
 }
 
-// sessionFormat 2 added the token (per-device sessions); a format-1
-// cookie does not decode, and its holder signs in again.
-const sessionFormat = 2
+// sessionFormat 3 added the handoff flag. A format-2 cookie (the token,
+// per-device sessions) still opens, as a handoff session: it cannot say
+// how it began, so it launches but does not open the console. Format 1
+// does not decode, and its holder signs in again.
+const (
+	sessionFormat   = 3
+	sessionFormatV2 = 2
+)
 
 // maxToken bounds the token a cookie may carry.
 const maxToken = 64
@@ -97,20 +113,25 @@ func (v sessionValues) encode() ([]byte, error) {
 	if v.token == "" || len(v.token) > maxToken {
 		return nil, errors.New("session: token missing")
 	}
-	b := make([]byte, 1, 1+4*binary.MaxVarintLen64+1+len(v.token))
+	b := make([]byte, 1, 1+4*binary.MaxVarintLen64+2+len(v.token))
 	b[0] = sessionFormat
 	for _, n := range [...]int64{v.account, v.epoch, v.issued, v.lastSeen} {
 		b = binary.AppendVarint(b, n)
 	}
-	b = append(b, byte(len(v.token)))
+	var flags byte
+	if v.handoff {
+		flags = 1
+	}
+	b = append(b, flags, byte(len(v.token)))
 	return append(b, v.token...), nil
 }
 
 func decodeSession(src []byte) (sessionValues, error) {
 	var v sessionValues
-	if len(src) == 0 || src[0] != sessionFormat {
+	if len(src) == 0 || (src[0] != sessionFormat && src[0] != sessionFormatV2) {
 		return v, errors.New("session: unknown format")
 	}
+	format := src[0]
 	src = src[1:]
 	for _, dst := range [...]*int64{&v.account, &v.epoch, &v.issued, &v.lastSeen} {
 		n, size := binary.Varint(src)
@@ -118,6 +139,13 @@ func decodeSession(src []byte) (sessionValues, error) {
 			return v, errors.New("session: truncated")
 		}
 		*dst, src = n, src[size:]
+	}
+	v.handoff = true // format 2: how it began is unknown
+	if format == sessionFormat {
+		if len(src) == 0 || src[0] > 1 {
+			return v, errors.New("session: bad flags")
+		}
+		v.handoff, src = src[0] == 1, src[1:]
 	}
 	if len(src) == 0 || int(src[0]) != len(src)-1 || src[0] == 0 || src[0] > maxToken {
 		return v, errors.New("session: bad token")
@@ -133,25 +161,27 @@ const (
 	keyIssued   = "iat"
 	keyLastSeen = "seen"
 	keyToken    = "sid"
+	keyHandoff  = "via_handoff"
 )
 
 func (v sessionValues) toMap() map[interface{}]interface{} {
-	return map[interface{}]interface{}{keyAccount: v.account, keyEpoch: v.epoch, keyIssued: v.issued, keyLastSeen: v.lastSeen, keyToken: v.token}
+	return map[interface{}]interface{}{keyAccount: v.account, keyEpoch: v.epoch, keyIssued: v.issued, keyLastSeen: v.lastSeen, keyToken: v.token, keyHandoff: v.handoff}
 }
 
 func sessionValuesOf(m map[interface{}]interface{}) (sessionValues, bool) {
 	var v sessionValues
-	var ok [5]bool
+	var ok [6]bool
 	v.account, ok[0] = m[keyAccount].(int64)
 	v.epoch, ok[1] = m[keyEpoch].(int64)
 	v.issued, ok[2] = m[keyIssued].(int64)
 	v.lastSeen, ok[3] = m[keyLastSeen].(int64)
 	v.token, ok[4] = m[keyToken].(string)
-	return v, len(m) == len(ok) && ok == [5]bool{true, true, true, true, true}
+	v.handoff, ok[5] = m[keyHandoff].(bool)
+	return v, len(m) == len(ok) && ok == [6]bool{true, true, true, true, true, true}
 }
 
-// sessionSerializer is the compact encoding as securecookie's Serializer,
-// for cookies written by securecookie (the legacy codec).
+// sessionSerializer is the compact encoding as gorilla/sessions' view of
+// it (the values map), for the sealed codec.
 type sessionSerializer struct{}
 
 func (sessionSerializer) Serialize(src interface{}) ([]byte, error) {
@@ -199,21 +229,14 @@ func (c sealedSessionCodec) Decode(name, value string, dst interface{}) error {
 	return sessionSerializer{}.Deserialize(b, dst)
 }
 
-// read opens the session cookie's value: sealed, or else written by
-// securecookie before the sealed codec.
+// read opens the session cookie's value.
 func (m *sessionManager) read(value string) (sessionValues, error) {
 	var buf [128]byte
-	if b, _, err := m.sealer.open(buf[:0], m.name, value); err == nil {
-		return decodeSession(b)
-	}
-	var legacy map[interface{}]interface{}
-	if err := m.legacy.Decode(m.name, value, &legacy); err != nil {
+	b, _, err := m.sealer.open(buf[:0], m.name, value)
+	if err != nil {
 		return sessionValues{}, err
 	}
-	if v, ok := sessionValuesOf(legacy); ok {
-		return v, nil
-	}
-	return sessionValues{}, errors.New("session: unexpected values")
+	return decodeSession(b)
 }
 
 // save writes v as the session cookie through gorilla/sessions.
@@ -285,20 +308,21 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 			return signedIn{}, err
 		}
 	}
-	return signedIn{Account: acct, SessionID: sid}, nil
+	return signedIn{Account: acct, SessionID: sid, Handoff: v.handoff}, nil
 }
 
 // start replaces whatever session the browser had with a new one for acct
 // (no fixation: no value of an earlier session survives), recorded in the
 // store under a fresh random token.
-func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct accounts.Account) error {
+// handoff marks a session begun by the portal's handoff.
+func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct accounts.Account, handoff bool) error {
 	token, sid := accounts.NewSessionToken()
 	now := m.now()
 	if err := m.accts.CreateSession(ctx, accounts.Session{ID: sid, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now,
 		UserAgent: r.UserAgent()}); err != nil {
 		return err
 	}
-	return m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), token: token})
+	return m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), handoff: handoff, token: token})
 }
 
 // clear deletes the session cookie.
@@ -318,6 +342,7 @@ const (
 const (
 	ctxAccount   = "account"
 	ctxSessionID = "session_id"
+	ctxHandoff   = "via_handoff"
 )
 
 // requireUser puts the signed-in account into the context.
@@ -329,6 +354,7 @@ func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
 			case err == nil:
 				c.Set(ctxAccount, in.Account)
 				c.Set(ctxSessionID, in.SessionID)
+				c.Set(ctxHandoff, in.Handoff)
 				return next(c)
 			case errors.Is(err, errNoSession), errors.Is(err, errSessionExpired):
 				if errors.Is(err, errSessionExpired) {
@@ -349,10 +375,23 @@ func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
 	}
 }
 
+// requireAdmin lets admins in. A session the portal's handoff began is an
+// end user's, even for an admin account (whoever holds the portal's key
+// can mint a handoff for any address): the admin is asked to sign in
+// with a password or the identity provider first, unless
+// portal.admin_sessions allows handoff sessions in.
 func (h *server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if acct, ok := account(c); !ok || !acct.Admin {
+		acct, ok := account(c)
+		if !ok || !acct.Admin {
 			return errAdminOnly
+		}
+		if handoff, _ := c.Get(ctxHandoff).(bool); handoff && !h.PortalAdminSessions {
+			next := "/admin/"
+			if c.Request().Method == http.MethodGet {
+				next = c.Request().URL.RequestURI()
+			}
+			return c.Redirect(http.StatusSeeOther, "/login?reauth=1&next="+url.QueryEscape(next))
 		}
 		return next(c)
 	}

@@ -22,7 +22,7 @@ var (
 
 func testSessionMap() map[interface{}]interface{} {
 	return map[interface{}]interface{}{keyAccount: int64(42), keyEpoch: int64(3), keyIssued: int64(1_795_000_000), keyLastSeen: int64(1_795_000_100),
-		keyToken: "cmFuZG9tLXRva2VuLW9mLTQzLWNoYXJzLXJhbmRvbS10b2tlbg"}
+		keyToken: "cmFuZG9tLXRva2VuLW9mLTQzLWNoYXJzLXJhbmRvbS10b2tlbg", keyHandoff: true}
 }
 
 func TestSessionSerializerRoundTrip(t *testing.T) {
@@ -37,6 +37,24 @@ func TestSessionSerializerRoundTrip(t *testing.T) {
 		"truncated": b[:3], "token cut": b[:len(b)-1], "trailing": append(append([]byte{}, b...), 0)} {
 		assert.Error(t, ser.Deserialize(bad, &got), name)
 	}
+
+	// Format 2 (no flags byte): read as a handoff session, which launches
+	// but does not open the console.
+	v, _ := sessionValuesOf(testSessionMap())
+	v.handoff = false
+	v3, err := v.encode()
+	require.NoError(t, err)
+	v2 := append([]byte{sessionFormatV2}, v3[1:len(v3)-len(v.token)-2]...)
+	v2 = append(append(v2, byte(len(v.token))), v.token...)
+	old, err := decodeSession(v2)
+	require.NoError(t, err)
+	assert.Equal(t, v.account, old.account)
+	assert.Equal(t, v.token, old.token)
+	assert.True(t, old.handoff)
+	bad := append([]byte{}, v3...)
+	bad[len(v3)-len(v.token)-2] = 7
+	_, err = decodeSession(bad)
+	assert.Error(t, err, "unknown flags")
 	_, err = ser.Serialize(map[interface{}]interface{}{keyAccount: "not a number"})
 	assert.Error(t, err)
 	noToken := testSessionMap()
@@ -52,7 +70,7 @@ func TestSessionStartAndRead(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/login", nil)
 	req.Header.Set("User-Agent", "TestBrowser/1.0")
-	require.NoError(t, m.start(context.Background(), req, rec, accounts.Account{ID: 7, SessionEpoch: 2}))
+	require.NoError(t, m.start(context.Background(), req, rec, accounts.Account{ID: 7, SessionEpoch: 2}, false))
 	c := rec.Result().Cookies()[0]
 	assert.Equal(t, SessionCookie, c.Name)
 	assert.True(t, c.HttpOnly)

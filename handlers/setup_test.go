@@ -34,6 +34,15 @@ type fixture struct {
 	clock    *fakeclock.Clock
 	logs     *syncbuf.Buffer
 	srv      *httptest.Server
+	deps     Deps
+}
+
+// reconfigure serves, at the same address and over the same fakes, the
+// app built from the fixture's Deps as tweak changes them (a restart with
+// another configuration).
+func (f *fixture) reconfigure(tweak func(*Deps)) {
+	tweak(&f.deps)
+	f.srv.Config.Handler = New(f.deps)
 }
 
 const testPassword = "correct horse battery"
@@ -72,6 +81,7 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	for _, fn := range tweak {
 		fn(&d)
 	}
+	f.deps = d
 	e := New(d)
 	f.srv = httptest.NewServer(e)
 	t.Cleanup(f.srv.Close)
