@@ -191,3 +191,27 @@ func TestPortalHandoffLookAlikeIsAnotherAccount(t *testing.T) {
 	}
 	assert.Empty(t, ta.sim.Users("kim@example.com"), "the admin never launched")
 }
+
+// A return_to that leaves the platform once decoded or resolved is refused
+// by every way in (deep link, launch, handoff): the bad-request page, no
+// token asked for.
+func TestReturnToCheckedDecoded(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: portalYAML})
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+	for _, rt := range []string{"/%2F%2Fevil.example", "/..//evil", "/%09/evil", "/x#//evil"} {
+		t.Run(rt, func(t *testing.T) {
+			ta.calls() // reset the counts
+			r := b.get("/open?return_to=" + url.QueryEscape(rt))
+			assert.Equal(t, http.StatusBadRequest, r.status, "/open")
+			r = b.launch("return_to", rt)
+			assert.Equal(t, http.StatusBadRequest, r.status, "/launch")
+			tok := portalToken(t, portal.Claims{Email: "grace@example.com", ReturnTo: rt})
+			r = ta.browser(t).post("/sso/jwt", url.Values{"jwt": {tok}}, "Sec-Fetch-Site", "cross-site")
+			assert.Equal(t, http.StatusBadRequest, r.status, "/sso/jwt")
+			assert.NotContains(t, r.header.Get("Location"), "evil")
+			assert.Zero(t, ta.calls()["issue_token"], "no token issued")
+		})
+	}
+}

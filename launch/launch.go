@@ -9,13 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/localpath"
 )
 
 // Platform is what a launch needs of the Partner API (apiclient.Client).
@@ -81,29 +80,18 @@ func New(p Platform, store accounts.Store, o Options) *Service {
 	return &Service{platform: p, store: store, logger: o.Logger, now: o.Now, onDone: o.OnDone}
 }
 
-// ValidateReturnTo accepts an empty value or a relative platform path:
-// starting with one "/", no "//" or "\" that a browser could read as
-// another host, no scheme, no control characters, at most MaxReturnTo bytes.
+// ValidateReturnTo accepts an empty value or a relative platform path of
+// at most MaxReturnTo bytes that passes localpath.Check: it stays on the
+// platform's host however the platform or a browser reads it.
 func ValidateReturnTo(s string) error {
 	if s == "" {
 		return nil
 	}
-	switch {
-	case len(s) > MaxReturnTo:
+	if len(s) > MaxReturnTo {
 		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidReturnTo, MaxReturnTo)
-	case !utf8.ValidString(s):
-		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidReturnTo)
-	case s[0] != '/':
-		return fmt.Errorf("%w: it must start with /", ErrInvalidReturnTo)
-	case strings.HasPrefix(s, "//"):
-		return fmt.Errorf("%w: it must not start with //", ErrInvalidReturnTo)
-	case strings.ContainsRune(s, '\\'):
-		return fmt.Errorf("%w: it must not contain a backslash", ErrInvalidReturnTo)
 	}
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return fmt.Errorf("%w: it must not contain control characters", ErrInvalidReturnTo)
-		}
+	if err := localpath.Check(s); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidReturnTo, err)
 	}
 	return nil
 }

@@ -173,6 +173,13 @@ func TestValidateReturnTo(t *testing.T) {
 		{"/" + strings.Repeat("a", launch.MaxReturnTo-1), true},
 		{"/" + strings.Repeat("a", launch.MaxReturnTo), false},
 		{"/\xff", false},
+		// checked decoded and resolved too
+		{"/%2F%2Fevil.example", false},
+		{"/..//evil", false},
+		{"/%09/evil", false},
+		{"/x#//evil", false},
+		{"/%2e%2e//evil", false},
+		{"/%5Cevil.example", false},
 	}
 	for _, tt := range tests {
 		err := launch.ValidateReturnTo(tt.in)
@@ -183,7 +190,7 @@ func TestValidateReturnTo(t *testing.T) {
 // FuzzValidateReturnTo: whatever passes is a path a browser resolves on the
 // platform's own origin.
 func FuzzValidateReturnTo(f *testing.F) {
-	for _, s := range []string{"/", "/editor?x=1", "//x", "/\\x", "http://x", "/%2F%2Fx", "/\u2028", " /x"} {
+	for _, s := range []string{"/", "/editor?x=1", "//x", "/\\x", "http://x", "/%2F%2Fx", "/\u2028", " /x", "/..//evil", "/%09/evil", "/x#//evil"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -204,7 +211,10 @@ func FuzzValidateReturnTo(f *testing.F) {
 			return // not a URL a browser could follow differently either
 		}
 		base, _ := url.Parse("https://platform.example/app/")
-		assert.Equal(t, "platform.example", base.ResolveReference(ref).Host, "stays on the platform's origin: %q", s)
+		resolved := base.ResolveReference(ref)
+		assert.Equal(t, "platform.example", resolved.Host, "stays on the platform's origin: %q", s)
+		assert.False(t, strings.HasPrefix(resolved.Path, "//"), "%q resolves to %q", s, resolved.Path)
+		assert.Empty(t, ref.Fragment, "%q", s)
 	})
 }
 

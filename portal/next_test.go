@@ -27,6 +27,9 @@ func TestSafeNext(t *testing.T) {
 		"/%0d%0aSet-Cookie:%20x=1":         "/",
 		"/\tx":                             "/",
 		"/ok path":                         "/ok path",
+		"/..//evil.example":                "/",
+		"/%2e%2e//evil.example":            "/",
+		"/x#//evil":                        "/",
 		"/" + strings.Repeat("a", MaxNext): "/",
 	} {
 		assert.Equal(t, want, SafeNext(in), "%q", in)
@@ -37,7 +40,7 @@ func TestSafeNext(t *testing.T) {
 // resolved against the bridge's URL it stays on the bridge, on a path that
 // a proxy decoding it could not read as another host.
 func FuzzSafeNext(f *testing.F) {
-	for _, s := range []string{"/", "//x", "/\\x", "/%2F%2Fx", "https://x", "/open?return_to=/e", "/%09/x", "/\u2028"} {
+	for _, s := range []string{"/", "//x", "/\\x", "/%2F%2Fx", "https://x", "/open?return_to=/e", "/%09/x", "/\u2028", "/..//evil", "/x#//evil"} {
 		f.Add(s)
 	}
 	base, _ := url.Parse("https://bridge.example/")
@@ -53,7 +56,7 @@ func FuzzSafeNext(f *testing.F) {
 		if u.Host != "bridge.example" || u.Scheme != "https" {
 			t.Fatalf("SafeNext(%q) = %q leaves the bridge: %s", in, out, u)
 		}
-		if strings.HasPrefix(u.Path, "//") || strings.Contains(u.Path, "\\") || strings.ContainsAny(out, "\r\n\t\x00") {
+		if strings.HasPrefix(u.Path, "//") || u.Fragment != "" || strings.Contains(u.Path, "\\") || strings.ContainsAny(out, "\r\n\t\x00") {
 			t.Fatalf("SafeNext(%q) = %q could be read as another host or split a header", in, out)
 		}
 	})
