@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -261,7 +262,12 @@ func (h *server) baseURL(c echo.Context) string {
 	if h.PublicURL != "" {
 		return strings.TrimRight(h.PublicURL, "/")
 	}
-	return c.Scheme() + "://" + c.Request().Host
+	// Never the request's Host or X-Forwarded-* headers: whoever sends the
+	// request writes those. The address the connection reached is ours.
+	if a, ok := c.Request().Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		return "http://" + a.String()
+	}
+	return "http://localhost"
 }
 
 // targetAccount is the account named by the :id of an admin route.

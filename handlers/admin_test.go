@@ -504,3 +504,37 @@ func TestAdminSessions(t *testing.T) {
 	bobAgain.signIn("bob@example.com")
 	assert.Equal(t, http.StatusForbidden, bobAgain.get(page).status, "not for plain accounts")
 }
+
+// Links shown to admins are built from the configured public URL, or
+// without one from the address the connection reached: never from the
+// request's Host or X-Forwarded-* headers, which the sender writes.
+func TestAdminLinksIgnoreForgedHost(t *testing.T) {
+	for _, public := range []string{"", "https://sso.partner.example/"} {
+		t.Run("public_url "+public, func(t *testing.T) {
+			f := setup(t, func(d *Deps) { d.PublicURL = public })
+			f.account("root@example.com", true)
+			bob := f.account("bob@example.com", false)
+			c := f.client()
+			c.signIn("root@example.com")
+			form := url.Values{"_csrf": {c.csrf("/admin/accounts")}}
+			req, _ := http.NewRequest(http.MethodPost, f.srv.URL+fmt.Sprintf("/admin/accounts/%d/invite", bob.ID), strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			u, _ := url.Parse(f.srv.URL)
+			for _, ck := range c.c.Jar.Cookies(u) { // the jar would pick them by the forged Host
+				req.AddCookie(ck)
+			}
+			req.Host = "evil.example"
+			req.Header.Set("X-Forwarded-Host", "evil.example")
+			req.Header.Set("X-Forwarded-Proto", "https")
+			r := c.do(req)
+			require.Equal(t, http.StatusOK, r.status, r.class())
+			link := r.text("#invite-link")
+			want := f.srv.URL + "/set-password?token="
+			if public != "" {
+				want = "https://sso.partner.example/set-password?token="
+			}
+			assert.True(t, strings.HasPrefix(link, want), link)
+			assert.NotContains(t, r.body, "evil.example")
+		})
+	}
+}
