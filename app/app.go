@@ -6,6 +6,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -42,6 +44,30 @@ type App struct {
 	demoPortal bool
 }
 
+// watchIdP checks the identity provider's health in the background until
+// Close, logging once when it becomes unavailable and once when it is back.
+func (a *App) watchIdP(p *oidc.Provider, every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var downSince time.Time
+	go func() {
+		defer close(done)
+		p.Watch(ctx, every, func(err error) {
+			if err != nil {
+				downSince = time.Now()
+				a.logger.Error("identity provider unavailable: sign-in with it shows the unavailable page until it is back", "err", err)
+				return
+			}
+			attrs := []any{}
+			if !downSince.IsZero() {
+				attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Second))
+			}
+			a.logger.Info("identity provider is back", attrs...)
+		})
+	}()
+	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
+}
+
 // Options adjust the wiring for tests and the load tool; the zero value
 // is what serve uses.
 type Options struct {
@@ -51,6 +77,9 @@ type Options struct {
 	Emulator func(*platformsim.Config)
 	// Client adjusts the Partner API client (e.g. no retry sleeps).
 	Client func(*apiclient.Options)
+	// IdPHealthInterval is how often the identity provider's health is
+	// checked in the background; default 15 s.
+	IdPHealthInterval time.Duration
 }
 
 // New wires every piece from cfg. Close releases them.
@@ -111,6 +140,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		return nil, err
 	}
 	a.demoPortal = in.demoPortal != nil
+	if in.idpProvider != nil {
+		a.watchIdP(in.idpProvider, cmp.Or(o.IdPHealthInterval, 15*time.Second))
+	}
 
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})

@@ -42,6 +42,7 @@ type arrivals struct {
 	portalCreateAccounts bool
 	demoPortal           func() (views.DemoPortal, error)
 	idp                  handlers.IdP
+	idpProvider          *oidc.Provider // the same IdP, for its health watch
 	idpOptions           handlers.IdPOptions
 }
 
@@ -72,7 +73,7 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 			logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
 		}
 		cancel()
-		in.idp = prov
+		in.idp, in.idpProvider = prov, prov
 		in.idpOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, CreateAccounts: oc.CreateAccounts, AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
 			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,7 +66,14 @@ func dexBinary(t *testing.T) string {
 // answers discovery.
 func startDex(t *testing.T, bin string, port int, redirectURI string) string {
 	t.Helper()
-	issuer := fmt.Sprintf("http://127.0.0.1:%d/dex", port)
+	issuer, _ := runDex(t, bin, port, redirectURI)
+	return issuer
+}
+
+// runDex is startDex, also returning a function that stops that Dex.
+func runDex(t *testing.T, bin string, port int, redirectURI string) (issuer string, stop func()) {
+	t.Helper()
+	issuer = fmt.Sprintf("http://127.0.0.1:%d/dex", port)
 	var users strings.Builder
 	for i, u := range []dexUser{dexAda, dexRoot, dexUnverified} {
 		hash, err := bcrypt.GenerateFromPassword([]byte(u.password), 10) // Dex refuses a cost under 10
@@ -97,9 +105,15 @@ staticPasswords:
 	logs := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	require.NoError(t, cmd.Start())
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		stop()
 		if t.Failed() {
 			t.Logf("Dex's log:\n%s", logs)
 		}
@@ -112,7 +126,7 @@ staticPasswords:
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}, 30*time.Second, 50*time.Millisecond, "Dex did not start:\n%s", logs)
-	return issuer
+	return issuer, stop
 }
 
 // oidcYAML configures the bridge for the test Dex.

@@ -79,6 +79,8 @@ type testOptions struct {
 	// listener, when set, is where the app serves (its URL known before
 	// the app is built, e.g. for an IdP's redirect URI).
 	listener net.Listener
+	// idpHealth is how often the IdP's health is checked (default 15 s).
+	idpHealth time.Duration
 }
 
 // Session keys every instance of a test shares.
@@ -121,7 +123,7 @@ log:
 			o.client(co)
 		}
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Now: o.now})
+	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Now: o.now, IdPHealthInterval: o.idpHealth})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {

@@ -192,3 +192,35 @@ func TestOIDCIdPDownAtStart(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, cbPage.status, "discovery retried: the sign-in works")
 	assert.True(t, strings.HasPrefix(ta.account(t, dexAda.email).Email, "ada@"))
 }
+
+// An IdP that goes down after start: /readyz says so within a health
+// check, the sign-in button leads to the IdP-unavailable page (not to the
+// dead IdP), one log line says it is down and one that it is back, and
+// sign-in recovers by itself.
+func TestOIDCIdPOutageAfterStart(t *testing.T) {
+	bin := dexBinary(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := freePort(t)
+	callback := "http://" + ln.Addr().String() + "/auth/oidc/callback"
+	issuer, stop := runDex(t, bin, port, callback)
+	ta := startTestApp(t, testOptions{listener: ln, yaml: oidcYAML(issuer, ""), idpHealth: 100 * time.Millisecond})
+	b := ta.browser(t)
+	require.Equal(t, http.StatusOK, b.get("/readyz").status)
+
+	stop()
+	require.Eventually(t, func() bool { return b.get("/readyz").status == http.StatusServiceUnavailable }, 10*time.Second, 50*time.Millisecond,
+		"/readyz notices the IdP is gone")
+	assert.Contains(t, b.get("/readyz").body, `"idp":"unavailable"`)
+	r := b.get("/auth/oidc")
+	assert.Equal(t, http.StatusBadGateway, r.status, "the IdP-unavailable page, not a redirect to the dead IdP")
+	assert.Contains(t, r.body, "not reachable right now")
+	assert.Equal(t, 1, strings.Count(ta.logs.String(), "identity provider unavailable"), "one line for the outage")
+
+	runDex(t, bin, port, callback)
+	require.Eventually(t, func() bool { return b.get("/readyz").status == http.StatusOK }, 15*time.Second, 50*time.Millisecond,
+		"/readyz ready once the IdP is back")
+	assert.Contains(t, ta.logs.String(), "identity provider is back")
+	cbPage, _ := b.idpSignIn(t, "", dexAda)
+	assert.Equal(t, http.StatusSeeOther, cbPage.status, "sign-in works again")
+}

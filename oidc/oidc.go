@@ -10,8 +10,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -84,12 +86,17 @@ const discoveryRetry = 5 * time.Second
 
 // Provider is the relying party of one IdP. Discovery runs on first use
 // and again after a failure, so an IdP that is down at start is not fatal.
+// With Watch running, the IdP's health (discovery and keys) is checked in
+// the background: while it is down, Start and Discover answer
+// ErrUnavailable at once, and it recovers by itself.
 type Provider struct {
 	cfg     Config
 	mu      sync.Mutex
 	p       *gooidc.Provider
 	lastErr error     // the last failed discovery
 	lastTry time.Time // when it was made (real time: it paces network attempts)
+	watched bool      // Watch has checked at least once: health is its last result
+	health  error     // the last health check's error; nil: healthy
 }
 
 // New returns a Provider; call Discover to try the IdP now.
@@ -114,15 +121,107 @@ func New(cfg Config) *Provider {
 func (p *Provider) Scopes() []string { return p.cfg.Scopes }
 
 // Discover fetches the IdP's discovery document (once it has succeeded,
-// it is kept).
+// it is kept). With Watch running it answers the last health check
+// without a network call.
 func (p *Provider) Discover(ctx context.Context) error {
 	_, err := p.provider(ctx)
 	return err
 }
 
+// CheckHealth fetches the discovery document and the signing keys afresh
+// and records the result: on success the new document replaces the old
+// (an IdP may move its endpoints), on failure sign-ins answer
+// ErrUnavailable until a later check succeeds.
+func (p *Provider) CheckHealth(ctx context.Context) error {
+	err := p.checkHealth(ctx)
+	p.mu.Lock()
+	p.watched, p.health = true, err
+	p.mu.Unlock()
+	return err
+}
+
+func (p *Provider) checkHealth(ctx context.Context) error {
+	cctx := gooidc.ClientContext(ctx, p.cfg.HTTPClient)
+	prov, err := gooidc.NewProvider(cctx, p.cfg.Issuer)
+	if err != nil {
+		return fmt.Errorf("%w: discovery at %s: %w", ErrUnavailable, p.cfg.Issuer, err)
+	}
+	var doc struct {
+		JWKS string `json:"jwks_uri"`
+	}
+	if err := prov.Claims(&doc); err != nil || doc.JWKS == "" {
+		return fmt.Errorf("%w: discovery at %s names no jwks_uri", ErrUnavailable, p.cfg.Issuer)
+	}
+	if err := checkKeys(ctx, p.cfg.HTTPClient, doc.JWKS); err != nil {
+		return fmt.Errorf("%w: signing keys at %s: %w", ErrUnavailable, doc.JWKS, err)
+	}
+	p.mu.Lock()
+	p.p, p.lastErr = prov, nil
+	p.mu.Unlock()
+	return nil
+}
+
+// checkKeys fetches a JWKS document and checks that it lists a key.
+func checkKeys(ctx context.Context, hc *http.Client, u string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("answered %s", resp.Status)
+	}
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil {
+		return fmt.Errorf("not a JWKS document: %w", err)
+	}
+	if len(set.Keys) == 0 {
+		return errors.New("no keys")
+	}
+	return nil
+}
+
+// Watch checks the IdP's health now and every interval until ctx ends.
+// changed, when set, is called when the health changes from what the last
+// discovery found: with the error when the IdP goes down, with nil when it
+// is back.
+func (p *Provider) Watch(ctx context.Context, interval time.Duration, changed func(err error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	p.mu.Lock()
+	wasDown := p.lastErr != nil
+	p.mu.Unlock()
+	for {
+		cctx, cancel := context.WithTimeout(ctx, min(interval, 10*time.Second))
+		err := p.CheckHealth(cctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if changed != nil && (err != nil) != wasDown {
+			changed(err)
+		}
+		wasDown = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
 func (p *Provider) provider(ctx context.Context) (*gooidc.Provider, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.watched && p.health != nil {
+		return nil, p.health
+	}
 	if p.p != nil {
 		return p.p, nil
 	}

@@ -2,6 +2,9 @@ package oidc
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -64,4 +67,72 @@ func TestFinishChecksStateAndAgeFirst(t *testing.T) {
 func TestNewAsksForGroupsWithAnAdminGroup(t *testing.T) {
 	assert.Equal(t, []string{"openid", "email", "groups"}, New(Config{Scopes: []string{"openid", "email"}, AdminGroup: "a"}).Scopes())
 	assert.Equal(t, []string{"openid"}, New(Config{Scopes: []string{"openid"}}).Scopes())
+}
+
+// fakeIdP serves a discovery document and a key set; down makes every
+// answer a 503, noKeys an empty key set.
+type fakeIdP struct {
+	*httptest.Server
+	down, noKeys atomic.Bool
+}
+
+func newFakeIdP(t *testing.T) *fakeIdP {
+	f := &fakeIdP{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			fmt.Fprintf(w, `{"issuer":%q,"authorization_endpoint":"%[1]s/auth","token_endpoint":"%[1]s/token","jwks_uri":"%[1]s/keys","id_token_signing_alg_values_supported":["RS256"]}`, f.URL)
+		case "/keys":
+			if f.noKeys.Load() {
+				io.WriteString(w, `{"keys":[]}`)
+				return
+			}
+			io.WriteString(w, `{"keys":[{"kty":"RSA","kid":"k1","n":"sXch","e":"AQAB"}]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// Once discovery has succeeded, the background health check still
+// notices an outage (of discovery or of the keys): Start and Discover
+// answer ErrUnavailable at once, changed is told once when it goes down
+// and once when it is back, and sign-in recovers by itself.
+func TestWatchNoticesAnOutageAfterStart(t *testing.T) {
+	idp := newFakeIdP(t)
+	p := New(Config{Issuer: idp.URL, ClientID: "c", Scopes: []string{"openid"}})
+	require.NoError(t, p.Discover(context.Background()))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var changes []error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Watch(ctx, 5*time.Millisecond, func(err error) { mu.Lock(); changes = append(changes, err); mu.Unlock() })
+	}()
+	defer func() { cancel(); <-done }()
+	changesNow := func() []error { mu.Lock(); defer mu.Unlock(); return append([]error(nil), changes...) }
+	started := func() error { _, _, err := p.Start(context.Background(), "http://bridge.example/cb", "/"); return err }
+
+	for _, outage := range []*atomic.Bool{&idp.down, &idp.noKeys} {
+		n := len(changesNow())
+		outage.Store(true)
+		require.Eventually(t, func() bool { return errors.Is(p.Discover(context.Background()), ErrUnavailable) }, 5*time.Second, time.Millisecond)
+		assert.ErrorIs(t, started(), ErrUnavailable, "the button leads to the unavailable page")
+		outage.Store(false)
+		require.Eventually(t, func() bool { return p.Discover(context.Background()) == nil }, 5*time.Second, time.Millisecond)
+		assert.NoError(t, started())
+		require.Eventually(t, func() bool { return len(changesNow()) == n+2 }, 5*time.Second, time.Millisecond)
+		got := changesNow()[n:]
+		assert.ErrorIs(t, got[0], ErrUnavailable)
+		assert.NoError(t, got[1])
+	}
 }
