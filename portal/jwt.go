@@ -125,7 +125,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 		return Claims{}, refused("longer than %d bytes", maxToken)
 	}
 	var c Claims
-	if _, err := v.parser.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return v.key, nil }); err != nil {
+	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFor); err != nil {
 		return Claims{}, refused("%w", err)
 	}
 	switch {
@@ -148,6 +148,18 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 		return Claims{}, fmt.Errorf("portal: remember jti: %w", err)
 	}
 	return c, nil
+}
+
+// keyFor gives the verification key for a token whose header the bridge
+// understands. A header that lists "crit" extensions is refused: the
+// bridge implements none, and RFC 7515 §4.1.11 requires refusing a token
+// whose critical extensions are not understood (an empty or malformed
+// list is invalid too).
+func (v *Verifier) keyFor(t *jwt.Token) (any, error) {
+	if crit, ok := t.Header["crit"]; ok {
+		return nil, fmt.Errorf("the header lists critical extensions the bridge does not implement (crit %v)", crit)
+	}
+	return v.key, nil
 }
 
 // usedID is how a token's jti is remembered: a hash of issuer and jti, so

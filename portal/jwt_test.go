@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,17 @@ func TestES256(t *testing.T) {
 
 // sign makes a token with the claims changed by edit, signed with method
 // and key.
+// signWithHeader is sign with header fields added (e.g. crit).
+func signWithHeader(t *testing.T, header map[string]any) string {
+	c := jwt.MapClaims{"iss": issuer, "aud": audience, "iat": madeAt.Unix(), "exp": madeAt.Add(2 * time.Minute).Unix(),
+		"jti": "j-" + time.Now().Format("150405.000000000"), "email": "ada@example.com"}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	maps.Copy(tok.Header, header)
+	s, err := tok.SignedString(secret)
+	require.NoError(t, err)
+	return s
+}
+
 func sign(t *testing.T, method jwt.SigningMethod, key any, edit func(jwt.MapClaims)) string {
 	c := jwt.MapClaims{"iss": issuer, "aud": audience, "iat": madeAt.Unix(), "exp": madeAt.Add(2 * time.Minute).Unix(),
 		"jti": "j-" + time.Now().Format("150405.000000000"), "email": "ada@example.com"}
@@ -137,6 +149,11 @@ func TestRefusals(t *testing.T) {
 			other := strings.Split(sign(t, jwt.SigningMethodHS256, secret, func(c jwt.MapClaims) { c["email"] = "eve@example.com" }), ".")
 			return p[0] + "." + other[1] + "." + p[2]
 		}, "signature is invalid"},
+		{"crit names an extension", hs, func() string {
+			return signWithHeader(t, map[string]any{"crit": []string{"exp"}, "b64": false})
+		}, "crit"},
+		{"crit empty", hs, func() string { return signWithHeader(t, map[string]any{"crit": []string{}}) }, "crit"},
+		{"crit not a list", hs, func() string { return signWithHeader(t, map[string]any{"crit": "b64"}) }, "crit"},
 		{"alg none", hs, func() string { return sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, nil) }, "signing method none is invalid"},
 		{"HS512 to an HS256 verifier", hs, func() string { return sign(t, jwt.SigningMethodHS512, secret, nil) }, "signing method HS512 is invalid"},
 		{"RS256 to an HS256 verifier", hs, func() string { return sign(t, jwt.SigningMethodRS256, rsaKey, nil) }, "signing method RS256 is invalid"},
