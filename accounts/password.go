@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/argon2"
 )
@@ -87,13 +88,19 @@ func (h *Hasher) acquire(ctx context.Context) error {
 
 func (h *Hasher) release() { <-h.slots }
 
-// CheckPassword tells why a new password is not acceptable.
+// CheckPassword tells why a new password is not acceptable, as NIST SP
+// 800-63B asks: too short or too long, only white space, or one of the
+// most common passwords (which are tried first by anyone guessing).
 func CheckPassword(pw string) error {
-	if len(pw) < MinPasswordLength {
+	switch {
+	case utf8.RuneCountInString(pw) < MinPasswordLength:
 		return fmt.Errorf("%w: a password needs at least %d characters", ErrInvalid, MinPasswordLength)
-	}
-	if len(pw) > 1024 {
+	case len(pw) > 1024:
 		return fmt.Errorf("%w: a password is limited to 1024 bytes", ErrInvalid)
+	case strings.TrimSpace(pw) == "":
+		return fmt.Errorf("%w: a password cannot be only spaces", ErrInvalid)
+	case isCommonPassword(pw):
+		return fmt.Errorf("%w: this password is one of the most common ones, which are guessed first; choose another (a few unrelated words make a good one)", ErrInvalid)
 	}
 	return nil
 }

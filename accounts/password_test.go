@@ -41,9 +41,48 @@ func TestHashAndVerify(t *testing.T) {
 }
 
 func TestCheckPassword(t *testing.T) {
-	assert.ErrorIs(t, CheckPassword("short"), ErrInvalid)
-	assert.ErrorIs(t, CheckPassword(strings.Repeat("x", 1025)), ErrInvalid)
-	assert.NoError(t, CheckPassword("long enough"))
+	for _, tt := range []struct {
+		pw, why string // why: "" when accepted
+	}{
+		{"long enough", ""},
+		{"zebra-kettle-violin", ""},
+		{"ünïcödé", "at least 8 characters"}, // 7 characters, 11 bytes
+		{"ünïcödé!", ""},
+		{"short", "at least 8 characters"},
+		{strings.Repeat("x", 1025), "1024 bytes"},
+		{"        ", "only spaces"},
+		{" 	    	  ", "only spaces"},
+		{"password", "most common"},
+		{"PassWord", "most common"}, // in any case
+		{"12345678", "most common"},
+		{"qwertyuiop", "most common"},
+		{"1qaz2wsx", "most common"},
+		{"iloveyou", "most common"},
+	} {
+		err := CheckPassword(tt.pw)
+		if tt.why == "" {
+			assert.NoError(t, err, "%q", tt.pw)
+			continue
+		}
+		assert.ErrorIs(t, err, ErrInvalid, "%q", tt.pw)
+		assert.ErrorContains(t, err, tt.why, "%q", tt.pw)
+	}
+}
+
+// The bundled list holds at least 10,000 passwords (NIST SP 800-63B), all
+// of a length the length rule would accept, each once, lower-cased.
+func TestCommonPasswordList(t *testing.T) {
+	l := strings.Split(strings.TrimSuffix(commonPasswordList, "\n"), "\n")
+	assert.GreaterOrEqual(t, len(l), 10000)
+	seen := map[string]bool{}
+	for _, pw := range l {
+		assert.GreaterOrEqual(t, len(pw), MinPasswordLength, "%q", pw)
+		assert.Equal(t, strings.ToLower(pw), pw)
+		assert.False(t, seen[pw], "%q twice", pw)
+		seen[pw] = true
+		assert.True(t, isCommonPassword(pw), "%q", pw)
+	}
+	assert.Len(t, commonPasswords(), len(l), "no word splits in two")
 }
 
 // TestHashingIsBoundedByConcurrency drives the real Hash and Verify from

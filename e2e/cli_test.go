@@ -51,6 +51,8 @@ func TestUserAdd(t *testing.T) {
 		{"control character in name", "long enough pw\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B\x07"}, 2, "the last name holds a control character"},
 		{"empty password", "", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "empty password"},
 		{"short password", "short\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "at least 8"},
+		{"spaces password", "          \n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "only spaces"},
+		{"common password", "Baseball1\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "most common"},
 		{"unknown flag", "x\n", []string{"--emial", "a@example.com"}, 2, "flag provided but not defined"},
 	}
 	for _, tt := range tests {

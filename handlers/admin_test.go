@@ -161,6 +161,8 @@ func TestAdminCreateAccount(t *testing.T) {
 		{"no name", url.Values{"email": {"cid@example.com"}, "last_name": {"B"}, "password": {"long enough"}}, 400, "first and last name are required", false},
 		{"invalid UTF-8", url.Values{"email": {"cid@example.com"}, "first_name": {"C\xffd"}, "last_name": {"B"}, "password": {"long enough"}}, 400, "the first name is not valid UTF-8 text", false},
 		{"short password", url.Values{"email": {"cid@example.com"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"short"}}, 400, "a password needs at least 8 characters", false},
+		{"spaces password", url.Values{"email": {"cid@example.com"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"          "}}, 400, "a password cannot be only spaces", false},
+		{"common password", url.Values{"email": {"cid@example.com"}, "first_name": {"A"}, "last_name": {"B"}, "password": {"Password1"}}, 400, "this password is one of the most common ones, which are guessed first; choose another (a few unrelated words make a good one)", false},
 		{"taken", url.Values{"email": {"BOB@example.com"}, "first_name": {"B"}, "last_name": {"B"}, "password": {"long enough"}}, 409, "An account with email BOB@example.com exists already.", false},
 	}
 	for _, tt := range tests {
@@ -213,6 +215,12 @@ func TestAdminAccountActions(t *testing.T) {
 		}},
 		{"password", url.Values{"password": {"short"}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
 			assert.Equal(t, before, bob, "a refused password changes nothing")
+		}},
+		{"password", url.Values{"password": {"         "}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+			assert.Equal(t, before, bob, "only spaces")
+		}},
+		{"password", url.Values{"password": {"qwertyuiop"}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+			assert.Equal(t, before, bob, "a common password")
 		}},
 		{"explode", nil, 404, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) { assert.Equal(t, before, bob) }},
 	}

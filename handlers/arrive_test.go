@@ -165,12 +165,17 @@ func TestSetPasswordLink(t *testing.T) {
 	assert.Contains(t, page.text("main"), "bob@example.com")
 	for name, form := range map[string]url.Values{
 		"short":  {"password": {"short"}, "confirm": {"short"}},
+		"spaces": {"password": {"          "}, "confirm": {"          "}},
+		"common": {"password": {"iloveyou"}, "confirm": {"iloveyou"}},
 		"differ": {"password": {"a long new password"}, "confirm": {"another long one"}},
 	} {
 		form.Set("token", token)
 		r := c.submit(path, "/set-password", form)
 		assert.Equal(t, http.StatusBadRequest, r.status, name)
 		assert.NotEmpty(t, r.text("#set-password-error"), name)
+		if name == "common" {
+			assert.Contains(t, r.text("#set-password-error"), "one of the most common ones")
+		}
 	}
 	r = c.submit(path, "/set-password", url.Values{"token": {token}, "password": {"a long new password"}, "confirm": {"a long new password"}})
 	require.Equal(t, http.StatusSeeOther, r.status)
