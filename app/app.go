@@ -31,6 +31,8 @@ import (
 type App struct {
 	cfg     config.Config
 	logger  *slog.Logger
+	// flushLog writes the log lines gathered so far (bufferLog).
+	flushLog func()
 	store   accounts.Store // the configured backend, behind the cache when store.cache_ttl > 0
 	hasher  *accounts.Hasher
 	client  *apiclient.Client
@@ -50,7 +52,7 @@ func (a *App) watchIdP(p *oidc.Provider, every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var downSince time.Time
-	go func() {
+	go flushingPanics(a.flushLog, func() {
 		defer close(done)
 		p.Watch(ctx, every, func(err error) {
 			if err != nil {
@@ -64,7 +66,7 @@ func (a *App) watchIdP(p *oidc.Provider, every time.Duration) {
 			}
 			a.logger.Info("identity provider is back", attrs...)
 		})
-	}()
+	})
 	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
 }
 
@@ -90,8 +92,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	logOut, flushLog := bufferLog(o.LogOutput)
-	a := &App{cfg: cfg, logger: newLogger(cfg.Log, logOut), closers: []func() error{flushLog}} // closed last
+	logOut, flushLog, closeLog := bufferLog(o.LogOutput)
+	a := &App{cfg: cfg, flushLog: flushLog, closers: []func() error{closeLog}} // closed last
+	a.logger = slog.New(urgentFlush{newLogger(cfg.Log, logOut).Handler(), flushLog})
 	defer func() {
 		if err != nil {
 			a.Close()

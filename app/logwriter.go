@@ -1,7 +1,9 @@
 package app
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -12,8 +14,11 @@ import (
 // busy bridge makes one write(2) for many lines instead of one per line:
 // at info level a launch logs two lines (the request and the launch), and
 // their two writes were 2 of the launch's 6 system calls (bench --target,
-// strace -c). What is buffered when the process is killed is lost (at
-// most flushEvery of lines); Close writes the rest.
+// strace -c). Lines that explain trouble are not held back: the logger
+// (urgentFlush) flushes after every WARN and ERROR line, and the app's own
+// goroutines flush before a panic takes the process down. What is buffered
+// when the process is killed outright (SIGKILL) is lost: at most flushEvery
+// of INFO and DEBUG lines. Close writes the rest.
 type logWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
@@ -29,15 +34,52 @@ const (
 )
 
 // bufferLog buffers w when it is a file or pipe (each write a system call);
-// anything else (a test's buffer) is written to at once. close flushes.
-func bufferLog(w io.Writer) (out io.Writer, close func() error) {
+// anything else (a test's buffer) is written to at once. flush writes what
+// is gathered; close flushes and writes later lines at once.
+func bufferLog(w io.Writer) (out io.Writer, flush func(), close func() error) {
 	if _, ok := w.(*os.File); !ok {
-		return w, func() error { return nil }
+		return w, func() {}, func() error { return nil }
 	}
 	l := &logWriter{w: w, buf: make([]byte, 0, logBufferMax)}
 	l.timer = time.AfterFunc(time.Hour, l.flush)
 	l.timer.Stop()
-	return l, l.Close
+	return l, l.flush, l.Close
+}
+
+// urgentFlush is a slog.Handler that flushes the log after every record
+// at WARN or above, so the lines that explain a failure (and every line
+// gathered before them, in order) are written at once.
+type urgentFlush struct {
+	slog.Handler
+	flush func()
+}
+
+func (h urgentFlush) Handle(ctx context.Context, r slog.Record) error {
+	err := h.Handler.Handle(ctx, r)
+	if r.Level >= slog.LevelWarn {
+		h.flush()
+	}
+	return err
+}
+
+func (h urgentFlush) WithAttrs(as []slog.Attr) slog.Handler {
+	return urgentFlush{h.Handler.WithAttrs(as), h.flush}
+}
+
+func (h urgentFlush) WithGroup(name string) slog.Handler {
+	return urgentFlush{h.Handler.WithGroup(name), h.flush}
+}
+
+// flushingPanics runs f; a panic in it flushes the log before it goes on
+// (and ends the process, as it would have).
+func flushingPanics(flush func(), f func()) {
+	defer func() {
+		if r := recover(); r != nil {
+			flush()
+			panic(r)
+		}
+	}()
+	f()
 }
 
 // Write implements io.Writer.

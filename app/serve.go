@@ -63,11 +63,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if line != "" {
 		say(line, line)
 	}
-	go a.prune(ctx)
+	go flushingPanics(a.flushLog, func() { a.prune(ctx) })
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
-		go func() { errc <- srv.Serve(listeners[i]) }()
+		go flushingPanics(a.flushLog, func() { errc <- srv.Serve(listeners[i]) })
 	}
 	var serveErr error
 	select {
