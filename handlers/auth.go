@@ -100,6 +100,7 @@ func (h *server) login(c echo.Context) error {
 	if !until.IsZero() {
 		// Refused even with the right password; says only when to come back.
 		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
+		h.Logger.Warn("sign-in refused: banned", "email", truncate(email, 254), "client_ip", c.RealIP(), "until", until.UTC(), "request_id", requestID(c))
 		h.Metrics.login("banned")
 		left := until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
@@ -138,15 +139,18 @@ func (h *server) login(c echo.Context) error {
 }
 
 // loginFailure answers every failed sign-in the same way; the reason goes
-// to the audit log only.
+// to the audit log and the server log (with the email and client IP, for
+// whoever watches for attacks; never the password), not to the page.
 func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email, next string, accountID int64, reason string) error {
 	email = truncate(email, 254)
 	banned, err := h.Regulator.Fail(c.Request().Context(), attempt)
 	if err != nil {
 		return err
 	}
+	h.Logger.Warn("sign-in failed", "email", email, "client_ip", c.RealIP(), "reason", reason, "request_id", requestID(c))
 	if banned {
 		reason += "; ban started"
+		h.Logger.Warn("sign-in ban started: too many failed sign-ins", "email", email, "client_ip", c.RealIP(), "request_id", requestID(c))
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")

@@ -171,6 +171,28 @@ func TestLoginFailureStartsBan(t *testing.T) {
 	evs := f.accts.eventsOf(accounts.KindLogin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "unknown email; ban started", evs[0].Detail)
+	logs := f.logs.String()
+	assert.Contains(t, logs, `level=WARN msg="sign-in ban started: too many failed sign-ins" email=ada@example.com client_ip=127.0.0.1`)
+	assert.NotContains(t, logs, "guess", "never the password")
+}
+
+// Failed and banned sign-ins are in the server log too, with the email,
+// the client IP and the reason; never the password.
+func TestLoginFailuresAreLogged(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	c := f.client()
+	c.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {"wrong-secret-1"}})
+	c.submit("/login", "/login", url.Values{"email": {"nobody@example.com"}, "password": {"wrong-secret-2"}})
+	f.reg.banned["ada@example.com"] = f.clock.Now().Add(time.Hour)
+	c.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}})
+	logs := f.logs.String()
+	assert.Contains(t, logs, `level=WARN msg="sign-in failed" email=ada@example.com client_ip=127.0.0.1 reason="wrong password"`)
+	assert.Contains(t, logs, `level=WARN msg="sign-in failed" email=nobody@example.com client_ip=127.0.0.1 reason="unknown email"`)
+	assert.Contains(t, logs, `level=WARN msg="sign-in refused: banned" email=ada@example.com client_ip=127.0.0.1`)
+	for _, pw := range []string{"wrong-secret-1", "wrong-secret-2", testPassword} {
+		assert.NotContains(t, logs, pw, "never the password")
+	}
 }
 
 // The client IP for regulation comes from the connection unless proxy
