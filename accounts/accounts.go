@@ -181,6 +181,10 @@ type Store interface {
 	ListAccounts(ctx context.Context, f AccountFilter) ([]Account, int, error)
 	CountAccounts(ctx context.Context) (int, error)
 	SetDisabled(ctx context.Context, id int64, disabled bool) error
+	// DeleteAccount removes an account with its link, sessions and
+	// set-password links (its audit events stay); the last active admin
+	// is kept (ErrLastAdmin).
+	DeleteAccount(ctx context.Context, id int64) error
 	// SetAdmin refuses to demote the last enabled admin (ErrLastAdmin).
 	SetAdmin(ctx context.Context, id int64, admin bool) error
 	SetPasswordHash(ctx context.Context, id int64, hash string) error

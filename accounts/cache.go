@@ -204,6 +204,11 @@ func (c *Cache) dropAccountAfterWrite(id int64, err error) error {
 	return dropAfterWrite(c, c.accounts, id, err)
 }
 
+// DeleteAccount writes through and drops the account and its sessions.
+func (c *Cache) DeleteAccount(ctx context.Context, id int64) error {
+	return c.dropAccountAfterWrite(id, c.inner.DeleteAccount(ctx, id))
+}
+
 // SetDisabled writes through and drops the account and its sessions.
 func (c *Cache) SetDisabled(ctx context.Context, id int64, disabled bool) error {
 	return c.dropAccountAfterWrite(id, c.inner.SetDisabled(ctx, id, disabled))

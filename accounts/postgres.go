@@ -386,6 +386,12 @@ func (s *Postgres) SetDisabled(ctx context.Context, id int64, disabled bool) err
 		disabled, boolInt(disabled), ms(s.now()), id)
 }
 
+// DeleteAccount removes an account; its link, sessions and set-password
+// links go with it (ON DELETE CASCADE). The last active admin stays.
+func (s *Postgres) DeleteAccount(ctx context.Context, id int64) error {
+	return s.adminChange(ctx, id, true, true, "DELETE FROM accounts WHERE id = $1", id)
+}
+
 // SetAdmin grants or revokes the admin role; the last admin stays admin.
 func (s *Postgres) SetAdmin(ctx context.Context, id int64, admin bool) error {
 	return s.adminChange(ctx, id, !admin, false, "UPDATE accounts SET is_admin = $1, updated_at = $2 WHERE id = $3", admin, ms(s.now()), id)

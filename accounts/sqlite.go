@@ -501,8 +501,10 @@ func (s *SQLite) insertAccount(ctx context.Context, x execer, n NewAccount) (int
 		return 0, err
 	}
 	now := ms(s.now())
-	res, err := x.ExecContext(ctx, `INSERT INTO accounts (email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, now)
+	// The id counts on from the highest ever given (account_id_high), never
+	// reusing a deleted account's.
+	res, err := x.ExecContext(ctx, `INSERT INTO accounts (id, email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at)
+		VALUES ((SELECT last + 1 FROM account_id_high), ?, ?, ?, ?, ?, ?, ?, ?)`, n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, now)
 	if isUnique(err) {
 		return 0, fmt.Errorf("%w: %s", ErrEmailTaken, n.Email)
 	}
@@ -656,6 +658,12 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// DeleteAccount removes an account; its link, sessions and set-password
+// links go with it (ON DELETE CASCADE). The last active admin stays.
+func (s *SQLite) DeleteAccount(ctx context.Context, id int64) error {
+	return s.adminChange(ctx, id, true, true, "DELETE FROM accounts WHERE id = ?", id)
 }
 
 // SetAdmin grants or revokes the admin role; the last admin stays admin.

@@ -7,6 +7,7 @@ package loadtest
 import (
 	"bufio"
 	"context"
+	crand "crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -57,7 +58,7 @@ type benchOptions struct {
 // bounded in count and time.
 func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	cmd := cli.Command{Name: "bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]\n       ssobridge bench --target URL --config FILE [--platform URL] [--accounts N] [--concurrency C] [--duration D] [flags]",
-		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; or, with --target, a running bridge over real sockets (its store, from --config, gets the\nbench's accounts bench00000@example.com...). See docs/performance.md."}
+		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; or, with --target, a running bridge over real sockets on this machine (its store, from --config,\ngets the run's accounts bench-<run>-00000@example.com..., with a password made for the run, and\nloses them when the run ends). See docs/performance.md."}
 	fs := env.Flags(cmd)
 	o := benchOptions{}
 	fs.IntVar(&o.accounts, "accounts", 1000, "signed-in accounts (1..20000)")
@@ -74,7 +75,8 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 	cfgPath := fs.String("config", "", "with --target: the target's configuration (its store gets the bench's accounts; the platform credentials sign the raw calls)")
 	platformURL := fs.String("platform", "", "with --target: the platform the target calls (e.g. a platform-sim), for the raw token call in the same run")
 	targetPprof := fs.String("target-pprof", "", "with --target and --cpuprofile: the target's profiler, http://<server.metrics_addr> with server.pprof on")
-	wrkScript := fs.String("wrk-script", "", "with --target: sign the accounts in, launch each once, write a wrk Lua script that posts their launches to this file, and stop (then: wrk -s FILE URL)")
+	wrkScript := fs.String("wrk-script", "", "with --target: sign the accounts in, launch each once, write a wrk Lua script that posts their launches to this file, and wait until stopped (Ctrl-C, SIGTERM), keeping the accounts for wrk -s FILE URL; then remove them")
+	allowRemote := fs.Bool("allow-remote", false, "with --target: allow a target that is not on this machine (a test deployment; never production: the bench adds accounts to its store)")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
@@ -108,12 +110,15 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 		return cli.UsageError("bench: --dsn is for --store postgres or both")
 	}
 	if *target != "" {
-		x, err := externalFlags(env, o, fs, *target, *cfgPath, *platformURL, *targetPprof)
+		x, err := externalFlags(env, o, fs, *target, *cfgPath, *platformURL, *targetPprof, *allowRemote)
 		if err != nil {
 			return err
 		}
 		x.wrkScript = *wrkScript
 		return runExternal(ctx, o, x, env.Stdout)
+	}
+	if *allowRemote {
+		return cli.UsageError("bench: --allow-remote is for --target")
 	}
 	for _, name := range []string{"config", "platform", "target-pprof", "wrk-script"} {
 		if fs.Lookup(name).Value.String() != "" {
@@ -136,7 +141,7 @@ func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
 
 // externalFlags checks the flags of the external mode and loads the
 // target's configuration.
-func externalFlags(env cli.Env, o benchOptions, fs *flag.FlagSet, target, cfgPath, platformURL, pprofURL string) (externalOptions, error) {
+func externalFlags(env cli.Env, o benchOptions, fs *flag.FlagSet, target, cfgPath, platformURL, pprofURL string, allowRemote bool) (externalOptions, error) {
 	var x externalOptions
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -158,6 +163,10 @@ func externalFlags(env cli.Env, o benchOptions, fs *flag.FlagSet, target, cfgPat
 	}
 	if x.target.Scheme != "http" {
 		return x, cli.UsageError("bench: --target must be http:// (the load tool writes plain HTTP/1.1; measure the bridge, not a TLS proxy)")
+	}
+	if !isLoopback(x.target.Hostname()) && !allowRemote {
+		return x, cli.UsageError(fmt.Sprintf("bench: --target %s is not on this machine; the bench adds accounts to the target's store and drives it hard, "+
+			"so it runs against loopback (127.0.0.1, localhost) unless --allow-remote says the target is a test deployment (never production)", x.target.Host))
 	}
 	if platformURL != "" {
 		if x.platform, err = parse("platform", platformURL); err != nil {
@@ -271,7 +280,8 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	fmt.Fprintf(out, "bench: store %s, %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s, %s\n", o.store, o.accounts, unlinked, o.concurrency, o.duration, o.latency, load)
 
 	// Accounts: N new to the platform, U that exist there but are not linked.
-	hash, err := a.Hasher().Hash(ctx, benchPassword)
+	password := crand.Text() // this run's; never a fixed one
+	hash, err := a.Hasher().Hash(ctx, password)
 	if err != nil {
 		return err
 	}
@@ -296,7 +306,7 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	start := time.Now()
 	sessions := make([]benchSession, len(ns))
 	if err := parallel(ctx, len(ns), o.concurrency, func(_, i int) error {
-		s, err := benchSignIn(client, base, ns[i].Email)
+		s, err := benchSignIn(client, base, ns[i].Email, password)
 		sessions[i] = s
 		return err
 	}); err != nil {
@@ -398,8 +408,6 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	return nil
 }
 
-const benchPassword = "bench password"
-
 // parallel runs f(worker, 0..n-1) on min(c, n) workers (numbered from 0)
 // and returns the first error.
 func parallel(ctx context.Context, n, c int, f func(worker, i int) error) error {
@@ -442,7 +450,7 @@ var csrfInput = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
 // benchSignIn signs email in as a browser does: the sign-in page gives the
 // anti-forgery cookie and token, the sign-in the session, and the portal
 // the token issued after sign-in (the cookie is rotated then).
-func benchSignIn(client *http.Client, base, email string) (benchSession, error) {
+func benchSignIn(client *http.Client, base, email, password string) (benchSession, error) {
 	page := func(path string, cookies []*http.Cookie) (string, []*http.Cookie, error) {
 		req, _ := http.NewRequest("GET", base+path, nil)
 		for _, ck := range cookies {
@@ -464,7 +472,7 @@ func benchSignIn(client *http.Client, base, email string) (benchSession, error) 
 	if err != nil {
 		return benchSession{}, err
 	}
-	form := url.Values{"_csrf": {token}, "email": {email}, "password": {benchPassword}}
+	form := url.Values{"_csrf": {token}, "email": {email}, "password": {password}}
 	req, _ := http.NewRequest("POST", base+"/login", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	for _, ck := range cookies {

@@ -2,10 +2,11 @@ package loadtest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -29,13 +30,27 @@ type externalOptions struct {
 	pprof    *url.URL // the target's profiler (server.pprof), for --cpuprofile
 	cfg      config.Config
 	// wrkScript: write a wrk script for the signed-in sessions there, and
-	// stop before measuring.
+	// hold the accounts until stopped instead of measuring.
 	wrkScript string
 }
 
-// benchEmail is the email of the bench's i-th account: the same in every
-// run, so the target's store does not grow with each run.
+// benchEmail is the email of the in-process bench's i-th account.
 func benchEmail(i int) string { return fmt.Sprintf("bench%05d@example.com", i) }
+
+// benchRun is one run of the external bench in the target's store: its
+// accounts are named by a random run id (so no account of anyone else's
+// is ever touched) and signed in with a password made for the run.
+type benchRun struct {
+	id, password string
+	n            int
+}
+
+func newBenchRun(n int) benchRun {
+	return benchRun{id: strings.ToLower(rand.Text()[:8]), password: rand.Text(), n: n}
+}
+
+// email is the run's i-th account.
+func (r benchRun) email(i int) string { return fmt.Sprintf("bench-%s-%05d@example.com", r.id, i) }
 
 // processWatch samples another process's CPU time and memory by PID; it
 // says why when it cannot (another host, no /proc).
@@ -94,43 +109,47 @@ func usPer(cpu time.Duration, n int64) string {
 	return fmt.Sprintf("%.1f", float64(cpu.Nanoseconds())/1e3/float64(n))
 }
 
-// prepareBenchAccounts makes the bench's accounts exist in the target's
-// store, enabled and with the bench password: those missing are created,
-// those left by an earlier run get the password again. One hash serves
-// every account (the bench measures launches, not hashing).
-func prepareBenchAccounts(ctx context.Context, store accounts.Store, pw config.Password, n int) error {
+// addAccounts adds the run's accounts to the target's store, all or none.
+// One hash serves every account (the bench measures launches, not hashing).
+func (r benchRun) addAccounts(ctx context.Context, store accounts.Store, pw config.Password) error {
 	hasher, err := accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, 1)
 	if err != nil {
 		return err
 	}
-	hash, err := hasher.Hash(ctx, benchPassword)
+	hash, err := hasher.Hash(ctx, r.password)
 	if err != nil {
 		return err
 	}
-	var missing []accounts.NewAccount
-	for i := range n {
-		email := benchEmail(i)
-		acct, err := store.AccountByEmail(ctx, email)
-		switch {
-		case errors.Is(err, accounts.ErrNotFound):
-			missing = append(missing, accounts.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
+	ns := make([]accounts.NewAccount, r.n)
+	for i := range ns {
+		ns[i] = accounts.NewAccount{Email: r.email(i), FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash}
+	}
+	return store.CreateAccounts(ctx, ns)
+}
+
+// removeAccounts deletes the run's accounts (with their links and
+// sessions) from the target's store; it returns how many it removed.
+func (r benchRun) removeAccounts(ctx context.Context, cfg config.Config) (int, error) {
+	store, err := app.OpenStore(ctx, cfg, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer store.Close()
+	removed := 0
+	for i := range r.n {
+		acct, err := store.AccountByEmail(ctx, r.email(i))
+		if errors.Is(err, accounts.ErrNotFound) {
 			continue
-		case err != nil:
-			return err
 		}
-		if err := store.SetPasswordHash(ctx, acct.ID, hash); err != nil {
-			return err
+		if err == nil {
+			err = store.DeleteAccount(ctx, acct.ID)
 		}
-		if acct.Disabled {
-			if err := store.SetDisabled(ctx, acct.ID, false); err != nil {
-				return err
-			}
+		if err != nil {
+			return removed, fmt.Errorf("remove %s: %w", r.email(i), err)
 		}
+		removed++
 	}
-	if len(missing) > 0 {
-		return store.CreateAccounts(ctx, missing)
-	}
-	return nil
+	return removed, nil
 }
 
 // fetchProfile asks the target's profiler for a CPU profile of the next d
@@ -200,9 +219,22 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	closeStore := sync.OnceFunc(func() { store.Close() })
 	defer closeStore()
 	start := time.Now()
-	if err := prepareBenchAccounts(ctx, store, x.cfg.Password, o.accounts); err != nil {
-		return err
+	run := newBenchRun(o.accounts)
+	if err := run.addAccounts(ctx, store, x.cfg.Password); err != nil {
+		return fmt.Errorf("add the bench's accounts: %w", err)
 	}
+	defer func() {
+		// Also after Ctrl-C: the accounts must not outlive the run.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		closeStore()
+		n, err := run.removeAccounts(cctx, x.cfg)
+		if err != nil {
+			fmt.Fprintf(out, "bench: removing the run's accounts failed after %d: %v (they are bench-%s-*@example.com)\n", n, err, run.id)
+			return
+		}
+		fmt.Fprintf(out, "removed the run's %d accounts (bench-%s-*@example.com) from the target's store\n", n, run.id)
+	}()
 	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	defer client.CloseIdleConnections()
@@ -210,7 +242,7 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	// As many sign-ins at once as the target hashes passwords at once: more
 	// would wait for a hashing slot and some would get the busy page.
 	if err := parallel(ctx, o.accounts, max(1, x.cfg.Password.HashConcurrency), func(_, i int) error {
-		s, err := benchSignIn(client, base, benchEmail(i))
+		s, err := benchSignIn(client, base, run.email(i), run.password)
 		sessions[i] = s
 		return err
 	}); err != nil {
@@ -230,7 +262,7 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 
 	var platformUser string
 	if raw != nil {
-		if platformUser, err = linkedPlatformUser(ctx, store); err != nil {
+		if platformUser, err = linkedPlatformUser(ctx, store, run.email(0)); err != nil {
 			return err
 		}
 	}
@@ -242,6 +274,8 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		}
 		fmt.Fprintf(out, "wrote %s: %d signed-in sessions, each launched once; e.g. wrk -t2 -c%d -d10s --latency -s %s %s\n",
 			x.wrkScript, len(sessions), o.concurrency, x.wrkScript, base)
+		fmt.Fprintf(out, "bench: holding the accounts for wrk until stopped (Ctrl-C or SIGTERM); then they are removed\n")
+		<-ctx.Done()
 		return nil
 	}
 	profiled := make(chan error, 1)
@@ -254,8 +288,8 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	}
 	bridgeBefore, platformBefore, selfBefore := bridge.sample(), platform.sample(), processCPU()
 	phase := time.Now()
-	run := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
-		return launchers[worker].launch(sessions[rand.IntN(o.accounts)])
+	res := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
+		return launchers[worker].launch(sessions[mrand.IntN(o.accounts)])
 	})
 	elapsed := time.Since(phase)
 	bridgeAfter, platformAfter, selfAfter := bridge.sample(), platform.sample(), processCPU()
@@ -283,13 +317,13 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		}
 	}
 
-	n := run.ok
+	n := res.ok
 	perSec := float64(n) / elapsed.Seconds()
-	q := run.lat.percentiles(0.50, 0.95, 0.99)
+	q := res.lat.percentiles(0.50, 0.95, 0.99)
 	bridgeCPU, platformCPU := bridgeAfter.cpu-bridgeBefore.cpu, platformAfter.cpu-platformBefore.cpu
-	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, run.failed)
-	if run.behind > 0 {
-		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time\n", run.behind)
+	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, res.failed)
+	if res.behind > 0 {
+		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time\n", res.behind)
 	}
 	fmt.Fprintf(out, "launch latency:     p50 %s ms, p95 %s ms, p99 %s ms\n", ms(q[0]), ms(q[1]), ms(q[2]))
 	cpuRatio := "-"
@@ -318,8 +352,8 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		line += fmt.Sprintf(" bridge_rss_mib=%.1f bridge_peak_rss_mib=%.1f", bridgeAfter.rss, bridgeAfter.hwm)
 	}
 	fmt.Fprintln(out, line)
-	if run.failed > 0 {
-		return fmt.Errorf("%d launches failed", run.failed)
+	if res.failed > 0 {
+		return fmt.Errorf("%d launches failed", res.failed)
 	}
 	return nil
 }
@@ -347,8 +381,8 @@ end
 
 // linkedPlatformUser is the platform user linked to the bench's first
 // account: the raw token call asks a token for it.
-func linkedPlatformUser(ctx context.Context, store accounts.Store) (string, error) {
-	acct, err := store.AccountByEmail(ctx, benchEmail(0))
+func linkedPlatformUser(ctx context.Context, store accounts.Store, email string) (string, error) {
+	acct, err := store.AccountByEmail(ctx, email)
 	if err != nil {
 		return "", err
 	}

@@ -38,6 +38,7 @@ func Run(t *testing.T, open Open) {
 		{"accounts", testAccounts},
 		{"one address, one account", testOneAddressOneAccount},
 		{"bulk all-or-none", testBulkCreate},
+		{"delete", testDeleteAccount},
 		{"admin rules", testAdminRules},
 		{"sessions epoch", testSessionEpoch},
 		{"links", testLinks},
@@ -128,6 +129,38 @@ func testOneAddressOneAccount(t *testing.T, s accounts.Store) {
 	require.NoError(t, err)
 	_, err = s.AccountByEmail(ctx, "ZO\u00cb@example.com")
 	assert.ErrorIs(t, err, accounts.ErrNotFound, "non-ASCII letters keep their case")
+}
+
+// Deleting an account takes its link, sessions and set-password links
+// with it; the address can be used again; the last active admin stays.
+func testDeleteAccount(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	admin, err := s.CreateAccount(ctx, newAccount("admin@example.com", true))
+	require.NoError(t, err)
+	a, err := s.CreateAccount(ctx, newAccount("gone@example.com", false))
+	require.NoError(t, err)
+	require.NoError(t, s.SaveLink(ctx, a.ID, "77"))
+	sess := newSession(t, s, a.ID, Now(), "ua")
+	_, err = accounts.IssuePasswordLink(ctx, s, a.ID, Now())
+	require.NoError(t, err)
+
+	require.NoError(t, s.DeleteAccount(ctx, a.ID))
+	_, err = s.AccountByID(ctx, a.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	_, err = s.FreshAccountByID(ctx, a.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	_, err = s.LinkFor(ctx, a.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	_, err = s.SessionByID(ctx, sess.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, s.DeleteAccount(ctx, a.ID), accounts.ErrNotFound)
+	again, err := s.CreateAccount(ctx, newAccount("gone@example.com", false))
+	require.NoError(t, err, "the address can be used again")
+	assert.Greater(t, again.ID, a.ID, "a deleted account's id is never given again (caches elsewhere may still hold it)")
+
+	assert.ErrorIs(t, s.DeleteAccount(ctx, admin.ID), accounts.ErrLastAdmin)
+	_, err = s.AccountByID(ctx, admin.ID)
+	assert.NoError(t, err)
 }
 
 func testBulkCreate(t *testing.T, s accounts.Store) {
