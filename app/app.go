@@ -29,17 +29,17 @@ import (
 
 // App is the wired bridge.
 type App struct {
-	cfg     config.Config
-	logger  *slog.Logger
+	cfg    config.Config
+	logger *slog.Logger
 	// flushLog writes the log lines gathered so far (bufferLog).
 	flushLog func()
-	store   accounts.Store // the configured backend, behind the cache when store.cache_ttl > 0
-	hasher  *accounts.Hasher
-	client  *apiclient.Client
-	sim     *platformsim.Running // nil unless the platform is embedded
-	handler http.Handler
-	metrics *handlers.Metrics
-	closers []func() error
+	store    accounts.Store // the configured backend, behind the cache when store.cache_ttl > 0
+	hasher   *accounts.Hasher
+	client   *apiclient.Client
+	sim      *platformsim.Running // nil unless the platform is embedded
+	handler  http.Handler
+	metrics  *handlers.Metrics
+	closers  []func() error
 	// stopping is set when Serve begins to drain; /readyz reads it.
 	stopping atomic.Bool
 	// demoPortal: the embedded demo's sample partner portal is served.
