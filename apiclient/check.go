@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -28,6 +29,7 @@ const (
 	VerdictDNS         Verdict = "dns"
 	VerdictTLS         Verdict = "tls"
 	VerdictUnreachable Verdict = "unreachable"
+	VerdictShape       Verdict = "shape" // the answer is not shaped as platform.shapes says
 	VerdictUnexpected  Verdict = "unexpected"
 )
 
@@ -37,6 +39,7 @@ type CheckResult struct {
 	Summary     string // one line: what happened
 	Status      int    // HTTP status, 0 when no answer
 	Latency     time.Duration
+	ShapeKey    string        // with VerdictShape: the platform.shapes key to fix
 	ClockOffset time.Duration // platform clock minus ours, from the answer's Date (0 when unknown)
 	HaveOffset  bool
 	URL         string // the URL called (holds no secret)
@@ -61,19 +64,23 @@ func (r CheckResult) DescribeClock() string {
 // OK reports whether the connection works.
 func (r CheckResult) OK() bool { return r.Verdict == VerdictOK }
 
-// Check makes one signed GET /public/users of one item, without retries,
-// and classifies the answer. It never returns the secret. What to do about
-// a verdict is the caller's to say: it knows the configuration's words.
+// Check makes one signed call that lists the first page of users (of one), without
+// retries, reads it through the shapes, and classifies the answer. It
+// never returns the secret. What to do about a verdict is the caller's to
+// say: it knows the configuration's words.
 func (c *Client) Check(ctx context.Context) CheckResult {
 	s := c.opts.Shapes
 	q := url.Values{}
 	q.Set(s.PageParam, fmt.Sprint(s.FirstPage))
-	q.Set(s.SizeParam, "1")
+	q.Set(s.SizeParam, "1") // one user shows the shapes, at the least cost
 	var hdr http.Header
-	var page UserPage
+	var raw json.RawMessage
 	start := time.Now()
 	sentAt := c.opts.Now()
-	_, err := c.do(ctx, call{endpoint: EndpointListUsers, method: http.MethodGet, path: s.UsersPath, query: q, rule: retryNone, header: &hdr}, &page)
+	_, err := c.do(ctx, call{endpoint: EndpointListUsers, method: http.MethodGet, path: s.UsersPath, query: q, rule: retryNone, header: &hdr}, &raw)
+	if err == nil {
+		_, err = s.readPage(raw)
+	}
 	r := CheckResult{Latency: time.Since(start), Err: err, URL: c.base.String() + APIPrefix + s.UsersPath + "?" + q.Encode()}
 	if d, ok := parseDate(hdr.Get("Date")); ok {
 		r.ClockOffset, r.HaveOffset = d.Sub(sentAt.Truncate(time.Second)), true
@@ -95,6 +102,7 @@ func (c *Client) classify(r *CheckResult, err error) {
 	var unknownCA x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var recErr tls.RecordHeaderError
+	var shape *ShapeMismatch
 	switch {
 	case err == nil:
 		r.Verdict = VerdictOK
@@ -137,6 +145,9 @@ func (c *Client) classify(r *CheckResult, err error) {
 	case errors.Is(err, ErrUnreachable):
 		r.Verdict = VerdictUnreachable
 		r.Summary = "Unreachable: could not connect to the platform: " + err.Error()
+	case errors.As(err, &shape):
+		r.Verdict, r.ShapeKey = VerdictShape, "platform.shapes."+shape.Key
+		r.Summary = fmt.Sprintf("Shape: the platform answered, but not as platform.shapes says: %s: %s.", r.ShapeKey, shape.Problem)
 	default:
 		r.Verdict = VerdictUnexpected
 		r.Summary = "Unexpected answer: " + err.Error()

@@ -29,43 +29,6 @@ const (
 	EndpointIssueToken = "issue_token"
 )
 
-// Shapes are the parts of the API the spec leaves open; DESIGN.md fixes
-// the defaults, and a deployment may change them if the real platform
-// differs.
-type Shapes struct {
-	UsersPath     string // list and create users; default "/public/users"
-	TokenPath     string // issue a token; "{userId}" is replaced; default "/login-token/{userId}"
-	ExchangePath  string // browser exchange; "{token}" is replaced; default "/login-token/login/{token}"
-	QueryParam    string // default "query"
-	PageParam     string // default "page"
-	SizeParam     string // default "size"
-	FirstPage     int    // index of the first page; default 0
-	PageSize      int    // default 100
-	MaxPages      int    // stop walking after this many pages; default 50
-	RedirectField string // login-token property for the landing path; default "redirectTo"
-}
-
-func (s *Shapes) fill() {
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
-	}
-	def(&s.UsersPath, "/public/users")
-	def(&s.TokenPath, "/login-token/{userId}")
-	def(&s.ExchangePath, "/login-token/login/{token}")
-	def(&s.QueryParam, "query")
-	def(&s.PageParam, "page")
-	def(&s.SizeParam, "size")
-	def(&s.RedirectField, "redirectTo")
-	if s.PageSize <= 0 {
-		s.PageSize = 100
-	}
-	if s.MaxPages <= 0 {
-		s.MaxPages = 50
-	}
-}
-
 // Hooks observe every attempt; the web app feeds metrics from them.
 type Hooks struct {
 	// OnAttempt runs after each HTTP attempt; status is 0 when no answer came.

@@ -2,9 +2,10 @@ package apiclient
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -25,33 +26,44 @@ type TokenProperties struct {
 	RedirectTo string
 }
 
-// IssueLoginToken asks the platform for a one-time login token for userID.
+// IssueLoginToken asks the platform for a one-time login token for userID
+// (platform.shapes: token_method, token_path, token_redirect, token_field).
 // Issuance is safe to retry (unused tokens expire on their own). A 404
 // means the user no longer exists.
 func (c *Client) IssueLoginToken(ctx context.Context, userID UserID, props TokenProperties) (LoginToken, error) {
 	if userID == "" {
 		return LoginToken{}, fmt.Errorf("%w: empty userId", ErrInvalidInput)
 	}
-	path := strings.ReplaceAll(c.opts.Shapes.TokenPath, "{userId}", url.PathEscape(string(userID)))
+	s := c.opts.Shapes
+	path := strings.ReplaceAll(s.TokenPath, "{userId}", url.PathEscape(string(userID)))
 	var body any
-	if props.RedirectTo != "" {
-		body = map[string]map[string]string{"properties": {c.opts.Shapes.RedirectField: props.RedirectTo}}
+	if props.RedirectTo != "" && s.TokenRedirect != NoTokenBody {
+		body = setAt(s.TokenRedirect, props.RedirectTo)
 	}
-	var out struct {
-		LoginToken string `json:"loginToken"`
-		ExpiresIn  int64  `json:"expiresIn"`
-	}
-	if _, err := c.do(ctx, call{endpoint: EndpointIssueToken, method: http.MethodPost, path: path, body: body, rule: retrySafe}, &out); err != nil {
+	var raw json.RawMessage
+	if _, err := c.do(ctx, call{endpoint: EndpointIssueToken, method: s.TokenMethod, path: path, body: body, rule: retrySafe}, &raw); err != nil {
 		return LoginToken{}, err
 	}
-	if out.LoginToken == "" {
-		return LoginToken{}, fmt.Errorf("%w: no loginToken in the answer", ErrBadResponse)
+	v, err := decodeAny(raw)
+	if err != nil {
+		return LoginToken{}, fmt.Errorf("%w: issue_token: %w", ErrBadResponse, err)
 	}
-	return LoginToken{Token: out.LoginToken, ExpiresIn: time.Duration(out.ExpiresIn) * time.Second}, nil
+	token, ok := textAt(v, s.TokenField)
+	if !ok || token == "" {
+		return LoginToken{}, &ShapeMismatch{Key: "token_field", Problem: fmt.Sprintf("no token at `%s`; %s", s.TokenField, describeObject(v))}
+	}
+	t := LoginToken{Token: token}
+	if n, ok := textAt(v, "expiresIn"); ok {
+		if secs, err := strconv.ParseInt(n, 10, 64); err == nil && secs > 0 {
+			t.ExpiresIn = time.Duration(secs) * time.Second
+		}
+	}
+	return t, nil
 }
 
 // ExchangeURL is where the browser takes the token to get the platform's
-// session cookie. It is the only URL a login token may appear in.
+// session cookie (platform.shapes.exchange_url). It is the only URL a
+// login token may appear in.
 func (c *Client) ExchangeURL(t LoginToken) string {
-	return c.base.String() + APIPrefix + strings.ReplaceAll(c.opts.Shapes.ExchangePath, "{token}", url.PathEscape(t.Token))
+	return strings.NewReplacer("{base_url}", c.base.String(), "{token}", url.PathEscape(t.Token)).Replace(c.opts.Shapes.ExchangeURL)
 }

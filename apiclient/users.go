@@ -72,13 +72,15 @@ func (u NewUser) Validate() error {
 // ErrInvalidInput is input refused before any platform call.
 var ErrInvalidInput = errors.New("invalid input")
 
-// UserPage is one page of GET /public/users.
+// UserPage is one page of the user list, read through the shapes.
 type UserPage struct {
-	Content       []User `json:"content"`
-	Number        int    `json:"number"`
-	Size          int    `json:"size"`
-	TotalElements int64  `json:"totalElements"`
-	TotalPages    int    `json:"totalPages"`
+	Content []User
+	// TotalPages is the page count the answer gives; -1 when the shapes
+	// name none (platform.shapes.list_total_pages "-").
+	TotalPages int
+	// TotalElements is the answer's "totalElements" beside the page count,
+	// -1 when it has none (the console's pager then counts what it saw).
+	TotalElements int64
 }
 
 // ListUsers fetches one page of users matching query (a substring filter).
@@ -90,32 +92,105 @@ func (c *Client) ListUsers(ctx context.Context, query string, page, size int) (U
 	}
 	q.Set(s.PageParam, strconv.Itoa(page))
 	q.Set(s.SizeParam, strconv.Itoa(size))
-	var p UserPage
-	_, err := c.do(ctx, call{endpoint: EndpointListUsers, method: http.MethodGet, path: s.UsersPath, query: q, rule: retrySafe}, &p)
-	return p, err
+	var raw json.RawMessage
+	if _, err := c.do(ctx, call{endpoint: EndpointListUsers, method: http.MethodGet, path: s.UsersPath, query: q, rule: retrySafe}, &raw); err != nil {
+		return UserPage{}, err
+	}
+	return s.readPage(raw)
 }
 
-// FindUserByEmail walks every page of the lookup and returns the user whose
-// email equals email, case-insensitively. The platform's filter is a
+// readPage reads a list answer through the shapes.
+func (s Shapes) readPage(raw []byte) (UserPage, error) {
+	v, err := decodeAny(raw)
+	if err != nil {
+		return UserPage{}, fmt.Errorf("%w: list_users: %w", ErrBadResponse, err)
+	}
+	items, err := at(v, s.ListItems)
+	list, ok := items.([]any)
+	if err == nil && items == nil {
+		ok = true // null: no users
+	}
+	if err != nil || !ok {
+		return UserPage{}, &ShapeMismatch{Key: "list_items", Problem: fmt.Sprintf("no array at `%s`; %s", s.ListItems, describeShape(v))}
+	}
+	p := UserPage{Content: make([]User, 0, len(list)), TotalPages: -1, TotalElements: -1}
+	for i, item := range list {
+		u, err := s.readUser(item)
+		if err != nil {
+			var sm *ShapeMismatch
+			if errors.As(err, &sm) {
+				sm.Problem = fmt.Sprintf("item %d of `%s`: %s", i, s.ListItems, sm.Problem)
+			}
+			return UserPage{}, err
+		}
+		p.Content = append(p.Content, u)
+	}
+	if s.ListTotalPages != NoTotalPages {
+		n, ok := textAt(v, s.ListTotalPages)
+		total, err := strconv.Atoi(n)
+		if !ok || err != nil || total < 0 {
+			return UserPage{}, &ShapeMismatch{Key: "list_total_pages", Problem: fmt.Sprintf("no page count at `%s`; %s (set it to \"-\" when the answer has none)", s.ListTotalPages, describeObject(v))}
+		}
+		p.TotalPages = total
+		if parent, _, found := strings.Cut(s.ListTotalPages, "."); found {
+			if n, ok := textAt(v, parent+".totalElements"); ok {
+				p.TotalElements, _ = strconv.ParseInt(n, 10, 64)
+			}
+		} else if n, ok := textAt(v, "totalElements"); ok {
+			p.TotalElements, _ = strconv.ParseInt(n, 10, 64)
+		}
+	}
+	return p, nil
+}
+
+// readUser reads one user object through the shapes: its id and email
+// where the shapes say, its names and role as the spec spells them when
+// present.
+func (s Shapes) readUser(item any) (User, error) {
+	obj, ok := item.(map[string]any)
+	if !ok {
+		return User{}, &ShapeMismatch{Key: "list_items", Problem: "not an object"}
+	}
+	var u User
+	id, ok := textAt(obj, s.UserID)
+	if !ok || id == "" {
+		return User{}, &ShapeMismatch{Key: "user_id", Problem: fmt.Sprintf("no id (string or number) at `%s`; %s", s.UserID, describeObject(obj))}
+	}
+	u.UserID = UserID(id)
+	if u.Email, ok = textAt(obj, s.UserEmail); !ok {
+		return User{}, &ShapeMismatch{Key: "user_email", Problem: fmt.Sprintf("no email at `%s`; %s", s.UserEmail, describeObject(obj))}
+	}
+	u.FirstName, _ = textAt(obj, "firstName")
+	u.LastName, _ = textAt(obj, "lastName")
+	u.Role, _ = textAt(obj, "role")
+	return u, nil
+}
+
+// FindUserByEmail walks the pages of the lookup and returns the user whose
+// email equals email (ASCII letters folded). The platform's filter is a
 // substring match, so decoys (bob@example.com.au for bob@example.com) are
-// skipped here. found is false when no user matches.
+// skipped here. The walk ends at the last page (by the page count, or at
+// a short or empty page when the answer gives none). found is false when
+// no user matches.
 func (c *Client) FindUserByEmail(ctx context.Context, email string) (u User, found bool, err error) {
 	s := c.opts.Shapes
 	for i := 0; i < s.MaxPages; i++ {
-		page := s.FirstPage + i
-		p, err := c.ListUsers(ctx, email, page, s.PageSize)
+		p, err := c.ListUsers(ctx, email, s.FirstPage+i, s.PageSize)
 		if err != nil {
 			return User{}, false, err
 		}
 		for _, cand := range p.Content {
 			if mailaddr.Equal(cand.Email, email) {
-				if cand.UserID == "" {
-					return User{}, false, fmt.Errorf("%w: user %s has no userId", ErrBadResponse, email)
-				}
 				return cand, true, nil
 			}
 		}
-		if len(p.Content) == 0 || i+1 >= p.TotalPages {
+		last := len(p.Content) == 0
+		if p.TotalPages >= 0 {
+			last = last || i+1 >= p.TotalPages
+		} else {
+			last = last || len(p.Content) < s.PageSize
+		}
+		if last {
 			return User{}, false, nil
 		}
 	}
@@ -128,13 +203,17 @@ func (c *Client) CreateUser(ctx context.Context, nu NewUser) (User, error) {
 	if err := nu.Validate(); err != nil {
 		return User{}, err
 	}
-	var u User
-	_, err := c.do(ctx, call{endpoint: EndpointCreateUser, method: http.MethodPost, path: c.opts.Shapes.UsersPath, body: nu, rule: retryOn429Only}, &u)
-	if err != nil {
+	var raw json.RawMessage
+	if _, err := c.do(ctx, call{endpoint: EndpointCreateUser, method: http.MethodPost, path: c.opts.Shapes.UsersPath, body: nu, rule: retryOn429Only}, &raw); err != nil {
 		return User{}, err
 	}
-	if u.UserID == "" {
-		return User{}, fmt.Errorf("%w: created user has no userId", ErrBadResponse)
+	v, err := decodeAny(raw)
+	if err != nil {
+		return User{}, fmt.Errorf("%w: create_user: %w", ErrBadResponse, err)
+	}
+	u, err := c.opts.Shapes.readUser(v)
+	if err != nil {
+		return User{}, fmt.Errorf("%w: the created user: %w", ErrBadResponse, err)
 	}
 	return u, nil
 }

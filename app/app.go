@@ -250,7 +250,7 @@ func connectPlatform(cfg config.Config, logger *slog.Logger, simTweak func(*plat
 	}
 	// The client signs with the real clock: the platform checks Date
 	// against its own, whatever clock the rest of the app is given.
-	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout}
+	copts := apiclient.Options{BaseURL: baseURL, Credentials: creds, Timeout: p.Timeout, Shapes: p.Shapes.Client()}
 	if clientTweak != nil {
 		clientTweak(&copts)
 	}

@@ -77,6 +77,9 @@ func checkAdvice(v apiclient.Verdict, sg *apiclient.Signer) []string {
 		return []string{"Check that platform.base_url uses the right scheme (https) and host name, and that the platform's certificate is trusted here."}
 	case apiclient.VerdictUnreachable:
 		return []string{"Check platform.base_url (host and port) and that the platform is up and reachable from this server."}
+	case apiclient.VerdictShape:
+		return []string{"The platform answers in a shape other than the configured one: set the platform.shapes key named above (or its SSOBRIDGE_PLATFORM_SHAPES_* variable) to where the platform puts it.",
+			"docs/platform-shapes.md shows the keys, two complete examples, and how to read them off the platform's answer."}
 	}
 	return []string{"Check platform.base_url and the API shapes the platform serves."}
 }

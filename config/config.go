@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ssobridge/ssobridge/apiclient"
 )
 
 // Config is the whole configuration. Every leaf is addressable as a dotted
@@ -136,6 +138,53 @@ type Platform struct {
 	SchemeSimple  string        `yaml:"scheme_simple"`
 	Timeout       time.Duration `yaml:"timeout"`       // one platform call
 	EmbeddedAddr  string        `yaml:"embedded_addr"` // where the embedded emulator listens
+	Shapes        Shapes        `yaml:"shapes"`        // what the spec leaves open (docs/platform-shapes.md)
+}
+
+// Shapes are the platform's open shapes (apiclient.Shapes); each key is
+// checked at start. list_total_pages and token_redirect may be empty:
+// the answer has no page count, the token request has no body.
+type Shapes struct {
+	UsersPath      string `yaml:"users_path"`
+	QueryParam     string `yaml:"query_param"`
+	PageParam      string `yaml:"page_param"`
+	SizeParam      string `yaml:"size_param"`
+	FirstPage      int    `yaml:"first_page"`
+	PageSize       int    `yaml:"page_size"`
+	MaxPages       int    `yaml:"max_pages"`
+	ListItems      string `yaml:"list_items"`
+	ListTotalPages string `yaml:"list_total_pages"`
+	UserID         string `yaml:"user_id"`
+	UserEmail      string `yaml:"user_email"`
+	TokenMethod    string `yaml:"token_method"`
+	TokenPath      string `yaml:"token_path"`
+	TokenRedirect  string `yaml:"token_redirect"`
+	TokenField     string `yaml:"token_field"`
+	ExchangeURL    string `yaml:"exchange_url"`
+}
+
+// Client returns the shapes as the Partner API client takes them.
+func (s Shapes) Client() apiclient.Shapes {
+	none := func(v, word string) string {
+		if v == "" {
+			return word
+		}
+		return v
+	}
+	s.ListTotalPages, s.TokenRedirect = none(s.ListTotalPages, apiclient.NoTotalPages), none(s.TokenRedirect, apiclient.NoTokenBody)
+	return apiclient.Shapes{UsersPath: s.UsersPath, QueryParam: s.QueryParam, PageParam: s.PageParam, SizeParam: s.SizeParam,
+		FirstPage: s.FirstPage, PageSize: s.PageSize, MaxPages: s.MaxPages, ListItems: s.ListItems, ListTotalPages: s.ListTotalPages,
+		UserID: s.UserID, UserEmail: s.UserEmail, TokenMethod: s.TokenMethod, TokenPath: s.TokenPath, TokenRedirect: s.TokenRedirect,
+		TokenField: s.TokenField, ExchangeURL: s.ExchangeURL}
+}
+
+// defaultShapes are apiclient's defaults, in the configuration's form.
+func defaultShapes() Shapes {
+	d := apiclient.DefaultShapes()
+	return Shapes{UsersPath: d.UsersPath, QueryParam: d.QueryParam, PageParam: d.PageParam, SizeParam: d.SizeParam,
+		FirstPage: d.FirstPage, PageSize: d.PageSize, MaxPages: d.MaxPages, ListItems: d.ListItems, ListTotalPages: d.ListTotalPages,
+		UserID: d.UserID, UserEmail: d.UserEmail, TokenMethod: d.TokenMethod, TokenPath: d.TokenPath, TokenRedirect: d.TokenRedirect,
+		TokenField: d.TokenField, ExchangeURL: d.ExchangeURL}
 }
 
 // Password is how local account passwords are hashed (argon2id).
@@ -162,10 +211,11 @@ const EnvPrefix = "SSOBRIDGE_"
 // environment says otherwise.
 func Defaults() Config {
 	return Config{
-		Server:     Server{Addr: "127.0.0.1:8080"},
-		Session:    Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
-		Store:      Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second},
-		Platform:   Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0"},
+		Server:  Server{Addr: "127.0.0.1:8080"},
+		Session: Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
+		Store:   Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second},
+		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0",
+			Shapes: defaultShapes()},
 		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
 		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
@@ -449,6 +499,28 @@ func (c *Config) validate() Errors {
 	}
 	if p.Timeout < 100*time.Millisecond || p.Timeout > 2*time.Minute {
 		bad("platform.timeout", fmt.Sprintf("%s is out of range; use 100ms to 2m (e.g. 10s)", p.Timeout))
+	}
+	sh, def := p.Shapes, defaultShapes()
+	for _, k := range []struct{ key, v, def string }{
+		{"users_path", sh.UsersPath, def.UsersPath}, {"query_param", sh.QueryParam, def.QueryParam}, {"page_param", sh.PageParam, def.PageParam},
+		{"size_param", sh.SizeParam, def.SizeParam}, {"list_items", sh.ListItems, def.ListItems}, {"user_id", sh.UserID, def.UserID},
+		{"user_email", sh.UserEmail, def.UserEmail}, {"token_method", sh.TokenMethod, def.TokenMethod}, {"token_path", sh.TokenPath, def.TokenPath},
+		{"token_field", sh.TokenField, def.TokenField}, {"exchange_url", sh.ExchangeURL, def.ExchangeURL},
+	} {
+		if k.v == "" {
+			bad("platform.shapes."+k.key, fmt.Sprintf("is empty; leave it out for the default %q", k.def))
+		}
+	}
+	switch {
+	case sh.PageSize < 1:
+		bad("platform.shapes.page_size", fmt.Sprintf("%d: use 1 to 1000", sh.PageSize))
+	case sh.MaxPages < 1:
+		bad("platform.shapes.max_pages", fmt.Sprintf("%d: use 1 to 10000", sh.MaxPages))
+	default:
+		var se *apiclient.ShapeError
+		if err := sh.Client().Validate(); errors.As(err, &se) {
+			bad("platform.shapes."+se.Key, se.Problem)
+		}
 	}
 	pw := c.Password
 	if pw.Argon2MemoryKiB < 64 || pw.Argon2MemoryKiB > 1<<20 {

@@ -57,6 +57,9 @@ type Config struct {
 	// duplicates (for testing the bridge's own serialisation).
 	RacyCreate bool
 	RacyPause  time.Duration // default 50 ms
+	// Shapes say how the open parts of the API are shaped (LoadShapes);
+	// the zero value is the default shape.
+	Shapes Shapes
 }
 
 // Server is the emulated platform. It is an http.Handler.
@@ -121,6 +124,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	cfg.Shapes.fill()
+	if err := cfg.Shapes.check(); err != nil {
+		return nil, fmt.Errorf("platformsim: shapes: %w", err)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -180,10 +187,12 @@ const (
 
 func (s *Server) routes() {
 	m := http.NewServeMux()
-	m.Handle("GET "+apiPrefix+"/public/users", s.api(EndpointListUsers, s.listUsers))
-	m.Handle("POST "+apiPrefix+"/public/users", s.api(EndpointCreateUser, s.createUser))
-	m.Handle("POST "+apiPrefix+"/login-token/{userId}", s.api(EndpointIssueToken, s.issueToken))
-	m.HandleFunc("GET "+apiPrefix+"/login-token/login/{token}", s.exchange)
+	sh := s.cfg.Shapes
+	exchange, _ := sh.exchangePath() // checked in New
+	m.Handle("GET "+apiPrefix+sh.UsersPath, s.api(EndpointListUsers, s.listUsers))
+	m.Handle("POST "+apiPrefix+sh.UsersPath, s.api(EndpointCreateUser, s.createUser))
+	m.Handle(sh.TokenMethod+" "+apiPrefix+sh.TokenPath, s.api(EndpointIssueToken, s.issueToken))
+	m.HandleFunc("GET "+exchange, s.exchange)
 	m.HandleFunc("GET /{$}", s.editor)
 	m.HandleFunc("GET /editor", s.editor)
 	m.HandleFunc("GET /editor/", s.editor)

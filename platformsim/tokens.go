@@ -17,18 +17,21 @@ import (
 // issueToken answers POST /login-token/{userId}.
 func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, body []byte) {
 	var redirectTo string
+	sh := s.cfg.Shapes
 	if len(strings.TrimSpace(string(body))) > 0 {
-		var in struct {
-			Properties map[string]any `json:"properties"`
-		}
+		var in any
 		if err := json.Unmarshal(body, &in); err != nil {
 			writeError(w, http.StatusBadRequest, "malformed JSON")
 			return
 		}
-		if v, ok := in.Properties["redirectTo"]; ok {
+		if sh.TokenRedirect == none {
+			writeError(w, http.StatusBadRequest, "this request takes no body")
+			return
+		}
+		if v, ok := getPath(in, sh.TokenRedirect); ok {
 			str, isString := v.(string)
 			if !isString || !relativePath(str) {
-				writeError(w, http.StatusBadRequest, "properties.redirectTo must be a relative path starting with /")
+				writeError(w, http.StatusBadRequest, sh.TokenRedirect+" must be a relative path starting with /")
 				return
 			}
 			redirectTo = str
@@ -43,7 +46,9 @@ func (s *Server) issueToken(w http.ResponseWriter, r *http.Request, body []byte)
 		return
 	}
 	token := s.sealToken(u.ID, s.now().Add(s.cfg.TokenTTL), redirectTo)
-	writeJSON(w, http.StatusOK, map[string]any{"loginToken": token, "expiresIn": int64(s.cfg.TokenTTL / time.Second)})
+	out := map[string]any{"expiresIn": int64(s.cfg.TokenTTL / time.Second)}
+	setPath(out, sh.TokenField, token)
+	writeJSON(w, http.StatusOK, out)
 }
 
 // A login token carries its own state, authenticated with the emulator's

@@ -19,10 +19,10 @@ const (
 // of query on email and names, paged Spring-style (invalid paging values
 // fall back to the defaults).
 func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ []byte) {
-	q := r.URL.Query()
-	needle := strings.ToLower(q.Get("query"))
-	page := intParam(q.Get("page"), 0)
-	size := intParam(q.Get("size"), defaultPageSize)
+	q, sh := r.URL.Query(), s.cfg.Shapes
+	needle := strings.ToLower(q.Get(sh.QueryParam))
+	page := intParam(q.Get(sh.PageParam), sh.FirstPage) - sh.FirstPage
+	size := intParam(q.Get(sh.SizeParam), defaultPageSize)
 	if page < 0 {
 		page = 0
 	}
@@ -41,10 +41,11 @@ func (s *Server) listUsers(w http.ResponseWriter, r *http.Request, _ []byte) {
 	}
 	s.mu.Unlock()
 	from, to := min(page*size, len(match)), min((page+1)*size, len(match))
-	writeJSON(w, http.StatusOK, map[string]any{
-		"content": match[from:to], "number": page, "size": size,
-		"totalElements": len(match), "totalPages": (len(match) + size - 1) / size,
-	})
+	items := make([]map[string]any, 0, to-from)
+	for _, u := range match[from:to] {
+		items = append(items, sh.userJSON(u))
+	}
+	writeJSON(w, http.StatusOK, sh.listJSON(items, page+sh.FirstPage, size, len(match)))
 }
 
 func intParam(v string, def int) int {
@@ -96,7 +97,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, body []byte)
 	s.byID[strconv.FormatInt(u.ID, 10)] = u
 	out := *u
 	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, out)
+	writeJSON(w, http.StatusCreated, s.cfg.Shapes.userJSON(out))
 }
 
 // User is a platform user as tests see it.
