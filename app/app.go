@@ -278,6 +278,7 @@ func startEmbeddedPlatform(p config.Platform, logger *slog.Logger, tweak func(*p
 		SchemeHMAC:   p.SchemeHMAC,
 		SchemeSimple: p.SchemeSimple,
 		Logger:       logger.With("component", "platform-emulator"),
+		Shapes:       emulatorShapes(p.Shapes),
 	}
 	if tweak != nil {
 		tweak(&sc)
@@ -287,6 +288,16 @@ func startEmbeddedPlatform(p config.Platform, logger *slog.Logger, tweak func(*p
 		return nil, err
 	}
 	return platformsim.Start(sim, p.EmbeddedAddr)
+}
+
+// emulatorShapes shapes the embedded emulator as the bridge is configured,
+// so the demo works whatever platform.shapes says.
+func emulatorShapes(s config.Shapes) platformsim.Shapes {
+	c := s.Client()
+	return platformsim.Shapes{UsersPath: c.UsersPath, QueryParam: c.QueryParam, PageParam: c.PageParam, SizeParam: c.SizeParam,
+		FirstPage: c.FirstPage, PageSize: c.PageSize, MaxPages: c.MaxPages, ListItems: c.ListItems, ListTotalPages: c.ListTotalPages,
+		UserID: c.UserID, UserEmail: c.UserEmail, TokenMethod: c.TokenMethod, TokenPath: c.TokenPath, TokenRedirect: c.TokenRedirect,
+		TokenField: c.TokenField, ExchangeURL: c.ExchangeURL}
 }
 
 // LimitMemory gives the Go runtime a soft memory limit sized from the

@@ -335,6 +335,7 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 	control := fs.Bool("control", false, "expose the JSON control endpoint under /_sim/ (faults, latency, clock, call counts)")
 	latency := fs.Duration("latency", 0, "delay every answer by this much (e.g. 20ms, a platform far away)")
 	racy := fs.Bool("racy-create", false, "create users as a platform whose duplicate check races: look up, pause 50 ms, insert without a unique check")
+	shapesFile := fs.String("shapes", "", "answer in these shapes: a YAML file of the platform.shapes keys (at its top level or under platform.shapes); docs/platform-shapes.md")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
@@ -347,9 +348,17 @@ func PlatformSimCmd(ctx context.Context, env cli.Env, args []string) error {
 			*kv.dst = *kv.src
 		}
 	}
+	var shapes platformsim.Shapes
+	if *shapesFile != "" {
+		var err error
+		if shapes, err = platformsim.LoadShapes(*shapesFile); err != nil {
+			return cli.UsageError("platform-sim: --shapes: " + err.Error())
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	sim, err := platformsim.New(platformsim.Config{Credentials: []platformsim.Credential{admin, member}, RateLimit: *rateLimit,
-		TokenTTL: *ttl, Skew: *skew, SchemeHMAC: *schemeHMAC, SchemeSimple: *schemeSimple, Control: *control, RacyCreate: *racy, Logger: logger})
+		TokenTTL: *ttl, Skew: *skew, SchemeHMAC: *schemeHMAC, SchemeSimple: *schemeSimple, Control: *control, RacyCreate: *racy, Logger: logger,
+		Shapes: shapes})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ type console struct {
 
 func (c console) Connection() handlers.Connection {
 	sg := c.client.Signer()
-	return handlers.Connection{BaseURL: c.client.BaseURL(), Embedded: c.embedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: sg.KeyID()}
+	return handlers.Connection{BaseURL: c.client.BaseURL(), ExchangeURL: c.client.ExchangeURL(apiclient.LoginToken{Token: "{token}"}), Embedded: c.embedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: sg.KeyID()}
 }
 
 func (c console) Check(ctx context.Context) handlers.CheckReport {
@@ -34,7 +34,18 @@ func (c console) ListUsers(ctx context.Context, query string, page, size int) (h
 	if err != nil {
 		return handlers.UserPage{}, err
 	}
-	out := handlers.UserPage{Total: int(p.TotalElements), Users: make([]handlers.PlatformUser, len(p.Content))}
+	total := int(p.TotalElements)
+	switch {
+	case total >= 0:
+	case p.TotalPages >= 0: // a page count but no user count: about that many
+		total = p.TotalPages * size
+	default: // neither: what was seen, and a page more while this one is full
+		total = (page-1)*size + len(p.Content)
+		if len(p.Content) == size {
+			total += size
+		}
+	}
+	out := handlers.UserPage{Total: total, Users: make([]handlers.PlatformUser, len(p.Content))}
 	for i, u := range p.Content {
 		out.Users[i] = handlers.PlatformUser{ID: string(u.UserID), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email}
 	}

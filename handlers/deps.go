@@ -80,7 +80,10 @@ type Platform interface {
 
 // Connection describes the Instance connection.
 type Connection struct {
-	BaseURL  string
+	BaseURL string
+	// ExchangeURL is where browsers take login tokens (the template, as
+	// configured); it may be on another host, which the page's CSP allows.
+	ExchangeURL string
 	Embedded bool   // the built-in emulator
 	Method   string // hmac | simple
 	Scheme   string // the Authorization scheme sent

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,7 +116,8 @@ func New(d Deps) *echo.Echo {
 	e.Use(newRequestIDs().middleware)
 	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
 	e.Use(h.recoverer)
-	e.Use(h.securityHeaders(cspFormAction(d.Platform.Connection().BaseURL)))
+	conn := d.Platform.Connection()
+	e.Use(h.securityHeaders(cspFormAction(conn.BaseURL, conn.ExchangeURL)))
 	e.Use(middleware.BodyLimit("1M"))
 	e.Use(h.csrf.middleware)
 
@@ -149,13 +151,16 @@ func New(d Deps) *echo.Echo {
 }
 
 // cspFormAction allows forms to post here and the launch redirect to land
-// on the platform (browsers apply form-action to redirects).
-func cspFormAction(platformURL string) string {
-	src := "'self'"
-	if u, err := url.Parse(platformURL); err == nil && u.Scheme != "" && u.Host != "" {
-		src += " " + u.Scheme + "://" + u.Host
+// on the platform and its exchange (browsers apply form-action to
+// redirects): the origin of each URL, once.
+func cspFormAction(platformURLs ...string) string {
+	srcs := []string{"'self'"}
+	for _, raw := range platformURLs {
+		if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" && !slices.Contains(srcs, u.Scheme+"://"+u.Host) {
+			srcs = append(srcs, u.Scheme+"://"+u.Host)
+		}
 	}
-	return src
+	return strings.Join(srcs, " ")
 }
 
 func (h *server) securityHeaders(formAction string) echo.MiddlewareFunc {

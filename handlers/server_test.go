@@ -104,6 +104,12 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 }
 
+func TestCSPFormActionCoversTheExchangeHost(t *testing.T) {
+	assert.Equal(t, "'self' https://platform.example https://login.platform.example",
+		cspFormAction("https://platform.example", "https://login.platform.example/x/{token}"))
+	assert.Equal(t, "'self' https://platform.example", cspFormAction("https://platform.example", "https://platform.example/api/5/login-token/login/{token}"))
+}
+
 func TestCSPFormAction(t *testing.T) {
 	assert.Equal(t, "'self' https://platform.example:8443", cspFormAction("https://platform.example:8443/base/"))
 	assert.Equal(t, "'self'", cspFormAction("not a url"))
