@@ -74,7 +74,8 @@ func checkAdvice(v apiclient.Verdict, sg *apiclient.Signer) []string {
 			"Or use an API key issued to a user who already is an Instance admin."}
 	case apiclient.VerdictNotFound:
 		return []string{"Set platform.base_url to the platform's address without /api/5 (the bridge adds the version prefix).",
-			"Check the host name and any path prefix the platform is served under."}
+			"Check the host name and any path prefix the platform is served under.",
+			"If the address is right, the platform lists its users elsewhere: set platform.shapes.users_path (docs/platform-shapes.md)."}
 	case apiclient.VerdictRateLimited:
 		return []string{"Wait and check again; launches back off and retry on their own.",
 			"If it persists, ask the platform to raise the credential's rate limit."}

@@ -81,6 +81,8 @@ type testOptions struct {
 	listener net.Listener
 	// idpHealth is how often the IdP's health is checked (default 15 s).
 	idpHealth time.Duration
+	// platformYAML is added to the platform section (e.g. its shapes).
+	platformYAML string
 }
 
 // Session keys every instance of a test shares.
@@ -102,7 +104,7 @@ func startTestApp(t testing.TB, o testOptions) *testApp {
 	if o.postgres != "" {
 		store = fmt.Sprintf("store:\n  driver: postgres\n  dsn: %q\nsession:\n  hash_key: %s\n  block_key: %s\n", o.postgres, sharedHashKey, sharedBlockKey)
 	}
-	platform := "platform:\n  timeout: 2s\n"
+	platform := "platform:\n  timeout: 2s\n" + o.platformYAML
 	if o.platform != nil {
 		cred := o.platform.Credentials()[0]
 		platform += fmt.Sprintf("  base_url: %s\n  api_key: %s\n  api_secret: %s\n", o.platform.URL, cred.Key, cred.Secret)

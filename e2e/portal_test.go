@@ -32,14 +32,19 @@ func portalToken(t *testing.T, c portal.Claims) string {
 }
 
 // follow takes a launch's 303 through the platform's exchange and returns
-// where the browser lands and what the editor says.
+// where the browser lands and what the editor says (on the exchange's
+// host, which may not be the API's).
 func (b *browser) follow(t *testing.T, ta *testApp, launch page) (path, body string) {
 	t.Helper()
 	require.Equal(t, http.StatusSeeOther, launch.status, launch.body)
-	resp := b.get2(launch.header.Get("Location"))
+	exchange, err := url.Parse(launch.header.Get("Location"))
+	require.NoError(t, err)
+	resp := b.get2(exchange.String())
 	require.Equal(t, http.StatusFound, resp.status)
 	path = resp.header.Get("Location")
-	return path, b.get2(ta.sim.URL + path).body
+	landing, err := exchange.Parse(path)
+	require.NoError(t, err)
+	return path, b.get2(landing.String()).body
 }
 
 // The handoff end to end: a portal user never seen before lands in the
