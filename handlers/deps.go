@@ -84,10 +84,10 @@ type Connection struct {
 	// ExchangeURL is where browsers take login tokens (the template, as
 	// configured); it may be on another host, which the page's CSP allows.
 	ExchangeURL string
-	Embedded bool   // the built-in emulator
-	Method   string // hmac | simple
-	Scheme   string // the Authorization scheme sent
-	KeyID    string // the API key; empty for the simple method
+	Embedded    bool   // the built-in emulator
+	Method      string // hmac | simple
+	Scheme      string // the Authorization scheme sent
+	KeyID       string // the API key; empty for the simple method
 }
 
 // CheckReport is one diagnosis of the connection.
