@@ -132,11 +132,12 @@ func (s Shapes) readPage(raw []byte) (UserPage, error) {
 			return UserPage{}, &ShapeMismatch{Key: "list_total_pages", Problem: fmt.Sprintf("no page count at `%s`; %s (set it to \"-\" when the answer has none)", s.ListTotalPages, describeObject(v))}
 		}
 		p.TotalPages = total
-		if parent, _, found := strings.Cut(s.ListTotalPages, "."); found {
-			if n, ok := textAt(v, parent+".totalElements"); ok {
-				p.TotalElements, _ = strconv.ParseInt(n, 10, 64)
-			}
-		} else if n, ok := textAt(v, "totalElements"); ok {
+		// The user count, when the answer has one beside the page count.
+		count := "totalElements"
+		if i := strings.LastIndexByte(s.ListTotalPages, '.'); i >= 0 {
+			count = s.ListTotalPages[:i] + ".totalElements"
+		}
+		if n, ok := textAt(v, count); ok {
 			p.TotalElements, _ = strconv.ParseInt(n, 10, 64)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -307,4 +308,28 @@ func TestRaiseGCPercent(t *testing.T) {
 	t.Setenv("GOGC", "150")
 	assert.False(t, RaiseGCPercent(), "an operator's GOGC is kept")
 	assert.Equal(t, 150, debug.SetGCPercent(150))
+}
+
+// The emulator's shape file takes the keys of platform.shapes, no more and
+// no fewer, and the embedded emulator gets the configured shapes.
+func TestEmulatorShapesHaveTheConfigKeys(t *testing.T) {
+	var keys []string
+	for _, k := range config.Keys() {
+		if rest, ok := strings.CutPrefix(k, "platform.shapes."); ok {
+			keys = append(keys, rest)
+		}
+	}
+	var tags []string
+	st := reflect.TypeOf(platformsim.Shapes{})
+	for i := range st.NumField() {
+		tags = append(tags, st.Field(i).Tag.Get("yaml"))
+	}
+	assert.ElementsMatch(t, keys, tags)
+	assert.Len(t, keys, 16)
+
+	cfg := testConfig(t, "platform:\n  shapes:\n    list_items: data.users\n    list_total_pages: \"\"\n    first_page: 1\n")
+	s := emulatorShapes(cfg.Platform.Shapes)
+	assert.Equal(t, "data.users", s.ListItems)
+	assert.Equal(t, "-", s.ListTotalPages)
+	assert.Equal(t, 1, s.FirstPage)
 }
