@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/loadtest"
 )
 
@@ -122,6 +123,9 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "ssobridge: %s\n(run 'ssobridge help' for the commands)\n", ue)
 		return 2
+	case errors.Is(err, config.ErrInvalid):
+		fmt.Fprintf(env.Stderr, "ssobridge: %v\n", err)
+		return 2 // a bad configuration is bad input: nothing was changed
 	case errors.Is(err, cli.ErrFailed):
 		return 1 // the command printed its verdict
 	default:

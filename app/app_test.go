@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -173,7 +175,7 @@ func TestConsole(t *testing.T) {
 	c := console{client: client}
 	ctx := context.Background()
 
-	assert.Equal(t, handlers.Connection{BaseURL: srv.URL, Method: "hmac", Scheme: "SVC", KeyID: "console-key"}, c.Connection())
+	assert.Equal(t, handlers.Connection{BaseURL: srv.URL, ExchangeURL: srv.URL + "/api/5/login-token/login/{token}", Method: "hmac", Scheme: "SVC", KeyID: "console-key"}, c.Connection())
 	first, err := c.ListUsers(ctx, "", 1, 2)
 	require.NoError(t, err)
 	assert.Equal(t, 3, first.Total)
@@ -332,4 +334,31 @@ func TestEmulatorShapesHaveTheConfigKeys(t *testing.T) {
 	assert.Equal(t, "data.users", s.ListItems)
 	assert.Equal(t, "-", s.ListTotalPages)
 	assert.Equal(t, 1, s.FirstPage)
+}
+
+// The start line says where this process listens and, when it differs,
+// the public URL: two instances behind one proxy tell themselves apart.
+func TestStartLineNamesTheListenerAndThePublicURL(t *testing.T) {
+	for _, public := range []string{"", "https://sso.partner.example"} {
+		cfg := testConfig(t, "")
+		cfg.Server.PublicURL = public
+		a, err := New(context.Background(), cfg, Options{LogOutput: io.Discard})
+		require.NoError(t, err)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		out := &syncbuf.Buffer{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Serve(ctx, ln, out) }()
+		local := "http://" + ln.Addr().String()
+		want := "ssobridge listening on " + local + "\n"
+		if public != "" {
+			want = "ssobridge listening on " + local + " (public URL " + public + ")\n"
+		}
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening") }, 5*time.Second, 5*time.Millisecond)
+		assert.True(t, strings.HasPrefix(out.String(), want), "%q", out.String())
+		cancel()
+		require.NoError(t, <-done)
+		a.Close()
+	}
 }

@@ -69,6 +69,15 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
+	var missing []string
+	for _, f := range []struct{ flag, v string }{{"--email", *email}, {"--first-name", *first}, {"--last-name", *last}} {
+		if strings.TrimSpace(f.v) == "" {
+			missing = append(missing, f.flag)
+		}
+	}
+	if len(missing) > 0 {
+		return cli.UsageError("user add: " + strings.Join(missing, ", ") + " required (see 'ssobridge user add --help')")
+	}
 	// Check everything before touching the store, so bad input writes nothing.
 	n := accounts.NewAccount{Email: *email, FirstName: *first, LastName: *last, PasswordHash: "pending", Admin: *admin}
 	if err := n.Normalize(); err != nil {

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
@@ -19,7 +20,7 @@ type console struct {
 
 func (c console) Connection() handlers.Connection {
 	sg := c.client.Signer()
-	return handlers.Connection{BaseURL: c.client.BaseURL(), ExchangeURL: c.client.ExchangeURL(apiclient.LoginToken{Token: "{token}"}), Embedded: c.embedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: sg.KeyID()}
+	return handlers.Connection{BaseURL: c.client.BaseURL(), ExchangeURL: strings.ReplaceAll(c.client.Shapes().ExchangeURL, "{base_url}", c.client.BaseURL()), Embedded: c.embedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: sg.KeyID()}
 }
 
 func (c console) Check(ctx context.Context) handlers.CheckReport {

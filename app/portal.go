@@ -63,6 +63,12 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 		in.portalTokens = v
 		if pk.demo {
 			in.demoPortal, in.portalCreateAccounts = demoPortal(pk, now), true
+		} else if cfg.Platform.BaseURL == config.Embedded {
+			key := "portal.jwt_public_key_file"
+			if cfg.Portal.JWTSecret != "" {
+				key = "portal.jwt_secret"
+			}
+			logger.Info("sample partner portal off: a portal key is set, so only your portal signs handoffs; "+DemoPortalPath+" answers 404", "key", key)
 		}
 	}
 	if oc := cfg.OIDC; oc.Enabled() {

@@ -35,7 +35,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	servers := []*http.Server{a.httpServer(a.handler)}
 	listeners := []net.Listener{ln}
 	url := publicURL(a.cfg, ln.Addr().String())
-	say("ssobridge listening on "+url, "ssobridge listening", "url", url)
+	if a.cfg.Server.PublicURL == "" {
+		say("ssobridge listening on "+url, "ssobridge listening", "url", url)
+	} else {
+		// Behind a proxy the public URL is not where this process listens:
+		// both, so each instance's line says which it is.
+		local := "http://" + ln.Addr().String()
+		say("ssobridge listening on "+local+" (public URL "+url+")", "ssobridge listening", "addr", local, "url", url)
+	}
 	if addr := a.cfg.Server.MetricsAddr; addr != "" {
 		mln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -158,16 +165,7 @@ func (a *App) prune(ctx context.Context) {
 }
 
 // publicURL is how browsers reach the bridge.
-func publicURL(cfg config.Config, listenAddr string) string {
-	if cfg.Server.PublicURL != "" {
-		return strings.TrimRight(cfg.Server.PublicURL, "/")
-	}
-	host, port, _ := net.SplitHostPort(listenAddr)
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "localhost"
-	}
-	return "http://" + net.JoinHostPort(host, port)
-}
+func publicURL(cfg config.Config, listenAddr string) string { return cfg.PublicURL(listenAddr) }
 
 // demoLoginFile keeps the demo account's password in the data directory,
 // so every start of the demo can print it again.

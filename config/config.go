@@ -348,7 +348,16 @@ func applyEnv(cfg *Config, environ []string) error {
 		}
 		l, ok := byEnv[name]
 		if !ok {
-			errs = append(errs, &Error{Key: name, Problem: "no such setting (see README.md for the list); unset it or fix the spelling"})
+			problem := "no such setting (see README.md for the list); unset it or fix the spelling"
+			names := make([]string, 0, len(byEnv))
+			for n := range byEnv {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			if near := nearest(name, names); near != "" {
+				problem = "no such setting; did you mean " + near + "?"
+			}
+			errs = append(errs, &Error{Key: name, Problem: problem})
 			continue
 		}
 		if err := setFromString(l.v, value); err != nil {
@@ -567,9 +576,6 @@ func (c *Config) validate() Errors {
 		if strings.TrimSpace(pt.JWTIssuer) == "" {
 			bad("portal.jwt_issuer", "required with a portal key: the iss claim your portal puts in its tokens (e.g. https://portal.partner.example)")
 		}
-		if pt.JWTAudience == "" && c.Server.PublicURL == "" {
-			bad("portal.jwt_audience", "set it, or server.public_url (its default): the aud claim your portal puts in its tokens")
-		}
 	}
 	if o := c.OIDC; o.Enabled() {
 		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
@@ -625,7 +631,21 @@ func (c *Config) PortalAudience() string {
 	if c.Portal.JWTAudience != "" {
 		return c.Portal.JWTAudience
 	}
-	return strings.TrimRight(c.Server.PublicURL, "/")
+	return c.PublicURL(c.Server.Addr)
+}
+
+// PublicURL is how browsers reach the bridge: server.public_url, else
+// http:// and the address it listens on (listenAddr; an address on every
+// interface reads as localhost).
+func (c *Config) PublicURL(listenAddr string) string {
+	if c.Server.PublicURL != "" {
+		return strings.TrimRight(c.Server.PublicURL, "/")
+	}
+	host, port, _ := net.SplitHostPort(listenAddr)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // Secure reports whether cookies must be Secure (public URL is https).

@@ -117,7 +117,10 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"value for a section", "server: localhost\n", nil, "server", `line 1: expected the keys of this section (server.addr, ...), found "localhost"`},
 		{"not a mapping", "- a\n- b\n", nil, "(file)", "line 1: expected sections such as server: and platform:, found a list"},
 		{"key twice", "log:\n  level: info\n  level: debug\n", nil, "log.level", "line 3: set twice (first on line 2)"},
-		{"unknown env var", "", []string{"SSOBRIDGE_PLATFORM_SECRET=x"}, "SSOBRIDGE_PLATFORM_SECRET", "no such setting"},
+		{"unknown env var", "", []string{"SSOBRIDGE_PLATFORM_SECRET=x"}, "SSOBRIDGE_PLATFORM_SECRET", "no such setting; did you mean SSOBRIDGE_PLATFORM_API_SECRET?"},
+		{"env var one letter off", "", []string{"SSOBRIDGE_SERVER_ADR=x"}, "SSOBRIDGE_SERVER_ADR", "did you mean SSOBRIDGE_SERVER_ADDR?"},
+		{"env var, nothing near", "", []string{"SSOBRIDGE_NOPE=1"}, "SSOBRIDGE_NOPE", "no such setting (see README.md for the list)"},
+		{"unknown key, the long form misspelt", "server:\n  adress: x\n", nil, "server.adress", "did you mean server.addr?"},
 		{"env duration", "", []string{"SSOBRIDGE_PLATFORM_TIMEOUT=ten"}, "platform.timeout", "duration"},
 		{"env number", "", []string{"SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=many"}, "password.hash_concurrency", "whole number"},
 		{"addr", "server:\n  addr: localhost\n", nil, "server.addr", "host:port"},
@@ -145,7 +148,6 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"portal secret short", "portal:\n  jwt_secret: short\n  jwt_issuer: https://p.example\n  jwt_audience: a\n", nil, "portal.jwt_secret", "at least 32"},
 		{"portal both keys", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_public_key_file: /etc/hosts\n  jwt_issuer: i\n  jwt_audience: a\n", nil, "portal.jwt_secret", "not both"},
 		{"portal key without issuer", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_audience: a\n", nil, "portal.jwt_issuer", "required"},
-		{"portal no audience", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_issuer: i\n", nil, "portal.jwt_audience", "server.public_url"},
 		{"portal key file missing", "portal:\n  jwt_public_key_file: /nonexistent.pem\n  jwt_issuer: i\n  jwt_audience: a\n", nil, "portal.jwt_public_key_file", "cannot read"},
 		{"postgres dsn", pg + "  dsn: data/x.db\n" + keys, nil, "store.dsn", "postgres://user:pass@host:5432/db"},
 		{"postgres dsn password not echoed", pg + "  dsn: \"mysql://u:hunter2@h/db\"\n" + keys, nil, "store.dsn", "SSOBRIDGE_STORE_DSN"},
@@ -225,4 +227,23 @@ func TestOIDCAccepted(t *testing.T) {
 	cfg, err = Parse([]byte("oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n"), []string{"SSOBRIDGE_OIDC_SCOPES=openid profile"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"openid", "profile"}, cfg.OIDC.Scopes.List())
+}
+
+// portal.jwt_audience defaults to server.public_url, which defaults to
+// http://<server.addr>: a portal key and issuer alone start.
+func TestPortalAudienceDefaults(t *testing.T) {
+	key := "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_issuer: https://portal.example\n"
+	for _, tt := range []struct{ yaml, want string }{
+		{key, "http://127.0.0.1:8080"},
+		{key + "server:\n  addr: 0.0.0.0:9000\n", "http://localhost:9000"},
+		{key + "server:\n  public_url: https://sso.partner.example/\n", "https://sso.partner.example"},
+		{key + "server:\n  public_url: https://sso.partner.example\n" + "  addr: 127.0.0.1:1\n", "https://sso.partner.example"},
+	} {
+		cfg, err := Parse([]byte(tt.yaml), nil)
+		require.NoError(t, err, tt.yaml)
+		assert.Equal(t, tt.want, cfg.PortalAudience(), tt.yaml)
+	}
+	cfg, err := Parse([]byte(key+"  jwt_audience: https://aud.example\n"), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "https://aud.example", cfg.PortalAudience())
 }

@@ -128,15 +128,59 @@ func yamlSyntaxProblem(err error) string {
 	return "line " + line + ": the file is not valid YAML (" + msg + "); keys are written as section:, then indented key: value lines, as in the shipped config.yaml"
 }
 
-// nearest is the name closest to s within two edits, or "".
+// longForms are the words some keys shorten: a typo of the long form
+// ("adress" for address) is near the key too.
+var longForms = map[string]string{"addr": "address", "dsn": "datasource", "ttl": "timetolive"}
+
+// nearest is the name closest to s, or "": within two edits of the name
+// (or of the word it shortens), or, for names of "_"-separated words,
+// the one name whose words hold all of s's words in order
+// (PLATFORM_SECRET for PLATFORM_API_SECRET).
 func nearest(s string, names []string) string {
+	s = strings.ToLower(s)
 	best, bestD := "", 3
 	for _, n := range names {
-		if d := editDistance(strings.ToLower(s), n); d < bestD {
+		d := editDistance(s, strings.ToLower(n))
+		if long, ok := longForms[n]; ok {
+			d = min(d, editDistance(s, long))
+		}
+		if d < bestD {
 			best, bestD = n, d
 		}
 	}
+	if best != "" || !strings.Contains(s, "_") {
+		return best
+	}
+	// The name with the fewest words besides s's, if only one has that few.
+	best, fewest, ties := "", 0, 0
+	want := strings.Split(s, "_")
+	for _, n := range names {
+		have := strings.Split(strings.ToLower(n), "_")
+		if !wordsIn(want, have) {
+			continue
+		}
+		switch extra := len(have) - len(want); {
+		case best == "" || extra < fewest:
+			best, fewest, ties = n, extra, 0
+		case extra == fewest:
+			ties++
+		}
+	}
+	if ties > 0 {
+		return ""
+	}
 	return best
+}
+
+// wordsIn reports whether every word of want appears in have, in order.
+func wordsIn(want, have []string) bool {
+	i := 0
+	for _, w := range have {
+		if i < len(want) && w == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
 }
 
 // editDistance is the Levenshtein distance of a and b.

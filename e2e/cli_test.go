@@ -46,7 +46,8 @@ func TestUserAdd(t *testing.T) {
 		stderr string
 	}{
 		{"invalid email", "long enough pw\n", []string{"--email", "not-an-email", "--first-name", "A", "--last-name", "B"}, 2, "not an e-mail address"},
-		{"missing name", "long enough pw\n", []string{"--email", "a@example.com", "--last-name", "B"}, 2, "first and last name"},
+		{"missing name", "long enough pw\n", []string{"--email", "a@example.com", "--last-name", "B"}, 2, "--first-name required"},
+		{"no flags", "long enough pw\n", nil, 2, "user add: --email, --first-name, --last-name required"},
 		{"invalid UTF-8 name", "long enough pw\n", []string{"--email", "a@example.com", "--first-name", "A\xffda", "--last-name", "B"}, 2, "the first name is not valid UTF-8 text"},
 		{"control character in name", "long enough pw\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B\x07"}, 2, "the last name holds a control character"},
 		{"empty password", "", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "empty password"},
@@ -127,7 +128,7 @@ func TestCheckCommand(t *testing.T) {
 	assert.Contains(t, out, "without /api/5")
 
 	code, out, _ = runCLI(t, "", nil, "check", "--config", cfg)
-	assert.Equal(t, 1, code, "config without secret")
+	assert.Equal(t, 2, code, "config without secret: bad input")
 	assert.Empty(t, out)
 }
 
@@ -143,12 +144,18 @@ func TestCheckEmbedded(t *testing.T) {
 func TestServeRejectsBadConfig(t *testing.T) {
 	cfg, _ := writeConfig(t, "server:\n  adress: x\n")
 	code, _, stderr := runCLI(t, "", nil, "serve", "--config", cfg)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "adress")
+	assert.Equal(t, 2, code, "bad input: exit 2")
+	assert.Contains(t, stderr, "server.adress")
+	assert.Contains(t, stderr, "did you mean server.addr?")
 	good, _ := writeConfig(t, "")
-	code, _, stderr = runCLI(t, "", []string{"SSOBRIDGE_NOPE=1"}, "--config", good)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "SSOBRIDGE_NOPE")
+	code, _, stderr = runCLI(t, "", []string{"SSOBRIDGE_PLATFORM_SECRET=1"}, "--config", good)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "did you mean SSOBRIDGE_PLATFORM_API_SECRET?")
+	for _, cmd := range [][]string{{"check"}, {"user", "invite", "--email", "a@example.com"}, {"bans", "list"}, {"portal-link", "--email", "a@example.com"}} {
+		code, _, stderr = runCLI(t, "", nil, append(cmd, "--config", cfg)...)
+		assert.Equal(t, 2, code, "%v: a bad configuration is bad input", cmd)
+		assert.Contains(t, stderr, "server.adress")
+	}
 }
 
 // The demo prints its login, stops cleanly on an interrupt, and a second

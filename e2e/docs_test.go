@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -46,4 +47,71 @@ func readDoc(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// The deploy example's secrets file (docs/deploy.md writes docs/deploy/.env)
+// can be neither committed nor copied into an image: git ignores it, and
+// .dockerignore leaves it out of the build context (COPY . .).
+func TestDeploySecretsStayOut(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	for _, path := range []string{"docs/deploy/.env", ".env", "prod.env"} {
+		cmd := exec.Command("git", "check-ignore", "-q", path)
+		cmd.Dir = ".."
+		assert.NoError(t, cmd.Run(), "git ignores %s", path)
+	}
+	var patterns []string
+	for _, line := range strings.Split(readDoc(t, "../.dockerignore"), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	ignored := func(path string) bool {
+		for _, p := range patterns {
+			rest, anyDir := strings.CutPrefix(p, "**/")
+			segs := strings.Split(path, "/")
+			for i := range segs {
+				if !anyDir && i > 0 {
+					break
+				}
+				if ok, _ := filepath.Match(rest, strings.Join(segs[i:], "/")); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, path := range []string{"docs/deploy/.env", ".env", "deploy/prod.env"} {
+		assert.True(t, ignored(path), ".dockerignore leaves out %s", path)
+	}
+	assert.False(t, ignored("main.go"))
+	assert.False(t, ignored("docs/deploy/compose.yaml"))
+}
+
+// The deploy guide: every variable compose.yaml reads is written into .env
+// by the guide (the scheme names the README asks for included); what to
+// edit, and that Compose v2 is needed, come before the commands; the nginx
+// file says where it goes.
+func TestDeployGuide(t *testing.T) {
+	guide := readDoc(t, "../docs/deploy.md")
+	compose := readDoc(t, "../docs/deploy/compose.yaml")
+	start := strings.Index(guide, "cat > .env <<EOF")
+	require.Positive(t, start)
+	envFile := guide[start:strings.Index(guide[start:], "\nEOF\n")+start]
+	vars := regexp.MustCompile(`\$\{([A-Z_]+)`).FindAllStringSubmatch(compose, -1)
+	require.NotEmpty(t, vars)
+	for _, v := range vars {
+		assert.Contains(t, envFile, "\n"+v[1]+"=", "the guide's .env sets %s, which compose.yaml reads", v[1])
+	}
+	for _, v := range []string{"SSOBRIDGE_PLATFORM_SCHEME_HMAC", "SSOBRIDGE_PLATFORM_SCHEME_SIMPLE", "SSOBRIDGE_SERVER_PUBLIC_URL", "SSOBRIDGE_PLATFORM_BASE_URL"} {
+		assert.Contains(t, compose, "${"+v, "compose.yaml passes %s", v)
+	}
+	up := strings.Index(guide, "docker compose up")
+	for _, before := range []string{"Compose v2", "**First**", "Caddyfile"} {
+		i := strings.Index(guide, before)
+		assert.True(t, i >= 0 && i < up, "%q comes before the commands", before)
+	}
+	assert.Contains(t, guide, "/etc/nginx/conf.d/")
+	assert.Contains(t, readDoc(t, "../docs/deploy/nginx.conf"), "http { }")
 }

@@ -3,6 +3,8 @@ package e2e
 import (
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -172,6 +174,10 @@ func TestSamplePortalOnlyInTheDemo(t *testing.T) {
 	configured := startTestApp(t, testOptions{platform: sim, yaml: portalYAML})
 	assert.Equal(t, http.StatusNotFound, configured.browser(t).get("/demo/portal").status, "a configured portal: no sample")
 	assert.Equal(t, http.StatusUnauthorized, configured.browser(t).get("/sso/jwt?jwt=x").status)
+	embeddedWithKey := startTestApp(t, testOptions{yaml: portalYAML})
+	assert.Equal(t, http.StatusNotFound, embeddedWithKey.browser(t).get("/demo/portal").status, "the demo with a portal key: no sample")
+	assert.Contains(t, embeddedWithKey.logs.String(), "sample partner portal off: a portal key is set", "and the start says why")
+	assert.Contains(t, embeddedWithKey.logs.String(), "key=portal.jwt_secret")
 }
 
 // A handoff for an address that Unicode case mapping would turn into an
@@ -219,4 +225,30 @@ func TestReturnToCheckedDecoded(t *testing.T) {
 			assert.Zero(t, ta.calls()["issue_token"], "no token issued")
 		})
 	}
+}
+
+// The shell example in docs/portal.md makes a token the bridge accepts:
+// the block is run as written, with the secret in the environment.
+func TestPortalShellSnippet(t *testing.T) {
+	if _, err := exec.LookPath("openssl"); err != nil {
+		t.Skip("openssl is not installed")
+	}
+	doc := readDoc(t, "../docs/portal.md")
+	start := strings.Index(doc, "**Shell**")
+	require.Positive(t, start)
+	block := doc[start:]
+	block = block[strings.Index(block, "```sh\n")+len("```sh\n"):]
+	block = block[:strings.Index(block, "```")]
+	secret := "a-shell-made-portal-secret-of-more-than-32-bytes"
+	ta := startTestApp(t, testOptions{yaml: "portal:\n  jwt_secret: " + secret + "\n  jwt_issuer: https://portal.partner.example\n  jwt_audience: https://sso.partner.example\n"})
+	cmd := exec.Command("sh", "-c", block)
+	cmd.Env = append(os.Environ(), "SSOBRIDGE_PORTAL_JWT_SECRET="+secret)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	u, err := url.Parse(strings.TrimSpace(string(out)))
+	require.NoError(t, err)
+	assert.Equal(t, "https://sso.partner.example/sso/jwt", u.Scheme+"://"+u.Host+u.Path)
+	b := ta.browser(t)
+	_, editor := b.follow(t, ta, b.get("/sso/jwt?"+u.RawQuery))
+	assert.Contains(t, editor, "ada@example.com")
 }

@@ -1,11 +1,14 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -101,24 +104,40 @@ func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.A
 }
 
 // platformNames are the names an account created from a portal or IdP
-// gets: given and family names, else a full name split at its last space,
-// else the email's local part for both.
+// gets: given and family names, else a full name split at its last space;
+// what is missing comes from the email (emailNames).
 func platformNames(email, given, family, full string) (first, last string) {
 	given, family, full = strings.TrimSpace(given), strings.TrimSpace(family), strings.TrimSpace(full)
-	if given != "" && family != "" {
-		return given, family
+	if i := strings.LastIndexByte(full, ' '); i > 0 && (given == "" || family == "") {
+		given, family = strings.TrimSpace(full[:i]), strings.TrimSpace(full[i+1:])
+	} else if given == "" && family == "" {
+		given = full // one word: a given name
 	}
-	if i := strings.LastIndexByte(full, ' '); i > 0 {
-		return strings.TrimSpace(full[:i]), strings.TrimSpace(full[i+1:])
+	first, last = emailNames(email)
+	return cmp.Or(given, first), cmp.Or(family, last)
+}
+
+// emailNames are names made from an address, so that they read as names:
+// ada.lovelace@… gives Ada and Lovelace; a local part of one word gives
+// that word and the domain in brackets (ada@example.com: Ada and
+// (example.com)), never the same word twice. A "+tag" is dropped.
+func emailNames(email string) (first, last string) {
+	local, domain, _ := strings.Cut(email, "@")
+	local, _, _ = strings.Cut(local, "+")
+	words := strings.FieldsFunc(local, func(r rune) bool { return r == '.' || r == '_' || r == '-' })
+	for i, w := range words {
+		if w == strings.ToLower(w) {
+			r, size := utf8.DecodeRuneInString(w)
+			words[i] = string(unicode.ToUpper(r)) + w[size:]
+		}
 	}
-	local, _, _ := strings.Cut(email, "@")
-	if given != "" {
-		return given, local
+	switch len(words) {
+	case 0:
+		return cmp.Or(local, "User"), "(" + domain + ")"
+	case 1:
+		return words[0], "(" + domain + ")"
 	}
-	if family != "" {
-		return local, family
-	}
-	return local, local
+	return words[0], strings.Join(words[1:], " ")
 }
 
 // signInHandoff is how a sign-in by the portal's handoff is recorded.
