@@ -98,7 +98,7 @@ func TestDeployGuide(t *testing.T) {
 	compose := readDoc(t, "../docs/deploy/compose.yaml")
 	start := strings.Index(guide, "cat > .env <<EOF")
 	require.Positive(t, start)
-	envFile := guide[start:strings.Index(guide[start:], "\nEOF\n")+start]
+	envFile := guide[start : strings.Index(guide[start:], "\nEOF\n")+start]
 	vars := regexp.MustCompile(`\$\{([A-Z_]+)`).FindAllStringSubmatch(compose, -1)
 	require.NotEmpty(t, vars)
 	for _, v := range vars {
