@@ -157,7 +157,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Sessions: handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
 			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, DemoPortal: in.demoPortal,
+		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
 		IdP: in.idp, IdPOptions: in.idpOptions,
 	})
 	return a, nil

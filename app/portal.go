@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -41,6 +42,7 @@ type arrivals struct {
 	portalTokens         handlers.PortalTokens
 	portalCreateAccounts bool
 	demoPortal           func() (views.DemoPortal, error)
+	portalURL            string // portal.url, or the demo's sample portal
 	idp                  handlers.IdP
 	idpProvider          *oidc.Provider // the same IdP, for its health watch
 	idpOptions           handlers.IdPOptions
@@ -50,7 +52,7 @@ type arrivals struct {
 // answer at start is a warning, not an error: sign-in with it retries
 // discovery, and /readyz reports it meanwhile.
 func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, now func() time.Time, logger *slog.Logger) (arrivals, error) {
-	in := arrivals{portalCreateAccounts: cfg.Portal.CreateAccounts}
+	in := arrivals{portalCreateAccounts: cfg.Portal.CreateAccounts, portalURL: cfg.Portal.URL}
 	pk, ok, err := portalKeyOf(cfg)
 	if err != nil {
 		return arrivals{}, err
@@ -63,6 +65,7 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 		in.portalTokens = v
 		if pk.demo {
 			in.demoPortal, in.portalCreateAccounts = demoPortal(pk, now), true
+			in.portalURL = cmp.Or(in.portalURL, DemoPortalPath)
 		} else if cfg.Platform.BaseURL == config.Embedded {
 			key := "portal.jwt_public_key_file"
 			if cfg.Portal.JWTSecret != "" {

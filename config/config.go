@@ -68,6 +68,9 @@ type Portal struct {
 	JWTIssuer        string `yaml:"jwt_issuer"`          // required with a key
 	JWTAudience      string `yaml:"jwt_audience"`        // default server.public_url
 	CreateAccounts   bool   `yaml:"create_accounts"`     // create the account on first use
+	// URL is the partner's portal: the "back" links of users who came from
+	// it lead there (an absolute http(s) URL; empty: none).
+	URL string `yaml:"url"`
 	// AdminSessions lets a session begun by the handoff open the admin
 	// console; off (the default), an admin signs in with a password or
 	// the IdP first, since whoever holds the key can sign in as anyone.
@@ -575,6 +578,11 @@ func (c *Config) validate() Errors {
 		}
 		if strings.TrimSpace(pt.JWTIssuer) == "" {
 			bad("portal.jwt_issuer", "required with a portal key: the iss claim your portal puts in its tokens (e.g. https://portal.partner.example)")
+		}
+	}
+	if u := c.Portal.URL; u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			bad("portal.url", fmt.Sprintf("%q must be an absolute http(s) URL, your portal's address (e.g. https://portal.partner.example)", u))
 		}
 	}
 	if o := c.OIDC; o.Enabled() {

@@ -55,11 +55,16 @@ func (h *server) open(c echo.Context) error {
 // when allowed) and launches to the token's return_to. Every verification
 // failure answers the same 401 page; the log and the audit say which.
 func (h *server) ssoJWT(c echo.Context) error {
+	return h.handoff(c, c.FormValue("jwt"))
+}
+
+// handoff signs in the user of a portal token and launches.
+func (h *server) handoff(c echo.Context, token string) error {
 	if h.PortalTokens == nil {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	ctx := c.Request().Context()
-	claims, err := h.PortalTokens.Verify(ctx, c.FormValue("jwt"))
+	claims, err := h.PortalTokens.Verify(ctx, token)
 	if errors.Is(err, portal.ErrRefused) {
 		h.Logger.Warn("portal token refused", "reason", err.Error(), "request_id", requestID(c))
 		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
@@ -261,4 +266,15 @@ func (h *server) demoPortal(c echo.Context) error {
 		return err
 	}
 	return h.render(c, http.StatusOK, views.DemoPortalPage(h.page(c, "Sample partner portal"), d))
+}
+
+// demoPortalOpen is the sample portal's button: it signs a token when it
+// is pressed (a page left open longer than a token lives still works),
+// and hands it over as the portal's /sso/jwt would take it.
+func (h *server) demoPortalOpen(c echo.Context) error {
+	d, err := h.DemoPortal()
+	if err != nil {
+		return err
+	}
+	return h.handoff(c, d.Token)
 }

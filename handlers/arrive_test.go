@@ -13,6 +13,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/views"
 )
 
 // A deep link: signed out, it asks for the sign-in and continues to itself;
@@ -248,6 +249,60 @@ func TestSSOJWTDoesNotOpenTheConsole(t *testing.T) {
 			require.Equal(t, http.StatusSeeOther, r.status)
 			assert.Equal(t, "/admin/accounts", r.header.Get("Location"))
 			assert.Equal(t, http.StatusOK, c.get("/admin/accounts").status, "after a password sign-in")
+		})
+	}
+}
+
+// The sample portal signs its token when its button is pressed: a page
+// left open longer than a token lives still opens the editor.
+func TestDemoPortalSignsAtTheClick(t *testing.T) {
+	var f *fixture
+	f = setup(t, func(d *Deps) {
+		d.DemoPortal = func() (views.DemoPortal, error) {
+			return views.DemoPortal{Name: "Grace Hopper", Email: "grace@example.com", Token: f.portalToken(portal.Claims{Email: "grace@example.com"})}, nil
+		}
+		d.PortalURL = "/demo/portal"
+	})
+	c := f.client()
+	page := c.get("/demo/portal")
+	require.Equal(t, http.StatusOK, page.status)
+	tok := c.csrf("/demo/portal")
+	f.clock.Advance(10 * time.Minute) // the page stayed open
+	r := c.post("/demo/portal/open", url.Values{"_csrf": {tok}})
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Contains(t, r.header.Get("Location"), "TOKEN-grace@example.com", "the launch's exchange URL")
+	assert.Equal(t, http.StatusForbidden, f.client().post("/demo/portal/open", url.Values{"_csrf": {"forged"}}).status, "the button's form carries the anti-forgery token")
+}
+
+// With portal.url, the pages a portal user meets lead back to the portal,
+// not to the bridge's sign-in page where they have no password.
+func TestBackLinksLeadToThePortal(t *testing.T) {
+	for _, portalURL := range []string{"", "https://portal.partner.example/home"} {
+		t.Run("portal.url "+portalURL, func(t *testing.T) {
+			f := setup(t, func(d *Deps) { d.PortalURL = portalURL })
+			r := f.client().get("/sso/jwt?jwt=not-a-token")
+			require.Equal(t, http.StatusUnauthorized, r.status)
+			back := r.doc.Find("#back-to-portal").AttrOr("href", "")
+			again := r.doc.Find("#portal-again").AttrOr("href", "")
+			if portalURL == "" {
+				assert.Empty(t, back)
+				assert.Empty(t, again)
+				return
+			}
+			assert.Equal(t, portalURL, back, "the refused handoff's back link")
+			assert.Equal(t, portalURL, again)
+
+			// A portal user's own session (the handoff's) gets the portal too;
+			// a password user's gets the bridge's start page.
+			f.account("ada@example.com", false)
+			c := f.client()
+			require.Equal(t, http.StatusSeeOther, c.get("/sso/jwt?jwt="+f.portalToken(portal.Claims{Email: "ada@example.com"})).status)
+			r = c.get("/no/such/page")
+			assert.Equal(t, portalURL, r.doc.Find("#back-to-portal").AttrOr("href", ""))
+			pw := f.client()
+			pw.signIn("ada@example.com")
+			r = pw.get("/no/such/page")
+			assert.Empty(t, r.doc.Find("#back-to-portal").AttrOr("href", ""))
 		})
 	}
 }

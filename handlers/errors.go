@@ -72,8 +72,11 @@ func (h *server) page(c echo.Context, title string) views.Page {
 	if secret, ok := c.Get(ctxCSRFSecret).([]byte); ok {
 		p.CSRF = mask(secret)
 	}
+	p.PortalURL, p.FromPortal = h.PortalURL, true
 	if a, ok := account(c); ok {
 		p.User = &views.User{Name: a.Name(), Email: a.Email, Admin: a.Admin}
+		handoff, _ := c.Get(ctxHandoff).(bool)
+		p.FromPortal = handoff
 	}
 	return p
 }
@@ -212,6 +215,7 @@ func (h *server) handleError(err error, c echo.Context) {
 		// who is signed in, and an admin reads what admins read.
 		if in, serr := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); serr == nil {
 			c.Set(ctxAccount, in.Account)
+			c.Set(ctxHandoff, in.Handoff)
 		}
 	}
 	if rerr := h.render(c, status, page(h.page(c, http.StatusText(status)), info)); rerr != nil {

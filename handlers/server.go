@@ -61,6 +61,9 @@ type Deps struct {
 	// IdP is sign-in with the partner's identity provider; nil: off.
 	IdP        IdP
 	IdPOptions IdPOptions
+	// PortalURL is the partner's portal (portal.url): "back" links of users
+	// who came from it lead there. Empty: none.
+	PortalURL string
 	// DemoPortal, set only by the embedded demo, fills the sample partner
 	// portal at /demo/portal with a freshly signed token.
 	DemoPortal func() (views.DemoPortal, error)
@@ -143,6 +146,7 @@ func New(d Deps) *echo.Echo {
 	e.POST("/set-password", h.setPassword)
 	if d.DemoPortal != nil {
 		e.GET("/demo/portal", h.demoPortal)
+		e.POST("/demo/portal/open", h.demoPortalOpen)
 	}
 
 	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))

@@ -7,6 +7,13 @@ type Page struct {
 	Title string
 	User  *User  // nil when signed out
 	CSRF  string // token for the forms on the page
+	// PortalURL is the partner's portal (portal.url), where "back" links
+	// take a user who came from it; empty: none is configured.
+	PortalURL string
+	// FromPortal: the visitor is not signed in here with a password (signed
+	// out, or a session the portal's handoff began), so "back" means the
+	// partner's portal.
+	FromPortal bool
 }
 
 // User is the signed-in user as the layout shows it.
@@ -39,7 +46,7 @@ type SetPasswordForm struct {
 // DemoPortal is the sample partner portal of the embedded demo.
 type DemoPortal struct {
 	Name, Email string // the portal's signed-in user
-	Token       string // a freshly signed handoff token
+	Token       string // a handoff token, signed when the button is pressed (never rendered)
 	DeepLink    string // a /open link to an editor path
 }
 

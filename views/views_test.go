@@ -317,14 +317,19 @@ func TestSetPasswordPage(t *testing.T) {
 	assert.Contains(t, text(gone, "#link-gone"), "expired or has been used")
 }
 
-// The sample portal says it is a sample and posts its token to /sso/jwt;
-// its deep link is a /open link.
+// The sample portal says it is a sample; its button posts to the bridge,
+// which signs the token then (none is rendered into the page, where it
+// would expire); its deep link is a /open link.
 func TestDemoPortalPage(t *testing.T) {
-	doc := render(t, DemoPortalPage(signedOut, DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "jwt-1", DeepLink: "/open?return_to=%2Feditor"}))
+	p := signedOut
+	p.CSRF = "csrf-1"
+	doc := render(t, DemoPortalPage(p, DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "jwt-1", DeepLink: "/open?return_to=%2Feditor"}))
 	assert.Contains(t, text(doc, "#demo-portal .pill"), "Sample partner portal")
-	form := doc.Find(`form[action="/sso/jwt"]`)
+	form := doc.Find(`form[action="/demo/portal/open"]`)
 	assert.Equal(t, "post", form.AttrOr("method", ""))
-	assert.Equal(t, "jwt-1", form.Find(`input[name="jwt"]`).AttrOr("value", ""))
+	assert.Equal(t, "csrf-1", form.Find(`input[name="_csrf"]`).AttrOr("value", ""))
+	html, _ := doc.Html()
+	assert.NotContains(t, html, "jwt-1", "no token in the page")
 	assert.Equal(t, "/open?return_to=%2Feditor", doc.Find("#deep-link").AttrOr("href", ""))
 	assert.Contains(t, text(doc, "#portal-user"), "Grace Hopper")
 }
