@@ -121,7 +121,7 @@ func TestAdminAccountActions(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, bobB.login("bob@example.com", "bobs password").status)
 	require.Equal(t, http.StatusSeeOther, bobB.launch().status)
 	p = b.get("/admin/accounts?q=bob")
-	assert.Contains(t, p.body, "user <code>9007199254740993</code>", "link shown")
+	assert.Contains(t, p.body, `user <code class="id">9007199254740993</code>`, "link shown")
 
 	p = b.adminPost("/admin/accounts/"+id+"/disable", nil)
 	require.Equal(t, http.StatusOK, p.status)
@@ -283,7 +283,9 @@ func TestBrowserAdminChecksConnectionAndDisablesAccount(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Click(chromedp.CSS(`a[href="/admin/accounts"]`)),
 		chromedp.WaitVisible(chromedp.ID("accounts")),
-		chromedp.Click(chromedp.CSS(`tr[data-email="bob@example.com"] button[data-action="disable"]`)),
+		chromedp.Click(chromedp.CSS(`tr[data-email="bob@example.com"] a[data-action="manage"]`)),
+		chromedp.WaitVisible(chromedp.ID("account")),
+		chromedp.Click(chromedp.CSS(`button[data-action="disable"]`)),
 		chromedp.WaitVisible(chromedp.ID("notice")),
 	))
 	notice, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("notice")))

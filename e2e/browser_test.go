@@ -228,8 +228,9 @@ func TestBrowserSessions(t *testing.T) {
 	signIn(t, ctx, ta.srv.URL, "root@example.com")
 
 	sessions := fmt.Sprintf(`a[href="/admin/accounts/%d/sessions"]`, root.ID)
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/admin/accounts"), chromedp.Click(chromedp.CSS(sessions)),
-		chromedp.WaitVisible(chromedp.ID("sessions"))))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/admin/accounts"),
+		chromedp.Click(chromedp.CSS(`tr[data-email="root@example.com"] a[data-action="manage"]`)), chromedp.WaitVisible(chromedp.ID("account")),
+		chromedp.Click(chromedp.CSS(sessions)), chromedp.WaitVisible(chromedp.ID("sessions"))))
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#sessions tbody tr').length`))
 	require.NoError(t, err)
 	assert.Equal(t, 2, rows, "this browser and the phone")
@@ -319,4 +320,71 @@ func TestBrowserSignInWithTheIdentityProvider(t *testing.T) {
 	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
 	require.NoError(t, err)
 	assert.Contains(t, who, "Signed in as")
+}
+
+// layoutProblems lists, for the page in the tab, every control whose label
+// wraps or that sticks out of the page, every platform id or audit time
+// broken over lines, every placeholder cut off, and sideways scrolling.
+const layoutProblems = `(() => {
+  const bad = [];
+  const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.dataset.action ? '[' + el.dataset.action + ']' : '') +
+    ' "' + (el.innerText || el.placeholder || el.value || '').trim().slice(0, 40) + '"';
+  const lines = el => {
+    const r = document.createRange();
+    r.selectNodeContents(el);
+    return new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top))).size;
+  };
+  const shown = el => el.offsetParent !== null;
+  for (const el of document.querySelectorAll('main button, main a.button, main td code, main code.id, #audit td:first-child, main .pill')) {
+    if (shown(el) && lines(el) > 1) bad.push('wraps: ' + name(el));
+  }
+  for (const el of document.querySelectorAll('main input, main select, main button, main a.button')) {
+    if (shown(el) && el.getBoundingClientRect().right > document.documentElement.clientWidth + 1) bad.push('off the page: ' + name(el));
+  }
+  const ctx = document.createElement('canvas').getContext('2d');
+  for (const el of document.querySelectorAll('main input[placeholder]')) {
+    if (!shown(el)) continue;
+    const cs = getComputedStyle(el);
+    ctx.font = cs.font;
+    const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    if (ctx.measureText(el.placeholder).width > room + 1) bad.push('placeholder cut off: ' + name(el));
+  }
+  if (document.documentElement.scrollWidth > window.innerWidth) bad.push('the page scrolls sideways');
+  return bad;
+})()`
+
+// The console at a laptop's 1280 px and a phone's 375 px: on every page
+// no control wraps or sticks out, platform ids and audit times stay whole,
+// no placeholder is cut off, nothing scrolls sideways. Screenshots of
+// each page at both widths.
+func TestBrowserConsoleLayout(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	root := ta.addAccount(t, "ada.admin@partner-portal.example.com", true)
+	b := ta.browser(t)
+	for i := range 4 {
+		email := fmt.Sprintf("a-rather-long-address-number-%d@partner-portal.example.com", i)
+		ta.addAccount(t, email, false)
+		user := ta.browser(t)
+		require.Equal(t, http.StatusSeeOther, user.login(email, testPassword).status)
+		require.Equal(t, http.StatusSeeOther, user.launch().status) // a link with a platform id beyond 2^53, audit rows
+	}
+	require.Equal(t, http.StatusUnauthorized, b.login("a-rather-long-address-number-0@partner-portal.example.com", "wrong password").status) // a failed sign-in in the log
+	bob, err := ta.store.AccountByEmail(t.Context(), "a-rather-long-address-number-1@partner-portal.example.com")
+	require.NoError(t, err)
+	signIn(t, ctx, ta.srv.URL, root.Email)
+	pages := map[string]string{
+		"accounts": "/admin/accounts", "account": fmt.Sprintf("/admin/accounts/%d", bob.ID), "sessions": fmt.Sprintf("/admin/accounts/%d/sessions", bob.ID),
+		"audit": "/admin/audit", "platform-users": "/admin/platform-users", "connection": "/admin/connection",
+	}
+	for _, width := range []int64{1280, 375} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(width, 800)))
+		for name, path := range pages {
+			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+path), chromedp.WaitVisible(chromedp.CSS("main h1"))))
+			problems, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](layoutProblems))
+			require.NoError(t, err)
+			assert.Empty(t, problems, "%s at %d px", path, width)
+			screenshot(t, ctx, fmt.Sprintf("10-console-%s-%d", name, width))
+		}
+	}
 }

@@ -39,6 +39,7 @@ func (h *server) adminRoutes(g *echo.Group) {
 	g.GET("/accounts", h.accountsPage)
 	g.POST("/accounts", h.createAccount)
 	g.POST("/accounts/import", h.importAccounts)
+	g.GET("/accounts/:id", h.accountPage)
 	g.POST("/accounts/:id/:action", h.accountAction)
 	g.GET("/accounts/:id/sessions", h.sessionsPage)
 	g.POST("/accounts/:id/sessions/:sid/end", h.endSession)
@@ -96,9 +97,53 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 	if err != nil {
 		return d, err
 	}
-	bans, err := h.Accounts.ListBans(ctx, h.Now())
+	banned, err := h.emailBans(ctx)
 	if err != nil {
 		return d, err
+	}
+	for _, a := range rows {
+		r, err := h.accountRow(ctx, a, banned)
+		if err != nil {
+			return d, err
+		}
+		d.Rows = append(d.Rows, r)
+	}
+	d.Pager = makePager(c, page, total, accountsPerPage)
+	return d, nil
+}
+
+// accountRow is what the console shows of a: status, ban (from banned,
+// by email key), look-alike marks and its link to the platform.
+func (h *server) accountRow(ctx context.Context, a accounts.Account, banned map[string]time.Time) (views.AccountRow, error) {
+	r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
+	if until, ok := banned[mailaddr.Key(a.Email)]; ok {
+		r.BannedUntil = until.UTC().Format("15:04 UTC")
+	}
+	var err error
+	if r.LooksLike, err = h.lookAlike(ctx, a); err != nil {
+		return r, err
+	}
+	r.MixedScripts = mailaddr.MixesScripts(a.Email)
+	l, err := h.Accounts.LinkFor(ctx, a.ID)
+	switch {
+	case err == nil:
+		r.PlatformUserID = l.PlatformUserID
+		r.LinkedAt = l.LinkedAt.Format(timeLayout)
+		r.LastLaunch = "never"
+		if !l.LastLaunchAt.IsZero() {
+			r.LastLaunch = l.LastLaunchAt.Format(timeLayout)
+		}
+	case !errors.Is(err, accounts.ErrNotFound):
+		return r, err
+	}
+	return r, nil
+}
+
+// emailBans are the sign-in bans on emails in force, by email key.
+func (h *server) emailBans(ctx context.Context) (map[string]time.Time, error) {
+	bans, err := h.Accounts.ListBans(ctx, h.Now())
+	if err != nil {
+		return nil, err
 	}
 	banned := map[string]time.Time{}
 	for _, b := range bans {
@@ -106,31 +151,35 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 			banned[b.Value] = b.Until
 		}
 	}
-	for _, a := range rows {
-		r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
-		if until, ok := banned[mailaddr.Key(a.Email)]; ok {
-			r.BannedUntil = until.UTC().Format("15:04 UTC")
-		}
-		if r.LooksLike, err = h.lookAlike(ctx, a); err != nil {
-			return d, err
-		}
-		r.MixedScripts = mailaddr.MixesScripts(a.Email)
-		l, err := h.Accounts.LinkFor(ctx, a.ID)
-		switch {
-		case err == nil:
-			r.PlatformUserID = l.PlatformUserID
-			r.LinkedAt = l.LinkedAt.Format(timeLayout)
-			r.LastLaunch = "never"
-			if !l.LastLaunchAt.IsZero() {
-				r.LastLaunch = l.LastLaunchAt.Format(timeLayout)
-			}
-		case !errors.Is(err, accounts.ErrNotFound):
-			return d, err
-		}
-		d.Rows = append(d.Rows, r)
+	return banned, nil
+}
+
+// accountPage is one account's page: what the list shows and every
+// action on it.
+func (h *server) accountPage(c echo.Context) error {
+	target, err := h.targetAccount(c)
+	if err != nil {
+		return err
 	}
-	d.Pager = makePager(c, page, total, accountsPerPage)
-	return d, nil
+	return h.accountResult(c, http.StatusOK, target.ID, views.AccountPage{})
+}
+
+// accountResult renders an account's page after an action, with a notice
+// or an error (status 200, or the error's status).
+func (h *server) accountResult(c echo.Context, status int, id int64, d views.AccountPage) error {
+	ctx := c.Request().Context()
+	a, err := h.Accounts.AccountByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	banned, err := h.emailBans(ctx)
+	if err != nil {
+		return err
+	}
+	if d.Account, err = h.accountRow(ctx, a, banned); err != nil {
+		return err
+	}
+	return h.render(c, status, views.AccountDetail(h.page(c, a.Email), d))
 }
 
 // lookAlike returns the address of another account that a's can be
@@ -223,7 +272,7 @@ func (h *server) accountAction(c echo.Context) error {
 		h.adminAudit(c, "invite (set-password link)", target.Email)
 		link := h.baseURL(c) + accounts.SetPasswordPath(token)
 		noStore(c)
-		return h.accountsResult(c, http.StatusOK, views.AccountsPage{InviteLink: link, InviteEmail: target.Email})
+		return h.accountResult(c, http.StatusOK, id, views.AccountPage{InviteLink: link})
 	case "end-sessions":
 		err, notice = h.Accounts.EndSessions(ctx, id), "Ended every session of "+target.Email+": each device must sign in again."
 	case "unlink":
@@ -234,7 +283,7 @@ func (h *server) accountAction(c echo.Context) error {
 	case "password":
 		pw := c.FormValue("password")
 		if perr := accounts.CheckPassword(pw); perr != nil {
-			return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{Error: "Password for " + target.Email + ": " + userMessage(perr)})
+			return h.accountResult(c, http.StatusBadRequest, id, views.AccountPage{Error: "Password for " + target.Email + ": " + userMessage(perr)})
 		}
 		hash, herr := h.Passwords.Hash(ctx, pw)
 		if herr != nil {
@@ -248,13 +297,13 @@ func (h *server) accountAction(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	if errors.Is(err, accounts.ErrLastAdmin) {
-		return h.accountsResult(c, http.StatusConflict, views.AccountsPage{Error: "Refused: " + target.Email + " is the last active admin. Make another account an admin first."})
+		return h.accountResult(c, http.StatusConflict, id, views.AccountPage{Error: "Refused: " + target.Email + " is the last active admin. Make another account an admin first."})
 	}
 	if err != nil {
 		return err
 	}
 	h.adminAudit(c, c.Param("action"), target.Email)
-	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: notice})
+	return h.accountResult(c, http.StatusOK, id, views.AccountPage{Notice: notice})
 }
 
 // baseURL is how browsers reach the bridge, for links it hands out.

@@ -49,8 +49,14 @@ type AccountsPage struct {
 	New          NewAccountForm
 	ImportCSV    string
 	ImportErrors []string
-	InviteLink   string // a set-password link just issued (shown once)
-	InviteEmail  string // for whom
+}
+
+// AccountPage is one account's page: its state and every action on it.
+type AccountPage struct {
+	Account    AccountRow
+	Notice     string
+	Error      string
+	InviteLink string // a set-password link just issued (shown once)
 }
 
 // NewAccountForm keeps what was typed into the create form.

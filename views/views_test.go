@@ -234,6 +234,28 @@ func TestConnectionPage(t *testing.T) {
 	assert.Empty(t, ok.Find("#check-advice, #check-clock").Nodes)
 }
 
+// An account's page: its state, and the actions that apply to it.
+func TestAccountDetail(t *testing.T) {
+	on := render(t, AccountDetail(admin, AccountPage{Account: AccountRow{ID: 2, Email: "bob@example.com", Name: "Bob B", PlatformUserID: "9007199254740993",
+		LinkedAt: "2026-11-01 08:00 UTC", LastLaunch: "never", BannedUntil: "10:15 UTC"}, Notice: "Done.", InviteLink: "https://sso/set-password?token=x"}))
+	assert.Equal(t, "bob@example.com", text(on, "#account h1"))
+	assert.Equal(t, "Done.", text(on, "#notice"))
+	assert.Equal(t, "https://sso/set-password?token=x", text(on, "#invite-link"))
+	assert.Contains(t, text(on, "#account-link"), "9007199254740993")
+	for action, want := range map[string]int{"disable": 1, "enable": 0, "grant-admin": 1, "revoke-admin": 0, "unlink": 1, "lift-ban": 1, "end-sessions": 1, "invite": 1} {
+		assert.Equal(t, want, on.Find(`button[data-action="`+action+`"]`).Length(), action)
+	}
+	assert.Equal(t, "/admin/accounts/2/password", on.Find(`input[name="password"]`).Closest("form").AttrOr("action", ""))
+	assertForms(t, on)
+
+	off := render(t, AccountDetail(admin, AccountPage{Account: AccountRow{ID: 3, Email: "off@example.com", Disabled: true, Admin: true}, Error: "Refused."}))
+	assert.Equal(t, "Refused.", text(off, "#admin-error"))
+	for action, want := range map[string]int{"disable": 0, "enable": 1, "grant-admin": 0, "revoke-admin": 1, "unlink": 0, "lift-ban": 0} {
+		assert.Equal(t, want, off.Find(`button[data-action="`+action+`"]`).Length(), action)
+	}
+	assert.Contains(t, text(off, "#account-link"), "not linked")
+}
+
 func TestAccountsList(t *testing.T) {
 	d := AccountsPage{Query: "b", Notice: "Added bob@example.com.", Rows: []AccountRow{
 		{ID: 2, Email: "bob@example.com", Name: "Bob B", PlatformUserID: "77", LinkedAt: "2026-11-01 08:00 UTC", LastLaunch: "never"},
@@ -244,12 +266,11 @@ func TestAccountsList(t *testing.T) {
 	assert.Equal(t, "b", doc.Find("#q").AttrOr("value", ""))
 	bob := doc.Find(`tr[data-email="bob@example.com"]`)
 	assert.Contains(t, bob.Text(), "77")
-	assert.Equal(t, 1, bob.Find(`button[data-action="disable"]`).Length())
+	assert.Zero(t, bob.Find("button, form").Length(), "the list shows state; the actions are on the account's page")
+	assert.Equal(t, "/admin/accounts/2", bob.Find(`a[data-action="manage"]`).AttrOr("href", ""))
 	off := doc.Find(`tr[data-email="off@example.com"]`)
 	assert.Contains(t, off.Text(), "disabled")
 	assert.Contains(t, off.Text(), "no password yet")
-	assert.Equal(t, 1, off.Find(`button[data-action="enable"]`).Length(), "a disabled account offers enable")
-	assert.Equal(t, "/admin/accounts/3/password", off.Find(`input[name="password"]`).Closest("form").AttrOr("action", ""))
 	assert.Equal(t, "/admin/accounts?page=2", doc.Find(`a[rel="next"]`).AttrOr("href", ""))
 	assert.Empty(t, doc.Find(`a[rel="prev"]`).Nodes)
 	assertForms(t, doc)
