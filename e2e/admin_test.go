@@ -265,8 +265,8 @@ func TestAdminPlatformUsersAndAudit(t *testing.T) {
 func TestBrowserAdminChecksConnectionAndDisablesAccount(t *testing.T) {
 	ctx := newTab(t)
 	ta := startTestApp(t, testOptions{})
-	ta.addAccount(t, "root@example.com", true)
-	ta.addAccount(t, "bob@example.com", false)
+	ta.addNamedAccount(t, "root@example.com", "Rosa", "Root", true)
+	ta.addNamedAccount(t, "bob@example.com", "Bob", "Builder", false)
 	signIn(t, ctx, ta.srv.URL, "root@example.com")
 
 	require.NoError(t, chromedp.Do(ctx,

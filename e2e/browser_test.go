@@ -360,17 +360,20 @@ const layoutProblems = `(() => {
 func TestBrowserConsoleLayout(t *testing.T) {
 	ctx := newTab(t)
 	ta := startTestApp(t, testOptions{})
-	root := ta.addAccount(t, "ada.admin@partner-portal.example.com", true)
+	root := ta.addNamedAccount(t, "ada.admin@partner-portal.example.com", "Ada", "Admin", true)
 	b := ta.browser(t)
-	for i := range 4 {
-		email := fmt.Sprintf("a-rather-long-address-number-%d@partner-portal.example.com", i)
-		ta.addAccount(t, email, false)
+	for i, name := range [][2]string{{"Grace", "Hopper"}, {"Katherine", "Johnson"}, {"Margaret", "Hamilton-Whitfield"}, {"Radia", "Perlman"}} {
+		email := fmt.Sprintf("%s.%s@a-rather-long-partner-portal.example.com", strings.ToLower(name[0]), strings.ToLower(name[1]))
+		ta.addNamedAccount(t, email, name[0], name[1], false)
+		if i == 3 {
+			continue // not linked yet
+		}
 		user := ta.browser(t)
 		require.Equal(t, http.StatusSeeOther, user.login(email, testPassword).status)
 		require.Equal(t, http.StatusSeeOther, user.launch().status) // a link with a platform id beyond 2^53, audit rows
 	}
-	require.Equal(t, http.StatusUnauthorized, b.login("a-rather-long-address-number-0@partner-portal.example.com", "wrong password").status) // a failed sign-in in the log
-	bob, err := ta.store.AccountByEmail(t.Context(), "a-rather-long-address-number-1@partner-portal.example.com")
+	require.Equal(t, http.StatusUnauthorized, b.login("radia.perlman@a-rather-long-partner-portal.example.com", "wrong password").status) // a failed sign-in in the log
+	bob, err := ta.store.AccountByEmail(t.Context(), "grace.hopper@a-rather-long-partner-portal.example.com")
 	require.NoError(t, err)
 	signIn(t, ctx, ta.srv.URL, root.Email)
 	pages := map[string]string{
@@ -387,4 +390,13 @@ func TestBrowserConsoleLayout(t *testing.T) {
 			screenshot(t, ctx, fmt.Sprintf("10-console-%s-%d", name, width))
 		}
 	}
+
+	// A set-password link from the account's page, and the page it opens.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ta.srv.URL+pages["account"]),
+		chromedp.Click(chromedp.CSS(`button[data-action="invite"]`)), chromedp.WaitVisible(chromedp.ID("invite-link"))))
+	screenshot(t, ctx, "11-console-set-password-link")
+	link, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("invite-link")))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("set-password"))))
+	screenshot(t, ctx, "12-set-password")
 }

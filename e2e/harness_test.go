@@ -146,9 +146,15 @@ log:
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {
 	t.Helper()
+	return ta.addNamedAccount(t, email, "Ada", "Lovelace", admin)
+}
+
+// addNamedAccount adds an account with these names and testPassword.
+func (ta *testApp) addNamedAccount(t testing.TB, email, first, last string, admin bool) accounts.Account {
+	t.Helper()
 	hash, err := ta.hasher.Hash(context.Background(), testPassword)
 	require.NoError(t, err)
-	acct, err := ta.store.CreateAccount(context.Background(), accounts.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace", PasswordHash: hash, Admin: admin})
+	acct, err := ta.store.CreateAccount(context.Background(), accounts.NewAccount{Email: email, FirstName: first, LastName: last, PasswordHash: hash, Admin: admin})
 	require.NoError(t, err)
 	return acct
 }
