@@ -256,17 +256,8 @@ func describeObject(v any) string {
 			}
 			return
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			walk(p, m[k], depth+1)
+		for _, k := range sortedKeys(m) {
+			walk(join(prefix, k), m[k], depth+1)
 		}
 	}
 	walk("", v, 0)
@@ -300,17 +291,8 @@ func describeShape(v any) string {
 			if prefix != "" {
 				objects = append(objects, "`"+prefix+"`")
 			}
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			slices.Sort(keys)
-			for _, k := range keys {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				walk(p, t[k], depth+1)
+			for _, k := range sortedKeys(t) {
+				walk(join(prefix, k), t[k], depth+1)
 			}
 		}
 	}
@@ -322,4 +304,22 @@ func describeShape(v any) string {
 		return "the answer has no array; its objects are " + strings.Join(objects, ", ")
 	}
 	return "the answer has no array"
+}
+
+// sortedKeys are m's keys in order, so messages read the same each time.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// join is a dotted path one level down.
+func join(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
 }

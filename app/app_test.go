@@ -355,7 +355,8 @@ func TestStartLineNamesTheListenerAndThePublicURL(t *testing.T) {
 		if public != "" {
 			want = "ssobridge listening on " + local + " (public URL " + public + ")\n"
 		}
-		require.Eventually(t, func() bool { return strings.Contains(out.String(), "listening") }, 5*time.Second, 5*time.Millisecond)
+		// The embedded demo's start ends with its login: stop only then.
+		require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login") }, 10*time.Second, 5*time.Millisecond)
 		assert.True(t, strings.HasPrefix(out.String(), want), "%q", out.String())
 		cancel()
 		require.NoError(t, <-done)
