@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -320,4 +321,35 @@ func TestUserAddTwiceAtOnceOnAFreshStore(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 2, n)
 	}
+}
+
+// platform-sim --shapes answers in the file's shapes; a file it cannot
+// use stops it with exit 2, naming the problem.
+func TestPlatformSimShapes(t *testing.T) {
+	file, err := filepath.Abs(filepath.Join("testdata", "shapes-bare-array.yaml"))
+	require.NoError(t, err)
+	cmd, out, _ := startCLI(t, nil, "platform-sim", "--addr", "127.0.0.1:0", "--api-key", "k1", "--api-secret", "s1", "--shapes", file)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "member credential") }, 30*time.Second, 10*time.Millisecond)
+	base := strings.Fields(out.String())[3]
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "SVCSIMPLE s1")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	status, body := get("/api/5/people?search=x&offset_page=1&limit=3")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "[]", strings.TrimSpace(body), "a bare array")
+	status, _ = get("/api/5/public/users")
+	assert.Equal(t, http.StatusNotFound, status, "not at the default path")
+	assert.Equal(t, 0, stop(t, cmd))
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("list_itemz: data\n"), 0o600))
+	code, _, stderr := runCLI(t, "", nil, "platform-sim", "--shapes", bad)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "list_itemz")
 }
