@@ -18,7 +18,6 @@ import (
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/loadtest"
 )
 
 // defaultConfig is config.yaml, used when no file is given and none is in
@@ -40,14 +39,14 @@ commands:
   bans revoke    end a sign-in ban on an email (--email) or a client IP (--ip)
   check          diagnose the connection to the platform (exit 1 unless it works)
   platform-sim   run the platform emulator on its own
-  bench          load-test launches against an in-process bridge and emulator
   version        print the version and VCS revision
   help           print this help
 
 configuration: --config FILE, else ./config.yaml, else the built-in demo (embedded
 platform emulator, SQLite in ./data). Every key can also be set in the environment
 as SSOBRIDGE_<KEY> with _ for . (platform.api_secret: SSOBRIDGE_PLATFORM_API_SECRET);
-the keys are listed in README.md.
+the keys are listed in README.md. The load tool is a program of its own:
+go run ./cmd/ssobridge-bench --help.
 
 exit codes: 0 done, 1 failed, 2 bad command line or input (nothing changed).
 Run 'ssobridge <command> --help' for a command's flags.
@@ -106,7 +105,7 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 	case "platform-sim":
 		err = app.PlatformSimCmd(ctx, env, args)
 	case "bench":
-		err = loadtest.BenchCmd(ctx, env, args)
+		err = cli.UsageError("bench is a program of its own, not part of the bridge: go run ./cmd/ssobridge-bench (see docs/performance.md)")
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(env.Stdout, usage)
 		return 0

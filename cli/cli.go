@@ -40,6 +40,17 @@ type Command struct {
 	Name     string // as typed: "user add"
 	Synopsis string // the flags in short, after the name
 	Summary  string // what it does, one or two sentences
+	// Program is the command as typed when it is a program of its own
+	// (ssobridge-bench); empty: "ssobridge" and Name.
+	Program string
+}
+
+// invocation is how the command is typed.
+func (c Command) invocation() string {
+	if c.Program != "" {
+		return c.Program
+	}
+	return "ssobridge " + c.Name
 }
 
 // Flags returns a flag set for c that reports errors instead of printing
@@ -60,17 +71,17 @@ func (e Env) Parse(fs *flag.FlagSet, c Command, args []string) error {
 			e.PrintHelp(fs, c)
 			return err
 		}
-		return UsageError(fmt.Sprintf("%s: %v (see 'ssobridge %s --help')", c.Name, err, c.Name))
+		return UsageError(fmt.Sprintf("%s: %v (see '%s --help')", c.Name, err, c.invocation()))
 	}
 	if fs.NArg() > 0 {
-		return UsageError(fmt.Sprintf("%s: unexpected argument %q (see 'ssobridge %s --help')", c.Name, fs.Arg(0), c.Name))
+		return UsageError(fmt.Sprintf("%s: unexpected argument %q (see '%s --help')", c.Name, fs.Arg(0), c.invocation()))
 	}
 	return nil
 }
 
 // PrintHelp writes c's usage, summary and flags to stdout.
 func (e Env) PrintHelp(fs *flag.FlagSet, c Command) {
-	fmt.Fprintf(e.Stdout, "usage: ssobridge %s %s\n\n%s\n", c.Name, c.Synopsis, c.Summary)
+	fmt.Fprintf(e.Stdout, "usage: %s %s\n\n%s\n", c.invocation(), c.Synopsis, c.Summary)
 	has := false
 	fs.VisitAll(func(*flag.Flag) { has = true })
 	if has {

@@ -209,7 +209,7 @@ func TestHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}} {
 		code, out, stderr := runCLI(t, "", nil, args...)
 		assert.Equal(t, 0, code, stderr)
-		for _, want := range []string{"serve", "user add", "check", "platform-sim", "bench", "version",
+		for _, want := range []string{"serve", "user add", "check", "platform-sim", "version",
 			"SSOBRIDGE_PLATFORM_API_SECRET", "./config.yaml", "--help"} {
 			assert.Contains(t, out, want, args)
 		}
@@ -223,7 +223,6 @@ func TestHelpAndVersion(t *testing.T) {
 		{[]string{"user", "--help"}, "usage: ssobridge user add --email E"},
 		{[]string{"check", "--help"}, "usage: ssobridge check [--config FILE]"},
 		{[]string{"platform-sim", "--help"}, "usage: ssobridge platform-sim"},
-		{[]string{"bench", "--help"}, "usage: ssobridge bench"},
 		{[]string{"bans", "--help"}, "usage: ssobridge bans list"},
 		{[]string{"bans", "revoke", "--help"}, "usage: ssobridge bans revoke (--email E | --ip IP)"},
 	} {
@@ -352,4 +351,18 @@ func TestPlatformSimShapes(t *testing.T) {
 	code, _, stderr := runCLI(t, "", nil, "platform-sim", "--shapes", bad)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "list_itemz")
+}
+
+// The bridge's binary does not carry the load tool: it is a program of
+// its own, and `ssobridge bench` says where it went.
+func TestLoadToolIsAProgramOfItsOwn(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/ssobridge/ssobridge").Output()
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "github.com/ssobridge/ssobridge/loadtest")
+	out, err = exec.Command("go", "list", "-deps", "github.com/ssobridge/ssobridge/cmd/ssobridge-bench").Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "github.com/ssobridge/ssobridge/loadtest")
+	code, _, stderr := runCLI(t, "", nil, "bench")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "go run ./cmd/ssobridge-bench")
 }

@@ -1,4 +1,4 @@
-// Package loadtest is the load tool behind `ssobridge bench`: it wires an
+// Package loadtest is the load tool behind `ssobridge-bench` (`go run ./cmd/ssobridge-bench`): it wires an
 // in-process bridge and emulator (app.New), signs accounts in, drives
 // launches over kept-alive loopback connections, and reports latency,
 // throughput, platform calls per launch and what the process spent.
@@ -51,13 +51,13 @@ type benchOptions struct {
 	dsn         string // PostgreSQL URL (postgres, both)
 }
 
-// BenchCmd is `ssobridge bench`: it drives launches against an in-process
+// BenchCmd is `ssobridge-bench` (`go run ./cmd/ssobridge-bench`): it drives launches against an in-process
 // bridge and emulator on loopback and reports latency, throughput,
 // platform calls per launch, connections and peak RSS; with --target it
 // drives a running bridge from outside instead (runExternal). It is
 // bounded in count and time.
 func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
-	cmd := cli.Command{Name: "bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]\n       ssobridge bench --target URL --config FILE [--platform URL] [--accounts N] [--concurrency C] [--duration D] [flags]",
+	cmd := cli.Command{Name: "ssobridge-bench", Program: "ssobridge-bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]\n       ssobridge-bench --target URL --config FILE [--platform URL] [--accounts N] [--concurrency C] [--duration D] [flags]",
 		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; or, with --target, a running bridge over real sockets on this machine (its store, from --config,\ngets the run's accounts bench-<run>-00000@example.com..., with a password made for the run, and\nloses them when the run ends). See docs/performance.md."}
 	fs := env.Flags(cmd)
 	o := benchOptions{}

@@ -25,7 +25,7 @@ import (
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
-// runBenchCmd runs `ssobridge bench args...` in-process.
+// runBenchCmd runs `ssobridge-bench args...` in-process.
 func runBenchCmd(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	return runBenchCmdCtx(t, context.Background(), args...)

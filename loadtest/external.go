@@ -365,7 +365,7 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 // (0600).
 func writeWrkScript(path string, sessions []benchSession) error {
 	var b strings.Builder
-	b.WriteString("-- ssobridge bench --wrk-script: launches of signed-in sessions (live cookies: keep this file private)\nlocal sessions = {\n")
+	b.WriteString("-- ssobridge-bench --wrk-script: launches of signed-in sessions (live cookies: keep this file private)\nlocal sessions = {\n")
 	for _, s := range sessions {
 		fmt.Fprintf(&b, "  {%q, %q},\n", s.cookie, s.body)
 	}

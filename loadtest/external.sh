@@ -3,7 +3,7 @@
 # sees it. Builds this checkout (and, with --base REV, a build of REV beside
 # it), starts the standalone emulator (platform-sim) and each build's
 # `ssobridge serve` as processes of their own on 127.0.0.1, and drives them
-# with `ssobridge bench --target` (this checkout's load tool for both), the
+# with `ssobridge-bench --target` (this checkout's load tool for both), the
 # builds taking turns for --rounds rounds. Prints each run's figures and,
 # per build, the median of its rounds. See docs/performance.md.
 #
@@ -79,7 +79,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_up() { for _ in $(seq 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "external.sh: $1 did not come up" >&2; return 1; }
 
 echo "building this checkout ($(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo ', with uncommitted changes'))"
-(cd "$repo" && go build -o "$work/new/ssobridge" .)
+(cd "$repo" && go build -o "$work/new/ssobridge" . && go build -o "$work/ssobridge-bench" ./cmd/ssobridge-bench)
 builds=(new)
 if [ -n "$base_rev" ]; then
   echo "building $base_rev"
@@ -88,6 +88,7 @@ if [ -n "$base_rev" ]; then
   builds=(base new)
 fi
 tool="$work/new/ssobridge"
+bench="$work/ssobridge-bench" # this checkout's load tool drives both builds
 if [ "$use_floor" = 1 ]; then
   (cd "$repo" && go build -o "$work/floor" ./loadtest/floor)
 fi
@@ -168,13 +169,13 @@ echo "platform latency $latency, concurrency $concurrency, $accounts accounts, $
 for r in $(seq "$rounds"); do
   for b in "${builds[@]}"; do
     url=$(sed -n 's/^  addr: /http:\/\//p' "$work/$b/config.yaml")
-    line=$("$tool" bench --target "$url" --config "$work/$b/config.yaml" --platform "http://127.0.0.1:$pport" \
+    line=$("$bench" --target "$url" --config "$work/$b/config.yaml" --platform "http://127.0.0.1:$pport" \
       --accounts "$accounts" --concurrency "$concurrency" --duration "$duration" | tee "$work/$b/bench-$r.txt" | grep '^bench: launches_per_s=')
     echo "round $r $b ${line#bench: }" | tee -a "$work/results.txt"
     if [ "$use_wrk" = 1 ]; then
       # The bench holds its signed-in accounts until stopped, then removes them.
       rm -f "$work/$b/launch.lua"
-      "$tool" bench --target "$url" --config "$work/$b/config.yaml" --accounts "$accounts" --concurrency "$concurrency" \
+      "$bench" --target "$url" --config "$work/$b/config.yaml" --accounts "$accounts" --concurrency "$concurrency" \
         --wrk-script "$work/$b/launch.lua" >"$work/$b/wrk-bench-$r.txt" 2>&1 &
       holder=$!
       pids+=($holder)
