@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -28,7 +27,6 @@ const (
 	accountsPerPage      = 25
 	platformUsersPerPage = 20
 	auditPerPage         = 50
-	maxImportRows        = 5000
 )
 
 func (h *server) adminRoutes(g *echo.Group) {
@@ -289,10 +287,7 @@ func (h *server) accountAction(c echo.Context) error {
 		if herr != nil {
 			return herr
 		}
-		err, notice = h.Accounts.SetPasswordHash(ctx, id, hash), "Set a new password for "+target.Email+"; its sessions have ended and any sign-in ban is lifted."
-		if err == nil {
-			_, err = h.Accounts.LiftBans(ctx, target.Email, "") // the owner of the new password may sign in at once
-		}
+		err, notice = accounts.SetPassword(ctx, h.Accounts, target, hash), "Set a new password for "+target.Email+"; its sessions have ended and any sign-in ban is lifted."
 	default:
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
@@ -388,87 +383,15 @@ func (h *server) importAccounts(c echo.Context) error {
 		}
 		text = string(b)
 	}
-	rows, problems := parseAccountsCSV(text)
-	if len(problems) == 0 && len(rows) == 0 {
-		problems = []string{"no rows: paste or upload lines of email,firstName,lastName"}
-	}
-	ctx := c.Request().Context()
-	if len(problems) == 0 {
-		for _, r := range rows {
-			if _, err := h.Accounts.AccountByEmail(ctx, r.Email); err == nil {
-				problems = append(problems, fmt.Sprintf("row %d: %s has an account already", r.line, r.Email))
-			} else if !errors.Is(err, accounts.ErrNotFound) {
-				return err
-			}
-		}
+	added, problems, err := accounts.ImportCSV(c.Request().Context(), h.Accounts, text)
+	if err != nil {
+		return err
 	}
 	if len(problems) > 0 {
 		return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{ImportErrors: problems, ImportCSV: text})
 	}
-	ns := make([]accounts.NewAccount, len(rows))
-	for i, r := range rows {
-		ns[i] = r.NewAccount
-	}
-	if err := h.Accounts.CreateAccounts(ctx, ns); err != nil {
-		if errors.Is(err, accounts.ErrEmailTaken) || errors.Is(err, accounts.ErrInvalid) {
-			return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{ImportErrors: []string{err.Error()}, ImportCSV: text})
-		}
-		return err
-	}
-	h.adminAudit(c, fmt.Sprintf("imported %d accounts from CSV", len(ns)), "")
-	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: fmt.Sprintf("Imported %d accounts. They can sign in once you set their passwords.", len(ns))})
-}
-
-type csvRow struct {
-	accounts.NewAccount
-	line int
-}
-
-// parseAccountsCSV validates every row and reports every problem.
-func parseAccountsCSV(text string) ([]csvRow, []string) {
-	r := csv.NewReader(strings.NewReader(text))
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
-	var rows []csvRow
-	var problems []string
-	seen := map[string]int{}
-	for line := 1; ; line++ {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("row %d: %v", line, err))
-			break
-		}
-		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
-			continue
-		}
-		if line == 1 && len(rec) == 3 && strings.EqualFold(strings.TrimSpace(rec[0]), "email") {
-			continue // header
-		}
-		if len(rec) != 3 {
-			problems = append(problems, fmt.Sprintf("row %d: want 3 fields (email,firstName,lastName), got %d", line, len(rec)))
-			continue
-		}
-		n := accounts.NewAccount{Email: rec[0], FirstName: rec[1], LastName: rec[2], PasswordHash: accounts.NoPassword}
-		if err := n.Normalize(); err != nil {
-			problems = append(problems, fmt.Sprintf("row %d: %s", line, userMessage(err)))
-			continue
-		}
-		key := mailaddr.Key(n.Email)
-		if first, dup := seen[key]; dup {
-			problems = append(problems, fmt.Sprintf("row %d: %s repeats row %d", line, n.Email, first))
-			continue
-		}
-		seen[key] = line
-		rows = append(rows, csvRow{NewAccount: n, line: line})
-		if len(rows) > maxImportRows {
-			problems = append(problems, fmt.Sprintf("more than %d rows: split the file", maxImportRows))
-			break
-		}
-	}
-	return rows, problems
+	h.adminAudit(c, fmt.Sprintf("imported %d accounts from CSV", added), "")
+	return h.accountsResult(c, http.StatusOK, views.AccountsPage{Notice: fmt.Sprintf("Imported %d accounts. They can sign in once you set their passwords.", added)})
 }
 
 // --- platform users ---

@@ -310,48 +310,6 @@ func TestAdminImportCSV(t *testing.T) {
 	assert.Equal(t, "imported 2 accounts from CSV", evs[0].Detail)
 }
 
-func TestParseAccountsCSV(t *testing.T) {
-	tests := []struct {
-		name     string
-		text     string
-		emails   []string
-		problems []string
-	}{
-		{"header and rows", "Email,firstName,lastName\na@example.com,A,A\n\nb@example.com,B,B", []string{"a@example.com", "b@example.com"}, nil},
-		{"no header", "a@example.com,A,A", []string{"a@example.com"}, nil},
-		{"quoted field", "\"a@example.com\",\"Ann, the first\",A", []string{"a@example.com"}, nil},
-		{"bad quoting stops", "a@example.com,\"A,A\nb@example.com,B,B", nil, []string{"row 1: "}},
-		{"missing name", "a@example.com,,A", nil, []string{"row 1: first and last name are required"}},
-		{"invalid UTF-8", "a@example.com,A,\xe9t\xe9", nil, []string{"row 1: the last name is not valid UTF-8 text"}},
-		{"too many fields", "a@example.com,A,A,extra", nil, []string{"row 1: want 3 fields (email,firstName,lastName), got 4"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rows, problems := parseAccountsCSV(tt.text)
-			var emails []string
-			for _, r := range rows {
-				emails = append(emails, r.Email)
-				assert.Equal(t, accounts.NoPassword, r.PasswordHash)
-			}
-			if tt.problems == nil {
-				assert.Empty(t, problems)
-				assert.Equal(t, tt.emails, emails)
-				return
-			}
-			require.Len(t, problems, len(tt.problems))
-			for i, p := range tt.problems {
-				assert.Contains(t, problems[i], p)
-			}
-		})
-	}
-	var big strings.Builder
-	for i := range maxImportRows + 1 {
-		fmt.Fprintf(&big, "u%d@example.com,U,U\n", i)
-	}
-	_, problems := parseAccountsCSV(big.String())
-	assert.Equal(t, []string{fmt.Sprintf("more than %d rows: split the file", maxImportRows)}, problems)
-}
-
 func TestAdminPlatformUsers(t *testing.T) {
 	f, c, _, bob := adminFixture(t)
 	f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "u-2"}

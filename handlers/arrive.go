@@ -1,14 +1,10 @@
 package handlers
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -96,53 +92,8 @@ func (h *server) handoff(c echo.Context, token string) error {
 // portalAccount finds the token's account by email, creating it (without a
 // password) on first use when portal.create_accounts allows.
 func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.Account, error) {
-	acct, err := h.Accounts.AccountByEmail(ctx, c.Email)
-	if !errors.Is(err, accounts.ErrNotFound) || !h.PortalCreateAccounts {
-		return acct, err
-	}
-	first, last := platformNames(c.Email, c.GivenName, c.FamilyName, "")
-	acct, err = h.Accounts.CreateAccount(ctx, accounts.NewAccount{Email: c.Email, FirstName: first, LastName: last, PasswordHash: accounts.NoPassword})
-	if errors.Is(err, accounts.ErrEmailTaken) { // two first arrivals at once
-		return h.Accounts.AccountByEmail(ctx, c.Email)
-	}
+	acct, _, err := accounts.FindOrCreate(ctx, h.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
 	return acct, err
-}
-
-// platformNames are the names an account created from a portal or IdP
-// gets: given and family names, else a full name split at its last space;
-// what is missing comes from the email (emailNames).
-func platformNames(email, given, family, full string) (first, last string) {
-	given, family, full = strings.TrimSpace(given), strings.TrimSpace(family), strings.TrimSpace(full)
-	if i := strings.LastIndexByte(full, ' '); i > 0 && (given == "" || family == "") {
-		given, family = strings.TrimSpace(full[:i]), strings.TrimSpace(full[i+1:])
-	} else if given == "" && family == "" {
-		given = full // one word: a given name
-	}
-	first, last = emailNames(email)
-	return cmp.Or(given, first), cmp.Or(family, last)
-}
-
-// emailNames are names made from an address, so that they read as names:
-// ada.lovelace@… gives Ada and Lovelace; a local part of one word gives
-// that word and the domain in brackets (ada@example.com: Ada and
-// (example.com)), never the same word twice. A "+tag" is dropped.
-func emailNames(email string) (first, last string) {
-	local, domain, _ := strings.Cut(email, "@")
-	local, _, _ = strings.Cut(local, "+")
-	words := strings.FieldsFunc(local, func(r rune) bool { return r == '.' || r == '_' || r == '-' })
-	for i, w := range words {
-		if w == strings.ToLower(w) {
-			r, size := utf8.DecodeRuneInString(w)
-			words[i] = string(unicode.ToUpper(r)) + w[size:]
-		}
-	}
-	switch len(words) {
-	case 0:
-		return cmp.Or(local, "User"), "(" + domain + ")"
-	case 1:
-		return words[0], "(" + domain + ")"
-	}
-	return words[0], strings.Join(words[1:], " ")
 }
 
 // signInHandoff is how a sign-in by the portal's handoff is recorded.
@@ -233,10 +184,7 @@ func (h *server) setPassword(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
-	if err := h.Accounts.SetPasswordHash(ctx, acct.ID, hash); err != nil {
-		return err
-	}
-	if _, err := h.Accounts.LiftBans(ctx, acct.Email, ""); err != nil {
+	if err := accounts.SetPassword(ctx, h.Accounts, acct, hash); err != nil {
 		return err
 	}
 	acct, err = h.Accounts.AccountByID(ctx, acct.ID) // the new epoch

@@ -198,24 +198,6 @@ func TestSetPasswordLink(t *testing.T) {
 	assert.Equal(t, http.StatusGone, f.client().get(expired).status)
 }
 
-func TestPlatformNames(t *testing.T) {
-	for _, tc := range []struct{ email, given, family, full, first, last string }{
-		{"ada@x.example", "Ada", "Lovelace", "", "Ada", "Lovelace"},
-		{"ada@x.example", "", "", "Ada King Lovelace", "Ada King", "Lovelace"},
-		{"ada@x.example", "", "", "", "Ada", "(x.example)"},
-		{"ada.lovelace@x.example", "", "", "", "Ada", "Lovelace"},
-		{"ada_king-lovelace+video@x.example", "", "", "", "Ada", "King Lovelace"},
-		{"McAda@x.example", "", "", "", "McAda", "(x.example)"},
-		{"ada@x.example", "Ada", "", "", "Ada", "(x.example)"},
-		{"grace.hopper@x.example", "", "Hopper", "", "Grace", "Hopper"},
-		{"ada@x.example", " ", " ", "Mononym", "Mononym", "(x.example)"},
-		{"..@x.example", "", "", "", "..", "(x.example)"},
-	} {
-		first, last := platformNames(tc.email, tc.given, tc.family, tc.full)
-		assert.Equal(t, [2]string{tc.first, tc.last}, [2]string{first, last}, "%+v", tc)
-	}
-}
-
 // A session the handoff began is an end user's, even for an admin: the
 // console asks for a password (or the IdP) first, and opens after it;
 // launches need nothing more. portal.admin_sessions lets it in at once.

@@ -138,16 +138,9 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
 		return accounts.Account{}, errIdPUnverified
 	}
-	acct, err := h.Accounts.AccountByEmail(ctx, id.Email)
+	acct, _, err := accounts.FindOrCreate(ctx, h.Accounts, id.Email, accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, h.IdPOptions.CreateAccounts)
 	if errors.Is(err, accounts.ErrNotFound) {
-		if !h.IdPOptions.CreateAccounts {
-			return accounts.Account{}, errIdPNoAccount
-		}
-		first, last := platformNames(id.Email, id.GivenName, id.FamilyName, id.Name)
-		acct, err = h.Accounts.CreateAccount(ctx, accounts.NewAccount{Email: id.Email, FirstName: first, LastName: last, PasswordHash: accounts.NoPassword})
-		if errors.Is(err, accounts.ErrEmailTaken) {
-			acct, err = h.Accounts.AccountByEmail(ctx, id.Email)
-		}
+		return accounts.Account{}, errIdPNoAccount
 	}
 	if err != nil {
 		return accounts.Account{}, err
