@@ -150,7 +150,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
 	a.handler = handlers.New(handlers.Deps{
-		Accounts: a.store, Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
+		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
 		Logger: a.logger, Now: o.Now,

@@ -91,7 +91,7 @@ func (h *server) accountsPage(c echo.Context) error {
 func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.AccountsPage, error) {
 	ctx := c.Request().Context()
 	page := pageParam(c)
-	rows, total, err := h.Accounts.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
+	rows, total, err := h.Store.Accounts.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
 	if err != nil {
 		return d, err
 	}
@@ -122,7 +122,7 @@ func (h *server) accountRow(ctx context.Context, a accounts.Account, banned map[
 		return r, err
 	}
 	r.MixedScripts = mailaddr.MixesScripts(a.Email)
-	l, err := h.Accounts.LinkFor(ctx, a.ID)
+	l, err := h.Store.Links.LinkFor(ctx, a.ID)
 	switch {
 	case err == nil:
 		r.PlatformUserID = l.PlatformUserID
@@ -139,7 +139,7 @@ func (h *server) accountRow(ctx context.Context, a accounts.Account, banned map[
 
 // emailBans are the sign-in bans on emails in force, by email key.
 func (h *server) emailBans(ctx context.Context) (map[string]time.Time, error) {
-	bans, err := h.Accounts.ListBans(ctx, h.Now())
+	bans, err := h.Store.Accounts.ListBans(ctx, h.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (h *server) accountPage(c echo.Context) error {
 // or an error (status 200, or the error's status).
 func (h *server) accountResult(c echo.Context, status int, id int64, d views.AccountPage) error {
 	ctx := c.Request().Context()
-	a, err := h.Accounts.AccountByID(ctx, id)
+	a, err := h.Store.Accounts.AccountByID(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ func (h *server) lookAlike(ctx context.Context, a accounts.Account) (string, err
 	if skeleton == mailaddr.Key(a.Email) {
 		return "", nil
 	}
-	other, err := h.Accounts.AccountByEmail(ctx, skeleton)
+	other, err := h.Store.Accounts.AccountByEmail(ctx, skeleton)
 	switch {
 	case err == nil && other.ID != a.ID:
 		return other.Email, nil
@@ -229,7 +229,7 @@ func (h *server) createAccount(c echo.Context) error {
 		return err
 	}
 	n.PasswordHash = hash
-	acct, err := h.Accounts.CreateAccount(c.Request().Context(), n)
+	acct, err := h.Store.Accounts.CreateAccount(c.Request().Context(), n)
 	if errors.Is(err, accounts.ErrEmailTaken) {
 		return h.accountsResult(c, http.StatusConflict, views.AccountsPage{Error: "An account with email " + n.Email + " exists already.", New: form})
 	}
@@ -255,15 +255,15 @@ func (h *server) accountAction(c echo.Context) error {
 	var notice string
 	switch c.Param("action") {
 	case "disable":
-		err, notice = h.Accounts.SetDisabled(ctx, id, true), "Disabled "+target.Email+": it can no longer sign in or launch, and its sessions have ended."
+		err, notice = h.Store.Accounts.SetDisabled(ctx, id, true), "Disabled "+target.Email+": it can no longer sign in or launch, and its sessions have ended."
 	case "enable":
-		err, notice = h.Accounts.SetDisabled(ctx, id, false), "Enabled "+target.Email+"."
+		err, notice = h.Store.Accounts.SetDisabled(ctx, id, false), "Enabled "+target.Email+"."
 	case "grant-admin":
-		err, notice = h.Accounts.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
+		err, notice = h.Store.Accounts.SetAdmin(ctx, id, true), target.Email+" is now a partner admin."
 	case "revoke-admin":
-		err, notice = h.Accounts.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
+		err, notice = h.Store.Accounts.SetAdmin(ctx, id, false), target.Email+" is no longer an admin."
 	case "invite":
-		token, ierr := accounts.IssuePasswordLink(ctx, h.Accounts, id, h.Now())
+		token, ierr := accounts.IssuePasswordLink(ctx, h.Store.OneTime, id, h.Now())
 		if ierr != nil {
 			return ierr
 		}
@@ -272,11 +272,11 @@ func (h *server) accountAction(c echo.Context) error {
 		noStore(c)
 		return h.accountResult(c, http.StatusOK, id, views.AccountPage{InviteLink: link})
 	case "end-sessions":
-		err, notice = h.Accounts.EndSessions(ctx, id), "Ended every session of "+target.Email+": each device must sign in again."
+		err, notice = h.Store.Sessions.EndSessions(ctx, id), "Ended every session of "+target.Email+": each device must sign in again."
 	case "unlink":
-		err, notice = h.Accounts.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
+		err, notice = h.Store.Links.DeleteLink(ctx, id, ""), "Unlinked "+target.Email+": the next launch looks the platform user up afresh."
 	case "lift-ban":
-		_, err = h.Accounts.LiftBans(ctx, target.Email, "")
+		_, err = h.Store.Accounts.LiftBans(ctx, target.Email, "")
 		notice = "Lifted the sign-in ban on " + target.Email + "; its failed sign-ins are forgotten."
 	case "password":
 		pw := c.FormValue("password")
@@ -287,7 +287,7 @@ func (h *server) accountAction(c echo.Context) error {
 		if herr != nil {
 			return herr
 		}
-		err, notice = accounts.SetPassword(ctx, h.Accounts, target, hash), "Set a new password for "+target.Email+"; its sessions have ended and any sign-in ban is lifted."
+		err, notice = accounts.SetPassword(ctx, h.Store.Accounts, target, hash), "Set a new password for "+target.Email+"; its sessions have ended and any sign-in ban is lifted."
 	default:
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
@@ -320,7 +320,7 @@ func (h *server) targetAccount(c echo.Context) (accounts.Account, error) {
 	if err != nil {
 		return accounts.Account{}, echo.NewHTTPError(http.StatusNotFound)
 	}
-	a, err := h.Accounts.AccountByID(c.Request().Context(), id)
+	a, err := h.Store.Accounts.AccountByID(c.Request().Context(), id)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, echo.NewHTTPError(http.StatusNotFound)
 	}
@@ -337,7 +337,7 @@ func (h *server) sessionsPage(c echo.Context) error {
 }
 
 func (h *server) sessionsResult(c echo.Context, status int, target accounts.Account, d views.SessionsPage) error {
-	list, err := h.Accounts.ListSessions(c.Request().Context(), target.ID)
+	list, err := h.Store.Sessions.ListSessions(c.Request().Context(), target.ID)
 	if err != nil {
 		return err
 	}
@@ -357,7 +357,7 @@ func (h *server) endSession(c echo.Context) error {
 		return err
 	}
 	sid := c.Param("sid")
-	switch err := h.Accounts.EndSession(c.Request().Context(), target.ID, sid); {
+	switch err := h.Store.Sessions.EndSession(c.Request().Context(), target.ID, sid); {
 	case errors.Is(err, accounts.ErrNotFound):
 		return h.sessionsResult(c, http.StatusNotFound, target, views.SessionsPage{Error: "That session has ended already (or is not one of " + target.Email + "'s)."})
 	case err != nil:
@@ -383,7 +383,7 @@ func (h *server) importAccounts(c echo.Context) error {
 		}
 		text = string(b)
 	}
-	added, problems, err := accounts.ImportCSV(c.Request().Context(), h.Accounts, text)
+	added, problems, err := accounts.ImportCSV(c.Request().Context(), h.Store.Accounts, text)
 	if err != nil {
 		return err
 	}
@@ -410,14 +410,14 @@ func (h *server) platformUsersPage(c echo.Context) error {
 	for i, u := range p.Users {
 		ids[i] = u.ID
 	}
-	linked, err := h.Accounts.ListLinks(ctx, ids)
+	linked, err := h.Store.Links.ListLinks(ctx, ids)
 	if err != nil {
 		return err
 	}
 	for _, u := range p.Users {
 		row := views.PlatformUserRow{UserID: u.ID, Name: strings.TrimSpace(u.FirstName + " " + u.LastName), Email: u.Email}
 		if aid, ok := linked[u.ID]; ok {
-			if a, err := h.Accounts.AccountByID(ctx, aid); err == nil {
+			if a, err := h.Store.Accounts.AccountByID(ctx, aid); err == nil {
 				row.LinkedTo = a.Email
 			}
 		}
@@ -439,7 +439,7 @@ func (h *server) auditPage(c echo.Context) error {
 	}
 	f := accounts.AuditFilter{Kind: d.Kind, Outcome: d.Outcome, Offset: (page - 1) * auditPerPage, Limit: auditPerPage}
 	if d.Account != "" {
-		a, err := h.Accounts.AccountByEmail(ctx, d.Account)
+		a, err := h.Store.Accounts.AccountByEmail(ctx, d.Account)
 		if errors.Is(err, accounts.ErrNotFound) {
 			d.Error = "No account has the email " + d.Account + "."
 			return h.render(c, http.StatusOK, views.AuditLog(h.page(c, "Audit log"), d))
@@ -449,7 +449,7 @@ func (h *server) auditPage(c echo.Context) error {
 		}
 		f.AccountID = a.ID
 	}
-	evs, total, err := h.Accounts.ListEvents(ctx, f)
+	evs, total, err := h.Store.Audit.ListEvents(ctx, f)
 	if err != nil {
 		return err
 	}

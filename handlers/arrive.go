@@ -92,7 +92,7 @@ func (h *server) handoff(c echo.Context, token string) error {
 // portalAccount finds the token's account by email, creating it (without a
 // password) on first use when portal.create_accounts allows.
 func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.Account, error) {
-	acct, _, err := accounts.FindOrCreate(ctx, h.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
+	acct, _, err := accounts.FindOrCreate(ctx, h.Store.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
 	return acct, err
 }
 
@@ -132,14 +132,14 @@ func (h *server) passwordLinkAccount(ctx context.Context, token string) (account
 	if token == "" || len(token) > 128 {
 		return accounts.Account{}, false, nil
 	}
-	id, err := h.Accounts.PasswordLink(ctx, accounts.SessionID(token), h.Now())
+	id, err := h.Store.OneTime.PasswordLink(ctx, accounts.SessionID(token), h.Now())
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, false, nil
 	}
 	if err != nil {
 		return accounts.Account{}, false, err
 	}
-	acct, err := h.Accounts.AccountByID(ctx, id)
+	acct, err := h.Store.Accounts.AccountByID(ctx, id)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, false, nil
 	}
@@ -179,15 +179,15 @@ func (h *server) setPassword(c echo.Context) error {
 	}
 	// Taken (deleted) before it is acted on: of two submissions at once,
 	// one sets the password.
-	if _, err := h.Accounts.TakePasswordLink(ctx, accounts.SessionID(token), h.Now()); errors.Is(err, accounts.ErrNotFound) {
+	if _, err := h.Store.OneTime.TakePasswordLink(ctx, accounts.SessionID(token), h.Now()); errors.Is(err, accounts.ErrNotFound) {
 		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
 	} else if err != nil {
 		return err
 	}
-	if err := accounts.SetPassword(ctx, h.Accounts, acct, hash); err != nil {
+	if err := accounts.SetPassword(ctx, h.Store.Accounts, acct, hash); err != nil {
 		return err
 	}
-	acct, err = h.Accounts.AccountByID(ctx, acct.ID) // the new epoch
+	acct, err = h.Store.Accounts.AccountByID(ctx, acct.ID) // the new epoch
 	if err != nil {
 		return err
 	}

@@ -109,7 +109,7 @@ func (h *server) login(c echo.Context) error {
 	if len(email) > 254 || len(password) > 1024 {
 		return h.loginFailure(c, attempt, email, next, 0, "input too long")
 	}
-	acct, err := h.Accounts.AccountByEmail(ctx, email)
+	acct, err := h.Store.Accounts.AccountByEmail(ctx, email)
 	switch {
 	case errors.Is(err, accounts.ErrNotFound):
 		// Spend the same hashing work as for a wrong password.
@@ -162,7 +162,7 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email, n
 func (h *server) logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	if in, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
-		if err := h.Accounts.EndSession(ctx, in.ID, in.SessionID); err != nil && !errors.Is(err, accounts.ErrNotFound) {
+		if err := h.Store.Sessions.EndSession(ctx, in.ID, in.SessionID); err != nil && !errors.Is(err, accounts.ErrNotFound) {
 			return err
 		}
 		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: in.ID, Email: in.Email, Outcome: "ok", Detail: "this device"})
@@ -175,7 +175,7 @@ func (h *server) logout(c echo.Context) error {
 // device and instance.
 func (h *server) logoutEverywhere(c echo.Context) error {
 	acct, _ := account(c)
-	if err := h.Accounts.EndSessions(c.Request().Context(), acct.ID); err != nil {
+	if err := h.Store.Sessions.EndSessions(c.Request().Context(), acct.ID); err != nil {
 		return err
 	}
 	h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: "every device"})
@@ -186,7 +186,7 @@ func (h *server) logoutEverywhere(c echo.Context) error {
 // audit records an event; a failure is logged, not shown.
 func (h *server) audit(c echo.Context, e accounts.Event) {
 	e.RequestID = requestID(c)
-	if err := h.Accounts.Record(c.Request().Context(), e); err != nil {
+	if err := h.Store.Audit.Record(c.Request().Context(), e); err != nil {
 		h.Logger.Error("audit write failed", "err", err, "request_id", e.RequestID)
 	}
 }

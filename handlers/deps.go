@@ -8,36 +8,74 @@ import (
 	"github.com/ssobridge/ssobridge/launch"
 )
 
-// Accounts is what the handlers need of the account store
-// (accounts.Store implements it).
+// Store is the account store as the handlers use it: one narrow part for
+// each job. accounts.Store fills every part (StoreOf); tests may fill
+// them with fakes.
+type Store struct {
+	Accounts Accounts
+	Sessions SessionRecords
+	Links    Links
+	Audit    AuditLog
+	OneTime  OneTime
+	Health   Health
+}
+
+// StoreOf is s in every part.
+func StoreOf(s accounts.Store) Store {
+	return Store{Accounts: s, Sessions: s, Links: s, Audit: s, OneTime: s, Health: s}
+}
+
+// Accounts are the accounts as the console and the ways in see them.
 type Accounts interface {
 	CreateAccount(ctx context.Context, n accounts.NewAccount) (accounts.Account, error)
 	CreateAccounts(ctx context.Context, ns []accounts.NewAccount) error
 	AccountByEmail(ctx context.Context, email string) (accounts.Account, error)
 	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
-	// FreshAccountByID reads past any cache (see sessionManager.current).
-	FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
 	ListAccounts(ctx context.Context, f accounts.AccountFilter) ([]accounts.Account, int, error)
 	SetDisabled(ctx context.Context, id int64, disabled bool) error
 	SetAdmin(ctx context.Context, id int64, admin bool) error
 	SetPasswordHash(ctx context.Context, id int64, hash string) error
-	EndSessions(ctx context.Context, id int64) error
+	ListBans(ctx context.Context, now time.Time) ([]accounts.Ban, error)
+	LiftBans(ctx context.Context, email, ip string) (int, error)
+}
+
+// SessionRecords are the signed-in devices: what a session cookie names.
+type SessionRecords interface {
+	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+	// FreshAccountByID reads past any cache (see sessionManager.current).
+	FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
 	CreateSession(ctx context.Context, s accounts.Session) error
 	SessionByID(ctx context.Context, id string) (accounts.Session, error)
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	EndSession(ctx context.Context, accountID int64, id string) error
+	EndSessions(ctx context.Context, id int64) error
 	ListSessions(ctx context.Context, accountID int64) ([]accounts.Session, error)
+}
+
+// Links are the accounts' links to platform users.
+type Links interface {
+	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
+	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
+	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+}
+
+// AuditLog records and lists what happened.
+type AuditLog interface {
+	Record(ctx context.Context, e accounts.Event) error
+	ListEvents(ctx context.Context, f accounts.AuditFilter) ([]accounts.Event, int, error)
+}
+
+// OneTime are the single-use ids (an IdP sign-in's state) and the
+// set-password links.
+type OneTime interface {
 	UseOnce(ctx context.Context, kind, id string, until time.Time) error
 	CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error
 	PasswordLink(ctx context.Context, id string, now time.Time) (int64, error)
 	TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error)
-	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
-	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
-	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
-	ListBans(ctx context.Context, now time.Time) ([]accounts.Ban, error)
-	LiftBans(ctx context.Context, email, ip string) (int, error)
-	Record(ctx context.Context, e accounts.Event) error
-	ListEvents(ctx context.Context, f accounts.AuditFilter) ([]accounts.Event, int, error)
+}
+
+// Health says whether the store answers (/readyz).
+type Health interface {
 	Ping(ctx context.Context) error
 }
 

@@ -113,7 +113,7 @@ func (h *server) idpCallback(c echo.Context) error {
 		// Single-use across instances too: a copied cookie and URL do not
 		// pass a second time.
 		sum := sha256.Sum256([]byte(flow.State))
-		if err := h.Accounts.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, accounts.ErrUsed) {
+		if err := h.Store.OneTime.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, accounts.ErrUsed) {
 			return h.idpRefused(c, fmt.Errorf("%w: the callback was replayed", oidc.ErrBadState), "")
 		} else if err != nil {
 			return err
@@ -138,7 +138,7 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
 		return accounts.Account{}, errIdPUnverified
 	}
-	acct, _, err := accounts.FindOrCreate(ctx, h.Accounts, id.Email, accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, h.IdPOptions.CreateAccounts)
+	acct, _, err := accounts.FindOrCreate(ctx, h.Store.Accounts, id.Email, accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, h.IdPOptions.CreateAccounts)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, errIdPNoAccount
 	}
@@ -149,14 +149,14 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 		return accounts.Account{}, launch.ErrAccountDisabled
 	}
 	if h.IdPOptions.ManageAdmin && acct.Admin != id.Admin {
-		switch err := h.Accounts.SetAdmin(ctx, acct.ID, id.Admin); {
+		switch err := h.Store.Accounts.SetAdmin(ctx, acct.ID, id.Admin); {
 		case errors.Is(err, accounts.ErrLastAdmin):
 			// The group no longer lists the last admin; the bridge keeps one.
 			h.Logger.Warn("identity provider: the last admin is not in oidc.admin_group; kept as admin", "email", acct.Email)
 		case err != nil:
 			return accounts.Account{}, err
 		default:
-			return h.Accounts.AccountByID(ctx, acct.ID)
+			return h.Store.Accounts.AccountByID(ctx, acct.ID)
 		}
 	}
 	return acct, nil

@@ -15,7 +15,7 @@ import (
 func (h *server) portal(c echo.Context) error {
 	acct, _ := account(c)
 	var d views.Portal
-	link, err := h.Accounts.LinkFor(c.Request().Context(), acct.ID)
+	link, err := h.Store.Links.LinkFor(c.Request().Context(), acct.ID)
 	switch {
 	case err == nil:
 		d.PlatformUserID = link.PlatformUserID

@@ -21,7 +21,7 @@ import (
 
 // Deps are what the handlers need; app wires them.
 type Deps struct {
-	Accounts  Accounts
+	Store     Store
 	Passwords Passwords
 	// Regulator bans after repeated failed sign-ins (required: every
 	// sign-in is admitted by it before its password is verified).
@@ -99,8 +99,8 @@ func New(d Deps) *echo.Echo {
 	if d.Stopping == nil {
 		d.Stopping = func() bool { return false }
 	}
-	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Accounts, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
-	h.ready = newReadiness(d.Accounts, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
+	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Store.Sessions, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
+	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
 	h.idpFlows = newIdPFlows(d.Sessions)
 	if d.IdP != nil {
 		h.ready.idp = d.IdP.Discover

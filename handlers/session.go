@@ -52,13 +52,7 @@ type sessionManager struct {
 	name   string // the cookie's name
 	store  *sessions.CookieStore
 	sealer *cookieSealer
-	accts  interface {
-		AccountByID(ctx context.Context, id int64) (accounts.Account, error)
-		FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
-		CreateSession(ctx context.Context, s accounts.Session) error
-		SessionByID(ctx context.Context, id string) (accounts.Session, error)
-		TouchSession(ctx context.Context, id string, at time.Time) error
-	}
+	accts  SessionRecords
 	now func() time.Time
 }
 
@@ -70,7 +64,7 @@ type signedIn struct {
 	Handoff   bool // begun by the portal's handoff
 }
 
-func newSessionManager(cfg SessionConfig, accts Accounts, now func() time.Time) *sessionManager {
+func newSessionManager(cfg SessionConfig, accts SessionRecords, now func() time.Time) *sessionManager {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = 12 * time.Hour
 	}

@@ -69,7 +69,7 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 		launcher: &fakeLauncher{}, idp: &fakeIdP{}, clock: fakeclock.New(time.Time{}), logs: &syncbuf.Buffer{},
 		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
 			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
-	d := Deps{Accounts: f.accts, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
+	d := Deps{Store: Store{Accounts: f.accts, Sessions: f.accts, Links: f.accts, Audit: f.accts, OneTime: f.accts, Health: f.accts}, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
 		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,
 		AuditRetention: 90 * 24 * time.Hour, PortalCreateAccounts: true}
