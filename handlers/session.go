@@ -53,7 +53,7 @@ type sessionManager struct {
 	store  *sessions.CookieStore
 	sealer *cookieSealer
 	accts  SessionRecords
-	now func() time.Time
+	now    func() time.Time
 }
 
 // signedIn is a request's valid session: the account and the stored
