@@ -13,15 +13,12 @@ import (
 // leader hands the lead to the first of them, who commits everything queued
 // by then (LevelDB's writers do the same).
 //
-// PostgreSQL's audit events use it. Its writer goroutine took each event
-// over an unbuffered channel and gave the result back over another: two
-// park/wake pairs per launch where this has one. Measured from outside
-// (bench --target, PostgreSQL, loopback, c=64, two rounds each, builds
-// alternating): 88.3/87.6 -> 82.9/81.5 µs of bridge CPU per launch,
-// 10,889/10,903 -> 11,456/11,687 launches/s. SQLite keeps its writer
-// goroutine: its commit is in process and short, and in two trials of three
-// alternating rounds (the leader yielding to gather, as the writer does, and
-// not) the medians were 11-12% more CPU per launch (SQLite.batchWrites).
+// PostgreSQL's audit events use it: a writer goroutine would take each
+// event over one channel and answer over another, two park/wake pairs per
+// launch where this has one. SQLite keeps its writer goroutine
+// (SQLite.batchWrites): its commit is in process and short, and leading
+// from the submitters cost it more CPU per launch. docs/performance.md
+// ("Decisions and their figures") has the measurements.
 type groupCommit[T any] struct {
 	// commit writes a batch; it returns one result per value, in order.
 	commit   func(batch []T) []error

@@ -172,10 +172,8 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 // checkpointEvery is how often the WAL is folded into the database file.
 // SQLite's default is to do it inside the commit that crosses 1,000 WAL
 // pages: that commit then waits for the copy and its fsync, and so does
-// every launch in its group. Those stalls were the launch latency's tail
-// (at 8 in flight, p99 13.6 ms against p50 1.1 ms). At 64 in flight, with
-// the default: 7,400-8,000 launches/s, p99 21-22 ms; with this and
-// restartWAL: 8,700-9,100/s, p99 18-19 ms.
+// every launch in its group, which made the launch latency's tail
+// (docs/performance.md, "Decisions and their figures", has the figures).
 const checkpointEvery = 250 * time.Millisecond
 
 // restartFrames is the WAL length (16 MiB of 4 KiB pages) past which the
