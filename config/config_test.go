@@ -48,7 +48,7 @@ func TestEnvironmentOverrides(t *testing.T) {
 }
 
 // TestEveryKeyIsSetByItsEnvironmentVariable: for every key, the variable
-// EnvName names sets that key's value and nothing else (DESIGN §5: every
+// EnvName names sets that key's value and nothing else (every
 // key as SSOBRIDGE_<PATH> with _ for .).
 func TestEveryKeyIsSetByItsEnvironmentVariable(t *testing.T) {
 	assert.Equal(t, "SSOBRIDGE_PLATFORM_API_SECRET", EnvName("platform.api_secret"))

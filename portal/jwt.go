@@ -24,7 +24,7 @@ import (
 	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
-// The rules of a portal token (DESIGN §7).
+// The rules of a portal token (docs/portal.md, "The token").
 const (
 	MaxLifetime = 5 * time.Minute  // exp at most this long after iat
 	Leeway      = 30 * time.Second // clock difference allowed on exp, iat and nbf

@@ -121,7 +121,7 @@ func sign(t *testing.T, method jwt.SigningMethod, key any, edit func(jwt.MapClai
 	return tok
 }
 
-// Every refusal of DESIGN §7: each wraps ErrRefused (one page for all) and
+// Every refusal of a portal token (docs/portal.md): each wraps ErrRefused (one page for all) and
 // says in its text (the log) which rule failed.
 func TestRefusals(t *testing.T) {
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
