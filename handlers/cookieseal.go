@@ -89,7 +89,8 @@ func (s *cookieSealer) open(dst []byte, name, value string) ([]byte, time.Time, 
 		raw = make([]byte, 0, n)
 	}
 	raw, err := base64.RawURLEncoding.AppendDecode(raw, []byte(value))
-	if err != nil || raw[0] != sealVersion {
+	// The decoder skips \r and \n, so the length is checked on what it gave.
+	if err != nil || len(raw) < 1+ns+8+s.aead.Overhead() || raw[0] != sealVersion {
 		return nil, time.Time{}, errSealed
 	}
 	var spare []byte // a failed Open may clear its output, raw itself here

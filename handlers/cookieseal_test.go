@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,7 @@ func TestCookieSealer(t *testing.T) {
 	}
 	for name, bad := range map[string]string{
 		"empty": "", "not base64": "%%%%" + v, "cut": v[:len(v)-2], "too short": v[:20], "padded base64": v + "==", "huge": string(make([]byte, 5000)),
+		"line breaks the decoder skips": "AX0" + strings.Repeat("\r", 60) + "0", "only line breaks": strings.Repeat("\n", 80),
 	} {
 		_, _, err := s.open(nil, "c", bad)
 		assert.ErrorIs(t, err, errSealed, name)
