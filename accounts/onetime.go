@@ -112,13 +112,13 @@ func (s *Postgres) CreatePasswordLink(ctx context.Context, accountID int64, id s
 func (s *Postgres) PasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
 	var aid int64
 	err := s.pool.QueryRow(ctx, "SELECT account_id FROM password_links WHERE id = $1 AND expires_at > $2", id, ms(now)).Scan(&aid)
-	return aid, one(err)
+	return aid, notFoundIfNoRows(err)
 }
 
 // TakePasswordLink deletes the link, returning its account if it was valid.
 func (s *Postgres) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
 	var aid, expires int64
-	err := one(s.pool.QueryRow(ctx, "DELETE FROM password_links WHERE id = $1 RETURNING account_id, expires_at", id).Scan(&aid, &expires))
+	err := notFoundIfNoRows(s.pool.QueryRow(ctx, "DELETE FROM password_links WHERE id = $1 RETURNING account_id, expires_at", id).Scan(&aid, &expires))
 	if err == nil && expires <= ms(now) {
 		return 0, ErrNotFound
 	}

@@ -236,8 +236,8 @@ func pgUnique(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-// one maps pgx's no-rows to ErrNotFound.
-func one(err error) error {
+// notFoundIfNoRows maps pgx's "no rows" to ErrNotFound.
+func notFoundIfNoRows(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -292,13 +292,13 @@ func (s *Postgres) CreateAccounts(ctx context.Context, ns []NewAccount) error {
 // AccountByEmail finds an account by email, case-insensitively.
 func (s *Postgres) AccountByEmail(ctx context.Context, email string) (Account, error) {
 	a, err := scanAccount(s.pool.QueryRow(ctx, "SELECT "+accountCols+" FROM accounts WHERE email_key = $1", mailaddr.Key(email)))
-	return a, one(err)
+	return a, notFoundIfNoRows(err)
 }
 
 // AccountByID finds an account by id.
 func (s *Postgres) AccountByID(ctx context.Context, id int64) (Account, error) {
 	a, err := scanAccount(s.pool.QueryRow(ctx, "SELECT "+accountCols+" FROM accounts WHERE id = $1", id))
-	return a, one(err)
+	return a, notFoundIfNoRows(err)
 }
 
 // FreshAccountByID is AccountByID: the backend has no cache of its own.
@@ -352,7 +352,7 @@ func (s *Postgres) adminChange(ctx context.Context, id int64, removesAdmin, ends
 		var activeAdmin bool
 		err := tx.QueryRow(ctx, "SELECT is_admin AND NOT disabled FROM accounts WHERE id = $1 FOR UPDATE", id).Scan(&activeAdmin)
 		if err != nil {
-			return one(err)
+			return notFoundIfNoRows(err)
 		}
 		if removesAdmin && activeAdmin {
 			var others int
@@ -418,7 +418,7 @@ func (s *Postgres) LinkFor(ctx context.Context, accountID int64) (Link, error) {
 	err := s.pool.QueryRow(ctx, "SELECT account_id, platform_user_id, linked_at, last_launch_at FROM links WHERE account_id = $1", accountID).
 		Scan(&l.AccountID, &l.PlatformUserID, &linked, &last)
 	if err != nil {
-		if err = one(err); errors.Is(err, ErrNotFound) {
+		if err = notFoundIfNoRows(err); errors.Is(err, ErrNotFound) {
 			return Link{}, err
 		}
 		return Link{}, fmt.Errorf("accounts: link: %w", err)
@@ -619,7 +619,7 @@ func (s *Postgres) CreateSession(ctx context.Context, sess Session) error {
 // SessionByID returns a session that has not ended.
 func (s *Postgres) SessionByID(ctx context.Context, id string) (Session, error) {
 	sess, err := scanSession(s.pool.QueryRow(ctx, "SELECT "+sessionCols+" FROM sessions WHERE id = $1", id))
-	if err = one(err); err != nil && !errors.Is(err, ErrNotFound) {
+	if err = notFoundIfNoRows(err); err != nil && !errors.Is(err, ErrNotFound) {
 		return Session{}, fmt.Errorf("accounts: session: %w", err)
 	}
 	return sess, err

@@ -22,6 +22,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
@@ -244,9 +245,9 @@ var csrfRE = regexp.MustCompile(`name="_csrf" value="([^"]*)"`)
 func (b *browser) csrf(path string) string {
 	b.t.Helper()
 	p := b.get(path)
-	m := csrfRE.FindStringSubmatch(p.body)
-	require.NotNil(b.t, m, "no _csrf on %s (%d)", path, p.status)
-	return m[1]
+	tok := handlers.FormToken([]byte(p.body))
+	require.NotEmpty(b.t, tok, "no _csrf on %s (%d)", path, p.status)
+	return tok
 }
 
 func (b *browser) login(email, password string) page {

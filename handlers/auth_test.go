@@ -404,3 +404,15 @@ func TestCookiesOnHTTPSAreHostOnly(t *testing.T) {
 		assert.NotContains(t, strings.ToLower(ck), "domain=")
 	}
 }
+
+// FormToken reads the first form's token from a page as the views render
+// it, and nothing from a page without one.
+func TestFormToken(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	page := c.get("/login")
+	tok := FormToken([]byte(page.body))
+	assert.Equal(t, page.doc.Find(`form input[name="_csrf"]`).First().AttrOr("value", ""), tok)
+	assert.NotEmpty(t, tok)
+	assert.Empty(t, FormToken([]byte(`<p>no form</p>`)))
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -209,4 +210,17 @@ func noSession(path string) bool {
 		return true
 	}
 	return strings.HasPrefix(path, "/static/")
+}
+
+// formTokenRE finds the first form's token in a page as the views render it.
+var formTokenRE = regexp.MustCompile(`name="` + csrfField + `" value="([^"]+)"`)
+
+// FormToken is the anti-forgery token of the first form in an HTML page,
+// for a client that scripts the pages (the load tool, tests); "" when the
+// page has none.
+func FormToken(page []byte) string {
+	if m := formTokenRE.FindSubmatch(page); m != nil {
+		return string(m[1])
+	}
+	return ""
 }

@@ -160,8 +160,8 @@ func (c *client) post(path string, form url.Values, header ...string) *response 
 func (c *client) csrf(path string) string {
 	c.t.Helper()
 	r := c.get(path)
-	tok, ok := r.doc.Find(`form input[name="_csrf"]`).First().Attr("value")
-	require.True(c.t, ok && tok != "", "no _csrf on %s (%d)", path, r.status)
+	tok := FormToken([]byte(r.body))
+	require.NotEmpty(c.t, tok, "no _csrf on %s (%d)", path, r.status)
 	return tok
 }
 

@@ -18,7 +18,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -445,8 +444,6 @@ type benchSession struct {
 	body   string // the form: _csrf=<token>
 }
 
-var csrfInput = regexp.MustCompile(`name="_csrf" value="([^"]+)"`)
-
 // benchSignIn signs email in as a browser does: the sign-in page gives the
 // anti-forgery cookie and token, the sign-in the session, and the portal
 // the token issued after sign-in (the cookie is rotated then).
@@ -462,11 +459,11 @@ func benchSignIn(client *http.Client, base, email, password string) (benchSessio
 		}
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
-		m := csrfInput.FindSubmatch(b)
-		if err != nil || m == nil {
+		token := handlers.FormToken(b)
+		if err != nil || token == "" {
 			return "", nil, fmt.Errorf("%s of %s: status %d, no form token", path, email, resp.StatusCode)
 		}
-		return string(m[1]), resp.Cookies(), nil
+		return token, resp.Cookies(), nil
 	}
 	token, cookies, err := page("/login", nil)
 	if err != nil {
