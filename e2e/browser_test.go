@@ -132,7 +132,7 @@ func TestBrowserSignInAndOpenEditor(t *testing.T) {
 	screenshot(t, ctx, "3-editor")
 	assert.Len(t, ta.sim.Users("ada@example.com"), 1)
 
-	// Back to the portal: the last launch is shown, a second launch is a returning one.
+	// Back to the start page: the last launch is shown, a second launch is a returning one.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("last-launch"))))
 	last, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("last-launch")))
 	require.NoError(t, err)

@@ -135,7 +135,7 @@ func New(d Deps) *echo.Echo {
 	e.POST("/login", h.login)
 	e.POST("/logout", h.logout)
 	e.POST("/logout/everywhere", h.logoutEverywhere, h.requireUser(sessionExpiredPage))
-	e.GET("/", h.portal, h.requireUser(redirectToLogin))
+	e.GET("/", h.home, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 	e.GET("/open", h.open)
 	e.GET("/auth/oidc", h.idpStart)

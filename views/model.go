@@ -50,8 +50,8 @@ type DemoPortal struct {
 	DeepLink    string // a /open link to an editor path
 }
 
-// Portal is the portal page's state (who is signed in is in Page.User).
-type Portal struct {
+// Home is the start page's state (who is signed in is in Page.User).
+type Home struct {
 	LastLaunch     string // human time, empty if never
 	PlatformUserID string // empty if not linked yet
 }

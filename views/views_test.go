@@ -28,7 +28,7 @@ const token = "tok-123"
 
 var (
 	signedOut = Page{Title: "Sign in", CSRF: token}
-	user      = Page{Title: "Portal", CSRF: token, User: &User{Name: "Ada Lovelace", Email: "ada@example.com"}}
+	user      = Page{Title: "Home", CSRF: token, User: &User{Name: "Ada Lovelace", Email: "ada@example.com"}}
 	admin     = Page{Title: "Admin", CSRF: token, User: &User{Name: "Root Admin", Email: "root@example.com", Admin: true}}
 )
 
@@ -53,7 +53,7 @@ func TestPagesFrame(t *testing.T) {
 		posts int // forms that post
 	}{
 		{"login", Login(signedOut, LoginForm{}), "Sign in", "Sign in", 1},
-		{"portal", PortalPage(user, Portal{}), "Portal", "Hello, Ada Lovelace", 3}, // launch, sign out, sign out everywhere
+		{"home", HomePage(user, Home{}), "Home", "Hello, Ada Lovelace", 3}, // launch, sign out, sign out everywhere
 		{"connection", ConnectionPage(admin, Connection{BaseURL: "https://p.example", Method: "hmac", Scheme: "SVC", KeyID: "k"}), "Admin", "Instance connection", 2},
 		{"accounts", AccountsList(admin, AccountsPage{Rows: []AccountRow{{ID: 2, Email: "bob@example.com", Name: "Bob"}}}), "Admin", "Accounts", 0},
 		{"platform users", PlatformUsers(admin, PlatformUsersPage{}), "Admin", "Platform users", 1},
@@ -91,7 +91,7 @@ func TestAdminLinkOnlyForAdmins(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var comp templ.Component = Login(tt.page, LoginForm{})
 			if tt.page.User != nil {
-				comp = PortalPage(tt.page, Portal{})
+				comp = HomePage(tt.page, Home{})
 			}
 			doc := render(t, comp)
 			assert.Equal(t, tt.admin, doc.Find(`header a[href="/admin/"]`).Length() == 1)
@@ -119,12 +119,12 @@ func TestLogin(t *testing.T) {
 }
 
 func TestPortal(t *testing.T) {
-	doc := render(t, PortalPage(user, Portal{}))
+	doc := render(t, HomePage(user, Home{}))
 	assert.Equal(t, "Open video editor", text(doc, "#open-editor"))
 	assert.Equal(t, "/launch", doc.Find("#open-editor").Closest("form").AttrOr("action", ""))
 	assert.Contains(t, text(doc, "#last-launch"), "never")
 	assert.NotContains(t, doc.Text(), "linked (platform user")
-	doc = render(t, PortalPage(user, Portal{LastLaunch: "22 Nov 2026 10:00 UTC", PlatformUserID: "9007199254740993"}))
+	doc = render(t, HomePage(user, Home{LastLaunch: "22 Nov 2026 10:00 UTC", PlatformUserID: "9007199254740993"}))
 	assert.Contains(t, text(doc, "#last-launch"), "22 Nov 2026 10:00 UTC")
 	assert.Contains(t, doc.Text(), "linked (platform user 9007199254740993)")
 }

@@ -12,9 +12,12 @@ import (
 	"github.com/ssobridge/ssobridge/views"
 )
 
-func (h *server) portal(c echo.Context) error {
+// home is the bridge's start page for a signed-in user: who they are,
+// their link to the platform and "Open video editor". (The partner's
+// portal is the partner's site, where users come from.)
+func (h *server) home(c echo.Context) error {
 	acct, _ := account(c)
-	var d views.Portal
+	var d views.Home
 	link, err := h.Store.Links.LinkFor(c.Request().Context(), acct.ID)
 	switch {
 	case err == nil:
@@ -25,7 +28,7 @@ func (h *server) portal(c echo.Context) error {
 	case !errors.Is(err, accounts.ErrNotFound):
 		return err
 	}
-	return h.render(c, http.StatusOK, views.PortalPage(h.page(c, "Portal"), d))
+	return h.render(c, http.StatusOK, views.HomePage(h.page(c, "Home"), d))
 }
 
 // launch is "Open video editor": a 303 to the platform's exchange URL.
