@@ -66,18 +66,17 @@ type accountMaker interface {
 // without a password (the portal or the IdP is its way in), named by
 // NamesFor, when create allows; otherwise ErrNotFound. Two first
 // arrivals at once make one account: the second finds the first's.
-func FindOrCreate(ctx context.Context, s accountMaker, email string, names Names, create bool) (acct Account, created bool, err error) {
-	acct, err = s.AccountByEmail(ctx, email)
+func FindOrCreate(ctx context.Context, s accountMaker, email string, names Names, create bool) (Account, error) {
+	acct, err := s.AccountByEmail(ctx, email)
 	if !errors.Is(err, ErrNotFound) || !create {
-		return acct, false, err
+		return acct, err
 	}
 	first, last := NamesFor(email, names)
 	acct, err = s.CreateAccount(ctx, NewAccount{Email: email, FirstName: first, LastName: last, PasswordHash: NoPassword})
 	if errors.Is(err, ErrEmailTaken) {
-		acct, err = s.AccountByEmail(ctx, email)
-		return acct, false, err
+		return s.AccountByEmail(ctx, email)
 	}
-	return acct, err == nil, err
+	return acct, err
 }
 
 // passwordSetter is what SetPassword needs of a store.

@@ -293,11 +293,9 @@ func startEmbeddedPlatform(p config.Platform, logger *slog.Logger, tweak func(*p
 // emulatorShapes shapes the embedded emulator as the bridge is configured,
 // so the demo works whatever platform.shapes says.
 func emulatorShapes(s config.Shapes) platformsim.Shapes {
-	c := s.Client()
-	return platformsim.Shapes{UsersPath: c.UsersPath, QueryParam: c.QueryParam, PageParam: c.PageParam, SizeParam: c.SizeParam,
-		FirstPage: c.FirstPage, PageSize: c.PageSize, MaxPages: c.MaxPages, ListItems: c.ListItems, ListTotalPages: c.ListTotalPages,
-		UserID: c.UserID, UserEmail: c.UserEmail, TokenMethod: c.TokenMethod, TokenPath: c.TokenPath, TokenRedirect: c.TokenRedirect,
-		TokenField: c.TokenField, ExchangeURL: c.ExchangeURL}
+	// The emulator reads shapes with code of its own, but its type has the
+	// same fields in the same order as the client's: a conversion.
+	return platformsim.Shapes(s.Client())
 }
 
 // LimitMemory gives the Go runtime a soft memory limit sized from the

@@ -82,22 +82,6 @@ func TestParseKeyFile(t *testing.T) {
 	}
 }
 
-func TestPublicURL(t *testing.T) {
-	tests := []struct {
-		public, listen, want string
-	}{
-		{"", "127.0.0.1:8080", "http://127.0.0.1:8080"},
-		{"", "0.0.0.0:8080", "http://localhost:8080"},
-		{"", "[::]:8080", "http://localhost:8080"},
-		{"https://sso.partner.example/", "0.0.0.0:8080", "https://sso.partner.example"},
-	}
-	for _, tt := range tests {
-		cfg := config.Defaults()
-		cfg.Server.PublicURL = tt.public
-		assert.Equal(t, tt.want, publicURL(cfg, tt.listen))
-	}
-}
-
 // New wires the embedded demo: the emulator runs, the handler answers, and
 // the demo account is made once and printed while it exists.
 func TestNewEmbeddedDemo(t *testing.T) {

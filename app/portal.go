@@ -194,7 +194,7 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "%s/sso/jwt?jwt=%s\n", publicURL(cfg, cfg.Server.Addr), tok)
+	fmt.Fprintf(env.Stdout, "%s/sso/jwt?jwt=%s\n", cfg.PublicURL(cfg.Server.Addr), tok)
 	return nil
 }
 
@@ -236,6 +236,6 @@ func UserInviteCmd(ctx context.Context, env cli.Env, args []string) error {
 		Detail: "set-password link issued from the command line"}); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "%s%s\n(valid %s, once; it replaces any earlier link of %s)\n", publicURL(cfg, cfg.Server.Addr), accounts.SetPasswordPath(token), accounts.PasswordLinkTTL, acct.Email)
+	fmt.Fprintf(env.Stdout, "%s%s\n(valid %s, once; it replaces any earlier link of %s)\n", cfg.PublicURL(cfg.Server.Addr), accounts.SetPasswordPath(token), accounts.PasswordLinkTTL, acct.Email)
 	return nil
 }

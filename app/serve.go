@@ -34,7 +34,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	say := startupPrinter(a.cfg.Log, out)
 	servers := []*http.Server{a.httpServer(a.handler)}
 	listeners := []net.Listener{ln}
-	url := publicURL(a.cfg, ln.Addr().String())
+	url := a.cfg.PublicURL(ln.Addr().String())
 	if a.cfg.Server.PublicURL == "" {
 		say("ssobridge listening on "+url, "ssobridge listening", "url", url)
 	} else {
@@ -163,9 +163,6 @@ func (a *App) prune(ctx context.Context) {
 		}
 	}
 }
-
-// publicURL is how browsers reach the bridge.
-func publicURL(cfg config.Config, listenAddr string) string { return cfg.PublicURL(listenAddr) }
 
 // demoLoginFile keeps the demo account's password in the data directory,
 // so every start of the demo can print it again.

@@ -175,20 +175,11 @@ func (s Shapes) Client() apiclient.Shapes {
 		return v
 	}
 	s.ListTotalPages, s.TokenRedirect = none(s.ListTotalPages, apiclient.NoTotalPages), none(s.TokenRedirect, apiclient.NoTokenBody)
-	return apiclient.Shapes{UsersPath: s.UsersPath, QueryParam: s.QueryParam, PageParam: s.PageParam, SizeParam: s.SizeParam,
-		FirstPage: s.FirstPage, PageSize: s.PageSize, MaxPages: s.MaxPages, ListItems: s.ListItems, ListTotalPages: s.ListTotalPages,
-		UserID: s.UserID, UserEmail: s.UserEmail, TokenMethod: s.TokenMethod, TokenPath: s.TokenPath, TokenRedirect: s.TokenRedirect,
-		TokenField: s.TokenField, ExchangeURL: s.ExchangeURL}
+	return apiclient.Shapes(s) // the same fields in the same order: the compiler keeps them so
 }
 
 // defaultShapes are apiclient's defaults, in the configuration's form.
-func defaultShapes() Shapes {
-	d := apiclient.DefaultShapes()
-	return Shapes{UsersPath: d.UsersPath, QueryParam: d.QueryParam, PageParam: d.PageParam, SizeParam: d.SizeParam,
-		FirstPage: d.FirstPage, PageSize: d.PageSize, MaxPages: d.MaxPages, ListItems: d.ListItems, ListTotalPages: d.ListTotalPages,
-		UserID: d.UserID, UserEmail: d.UserEmail, TokenMethod: d.TokenMethod, TokenPath: d.TokenPath, TokenRedirect: d.TokenRedirect,
-		TokenField: d.TokenField, ExchangeURL: d.ExchangeURL}
-}
+func defaultShapes() Shapes { return Shapes(apiclient.DefaultShapes()) }
 
 // Password is how local account passwords are hashed (argon2id).
 type Password struct {

@@ -247,3 +247,20 @@ func TestPortalAudienceDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://aud.example", cfg.PortalAudience())
 }
+
+// PublicURL is server.public_url, else http:// and the listen address.
+func TestPublicURL(t *testing.T) {
+	tests := []struct {
+		public, listen, want string
+	}{
+		{"", "127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"", "0.0.0.0:8080", "http://localhost:8080"},
+		{"", "[::]:8080", "http://localhost:8080"},
+		{"https://sso.partner.example/", "0.0.0.0:8080", "https://sso.partner.example"},
+	}
+	for _, tt := range tests {
+		cfg := Defaults()
+		cfg.Server.PublicURL = tt.public
+		assert.Equal(t, tt.want, cfg.PublicURL(tt.listen))
+	}
+}

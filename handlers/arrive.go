@@ -92,8 +92,7 @@ func (h *server) handoff(c echo.Context, token string) error {
 // portalAccount finds the token's account by email, creating it (without a
 // password) on first use when portal.create_accounts allows.
 func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.Account, error) {
-	acct, _, err := accounts.FindOrCreate(ctx, h.Store.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
-	return acct, err
+	return accounts.FindOrCreate(ctx, h.Store.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
 }
 
 // signInHandoff is how a sign-in by the portal's handoff is recorded.

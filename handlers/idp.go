@@ -138,7 +138,7 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
 		return accounts.Account{}, errIdPUnverified
 	}
-	acct, _, err := accounts.FindOrCreate(ctx, h.Store.Accounts, id.Email, accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, h.IdPOptions.CreateAccounts)
+	acct, err := accounts.FindOrCreate(ctx, h.Store.Accounts, id.Email, accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, h.IdPOptions.CreateAccounts)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, errIdPNoAccount
 	}

@@ -187,10 +187,11 @@ func checkKeys(ctx context.Context, hc *http.Client, u string) error {
 	return nil
 }
 
-// Watch checks the IdP's health now and every interval until ctx ends.
-// changed, when set, is called when the health changes from what the last
-// discovery found: with the error when the IdP goes down, with nil when it
-// is back.
+// Watch checks the IdP's health every interval until ctx ends, the first
+// time one interval from now: the caller has just run Discover, so a check
+// at once would fetch the same document twice at start. changed, when set,
+// is called when the health changes from what the last discovery found:
+// with the error when the IdP goes down, with nil when it is back.
 func (p *Provider) Watch(ctx context.Context, interval time.Duration, changed func(err error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -198,6 +199,11 @@ func (p *Provider) Watch(ctx context.Context, interval time.Duration, changed fu
 	wasDown := p.lastErr != nil
 	p.mu.Unlock()
 	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 		cctx, cancel := context.WithTimeout(ctx, min(interval, 10*time.Second))
 		err := p.CheckHealth(cctx)
 		cancel()
@@ -208,11 +214,6 @@ func (p *Provider) Watch(ctx context.Context, interval time.Duration, changed fu
 			changed(err)
 		}
 		wasDown = err != nil
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
 	}
 }
 

@@ -71,17 +71,15 @@ func LoadShapes(path string) (Shapes, error) {
 	if err != nil {
 		return Shapes{}, err
 	}
-	var nested struct {
-		Platform struct {
-			Shapes yaml.Node `yaml:"shapes"`
-		} `yaml:"platform"`
-	}
-	node := yaml.Node{}
-	if err := yaml.Unmarshal(data, &node); err != nil {
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
 		return Shapes{}, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := node.Decode(&nested); err == nil && nested.Platform.Shapes.Kind != 0 {
-		data, _ = yaml.Marshal(&nested.Platform.Shapes)
+	if pl, ok := raw["platform"].(map[string]any); ok { // a bridge configuration
+		if sh, ok := pl["shapes"].(map[string]any); ok {
+			raw = sh
+			data, _ = yaml.Marshal(sh)
+		}
 	}
 	var s Shapes
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -90,8 +88,6 @@ func LoadShapes(path string) (Shapes, error) {
 		return Shapes{}, fmt.Errorf("%s: %w", path, err)
 	}
 	// In a file an empty value is written on purpose: none.
-	raw := map[string]any{}
-	_ = yaml.Unmarshal(data, &raw)
 	for key, field := range map[string]*string{"list_total_pages": &s.ListTotalPages, "token_redirect": &s.TokenRedirect} {
 		if v, ok := raw[key]; ok && (v == nil || v == "") {
 			*field = none
