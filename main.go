@@ -17,7 +17,6 @@ import (
 
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
-	"github.com/ssobridge/ssobridge/config"
 )
 
 // defaultConfig is config.yaml, used when no file is given and none is in
@@ -115,22 +114,7 @@ func run(ctx context.Context, args []string, env cli.Env) int {
 	default:
 		err = cli.UsageError(fmt.Sprintf("unknown command %q", cmd))
 	}
-	var ue cli.UsageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "ssobridge: %s\n(run 'ssobridge help' for the commands)\n", ue)
-		return 2
-	case errors.Is(err, config.ErrInvalid):
-		fmt.Fprintf(env.Stderr, "ssobridge: %v\n", err)
-		return 2 // a bad configuration is bad input: nothing was changed
-	case errors.Is(err, cli.ErrFailed):
-		return 1 // the command printed its verdict
-	default:
-		fmt.Fprintf(env.Stderr, "ssobridge: %v\n", err)
-		return 1
-	}
+	return env.ExitCode("ssobridge", err, "(run 'ssobridge help' for the commands)\n")
 }
 
 // isHelpOrVersion: these flags name a command of their own; any other

@@ -134,3 +134,26 @@ func (e Env) LoadConfig(path string) (config.Config, error) {
 	}
 	return config.Parse(e.DefaultConfig, e.Environ)
 }
+
+// ExitCode prints err as program's message, on e's standard error, and
+// returns the exit code: 0 done (or help shown), 1 failed, 2 bad command
+// line, input or configuration (nothing changed). hint follows a usage
+// error's message (e.g. where the commands are listed); it may be empty.
+func (e Env) ExitCode(program string, err error, hint string) int {
+	var ue UsageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.Stderr, "%s: %s\n%s", program, ue, hint)
+		return 2
+	case errors.Is(err, config.ErrInvalid):
+		fmt.Fprintf(e.Stderr, "%s: %v\n", program, err)
+		return 2 // a bad configuration is bad input: nothing was changed
+	case errors.Is(err, ErrFailed):
+		return 1 // the command printed its verdict
+	default:
+		fmt.Fprintf(e.Stderr, "%s: %v\n", program, err)
+		return 1
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -98,4 +99,25 @@ func TestLoadConfig(t *testing.T) {
 	assert.ErrorContains(t, err, "missing.yaml")
 	_, err = Env{Environ: []string{"SSOBRIDGE_NOPE=1"}}.LoadConfig(named)
 	assert.ErrorIs(t, err, config.ErrInvalid)
+}
+
+// ExitCode maps an error to the documented exit code and message.
+func TestExitCode(t *testing.T) {
+	for _, tt := range []struct {
+		err    error
+		code   int
+		stderr string
+	}{
+		{nil, 0, ""},
+		{flag.ErrHelp, 0, ""},
+		{UsageError("bad flag"), 2, "prog: bad flag\nsee help\n"},
+		{fmt.Errorf("load: %w", config.ErrInvalid), 2, "prog: load: invalid configuration\n"},
+		{ErrFailed, 1, ""},
+		{errors.New("disk full"), 1, "prog: disk full\n"},
+	} {
+		var stderr bytes.Buffer
+		code := Env{Stderr: &stderr}.ExitCode("prog", tt.err, "see help\n")
+		assert.Equal(t, tt.code, code, "%v", tt.err)
+		assert.Equal(t, tt.stderr, stderr.String(), "%v", tt.err)
+	}
 }

@@ -6,15 +6,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/ssobridge/ssobridge/cli"
-	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/loadtest"
 )
 
@@ -28,19 +24,5 @@ func main() {
 // run runs the load tool and returns the exit code: 0 done, 1 failed, 2
 // bad command line or configuration (nothing changed).
 func run(ctx context.Context, args []string, env cli.Env) int {
-	err := loadtest.BenchCmd(ctx, env, args)
-	var ue cli.UsageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.As(err, &ue):
-		fmt.Fprintf(env.Stderr, "ssobridge-bench: %s\n", ue)
-		return 2
-	case errors.Is(err, config.ErrInvalid):
-		fmt.Fprintf(env.Stderr, "ssobridge-bench: %v\n", err)
-		return 2
-	default:
-		fmt.Fprintf(env.Stderr, "ssobridge-bench: %v\n", err)
-		return 1
-	}
+	return env.ExitCode("ssobridge-bench", loadtest.BenchCmd(ctx, env, args), "")
 }
