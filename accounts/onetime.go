@@ -3,122 +3,52 @@ package accounts
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 )
 
-// Single-use ids and set-password links, in both dialects.
+// Single-use ids and set-password links.
 
 // UseOnce records id of kind until a time; ErrUsed while it is recorded.
-func (s *SQLite) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
-	var took bool
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO used_ids (kind, id, until) VALUES (?, ?, ?)
-			ON CONFLICT(kind, id) DO UPDATE SET until = excluded.until WHERE used_ids.until <= ?`, kind, id, ms(until), ms(s.now()))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		took = n == 1
-		return err
-	})
-	return usedOnce(took, err)
-}
-
-func usedOnce(took bool, err error) error {
+func (s *sqlStore) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
+	n, err := s.exec(ctx, `INSERT INTO used_ids (kind, id, until) VALUES ($1, $2, $3)
+		ON CONFLICT (kind, id) DO UPDATE SET until = excluded.until WHERE used_ids.until <= $4`, kind, id, ms(until), ms(s.now()))
 	if err != nil {
 		return fmt.Errorf("accounts: use once: %w", err)
 	}
-	if !took {
+	if n != 1 {
 		return ErrUsed
 	}
 	return nil
 }
 
 // PruneUsedIDs forgets ids whose time has passed.
-func (s *SQLite) PruneUsedIDs(ctx context.Context, before time.Time) (int64, error) {
-	var n int64
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM used_ids WHERE until < ?", ms(before))
-		if err == nil {
-			n, err = res.RowsAffected()
-		}
-		return err
-	})
-	return n, err
+func (s *sqlStore) PruneUsedIDs(ctx context.Context, before time.Time) (int64, error) {
+	return s.exec(ctx, "DELETE FROM used_ids WHERE until < $1", ms(before))
 }
 
 // CreatePasswordLink stores the link, replacing the account's earlier one.
-func (s *SQLite) CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error {
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM password_links WHERE account_id = ?", accountID); err != nil {
+func (s *sqlStore) CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := s.txExec(ctx, tx, "DELETE FROM password_links WHERE account_id = $1", accountID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, "INSERT INTO password_links (id, account_id, expires_at) VALUES (?, ?, ?)", id, accountID, ms(expires))
+		_, err := s.txExec(ctx, tx, "INSERT INTO password_links (id, account_id, expires_at) VALUES ($1, $2, $3)", id, accountID, ms(expires))
 		return err
 	})
 }
 
 // PasswordLink returns the link's account while it is valid.
-func (s *SQLite) PasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
+func (s *sqlStore) PasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
 	var aid int64
-	err := s.db.QueryRowContext(ctx, "SELECT account_id FROM password_links WHERE id = ? AND expires_at > ?", id, ms(now)).Scan(&aid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
-	}
-	return aid, err
-}
-
-// TakePasswordLink deletes the link, returning its account if it was valid.
-func (s *SQLite) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
-	var aid, expires int64
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, "DELETE FROM password_links WHERE id = ? RETURNING account_id, expires_at", id).Scan(&aid, &expires)
-	})
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && expires <= ms(now)) {
-		return 0, ErrNotFound
-	}
-	return aid, err
-}
-
-// UseOnce records id of kind until a time; ErrUsed while it is recorded.
-func (s *Postgres) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
-	tag, err := s.pool.Exec(ctx, `INSERT INTO used_ids (kind, id, until) VALUES ($1, $2, $3)
-		ON CONFLICT (kind, id) DO UPDATE SET until = excluded.until WHERE used_ids.until <= $4`, kind, id, ms(until), ms(s.now()))
-	return usedOnce(err == nil && tag.RowsAffected() == 1, err)
-}
-
-// PruneUsedIDs forgets ids whose time has passed.
-func (s *Postgres) PruneUsedIDs(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM used_ids WHERE until < $1", ms(before))
-	return tag.RowsAffected(), err
-}
-
-// CreatePasswordLink stores the link, replacing the account's earlier one.
-func (s *Postgres) CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error {
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "DELETE FROM password_links WHERE account_id = $1", accountID); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, "INSERT INTO password_links (id, account_id, expires_at) VALUES ($1, $2, $3)", id, accountID, ms(expires))
-		return err
-	})
-}
-
-// PasswordLink returns the link's account while it is valid.
-func (s *Postgres) PasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
-	var aid int64
-	err := s.pool.QueryRow(ctx, "SELECT account_id FROM password_links WHERE id = $1 AND expires_at > $2", id, ms(now)).Scan(&aid)
+	err := s.row(ctx, "SELECT account_id FROM password_links WHERE id = $1 AND expires_at > $2", id, ms(now)).Scan(&aid)
 	return aid, notFoundIfNoRows(err)
 }
 
 // TakePasswordLink deletes the link, returning its account if it was valid.
-func (s *Postgres) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
+func (s *sqlStore) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
 	var aid, expires int64
-	err := notFoundIfNoRows(s.pool.QueryRow(ctx, "DELETE FROM password_links WHERE id = $1 RETURNING account_id, expires_at", id).Scan(&aid, &expires))
+	err := notFoundIfNoRows(s.writeRow(ctx, "DELETE FROM password_links WHERE id = $1 RETURNING account_id, expires_at", []any{id}, &aid, &expires))
 	if err == nil && expires <= ms(now) {
 		return 0, ErrNotFound
 	}

@@ -1,11 +1,12 @@
 package accounts
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
 
-// What both SQL backends build alike; placeholders differ (? and $n).
+// Pieces of the queries sqlStore builds.
 
 // likePattern is the LIKE pattern (with \ as escape) of a case-insensitive
 // substring search; "" for no search.
@@ -17,14 +18,13 @@ func likePattern(search string) string {
 	return "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q)) + "%"
 }
 
-// auditWhere is the WHERE clause of f (or "") and its arguments; param(n)
-// writes the n-th placeholder.
-func auditWhere(f AuditFilter, param func(n int) string) (string, []any) {
+// auditWhere is the WHERE clause of f (or "") and its arguments.
+func auditWhere(f AuditFilter) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(col string, v any) {
 		args = append(args, v)
-		conds = append(conds, col+" = "+param(len(args)))
+		conds = append(conds, col+" = $"+strconv.Itoa(len(args)))
 	}
 	if f.AccountID != 0 {
 		add("account_id", f.AccountID)

@@ -1,16 +1,17 @@
 package accounts
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 )
 
-// What both backends share about sessions and rows.
+// Sessions, in both backends.
 
-// scanner is a row of database/sql or pgx.
+// scanner is a row of database/sql.
 type scanner interface{ Scan(dest ...any) error }
 
 const sessionCols = "id, account_id, created_at, last_seen_at, user_agent"
@@ -46,15 +47,7 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// randomHolder names this store in provisioning leases.
-func randomHolder() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
-
-// collectSessions reads every row (database/sql's rows or pgx's); the
-// caller closes them.
+// collectSessions reads every row; the caller closes them.
 func collectSessions(rows interface {
 	scanner
 	Next() bool
@@ -69,4 +62,71 @@ func collectSessions(rows interface {
 		out = append(out, sess)
 	}
 	return out, rows.Err()
+}
+
+// CreateSession records a new session.
+func (s *sqlStore) CreateSession(ctx context.Context, sess Session) error {
+	if err := checkSession(&sess); err != nil {
+		return err
+	}
+	if _, err := s.exec(ctx, "INSERT INTO sessions ("+sessionCols+") VALUES ($1, $2, $3, $4, $5)",
+		sess.ID, sess.AccountID, ms(sess.CreatedAt), ms(sess.LastSeenAt), sess.UserAgent); err != nil {
+		return fmt.Errorf("accounts: create session: %w", err)
+	}
+	return nil
+}
+
+// SessionByID returns a session that has not ended.
+func (s *sqlStore) SessionByID(ctx context.Context, id string) (Session, error) {
+	if err := ctx.Err(); err != nil {
+		return Session{}, err
+	}
+	sess, err := scanSession(s.pointRow(ctx, s.stmtSessionByID, querySessionByID, id))
+	if err = notFoundIfNoRows(err); err != nil && !errors.Is(err, ErrNotFound) {
+		return Session{}, fmt.Errorf("accounts: session: %w", err)
+	}
+	return sess, err
+}
+
+// TouchSession moves the session's last-seen time.
+func (s *sqlStore) TouchSession(ctx context.Context, id string, at time.Time) error {
+	_, err := s.exec(ctx, "UPDATE sessions SET last_seen_at = $1 WHERE id = $2", ms(at), id)
+	return err
+}
+
+// EndSession deletes one of the account's sessions.
+func (s *sqlStore) EndSession(ctx context.Context, accountID int64, id string) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		n, err := s.txExec(ctx, tx, "DELETE FROM sessions WHERE id = $1 AND account_id = $2", id, accountID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound
+		}
+		return s.d.changed(ctx, tx, "s:"+id)
+	})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("accounts: end session: %w", err)
+	}
+	return err
+}
+
+// ListSessions lists the account's sessions, most recently seen first.
+func (s *sqlStore) ListSessions(ctx context.Context, accountID int64) ([]Session, error) {
+	rows, err := s.query(ctx, "SELECT "+sessionCols+" FROM sessions WHERE account_id = $1 ORDER BY last_seen_at DESC, created_at DESC", accountID)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: list sessions: %w", err)
+	}
+	defer rows.Close()
+	return collectSessions(rows)
+}
+
+// PruneSessions deletes sessions last seen before a time.
+func (s *sqlStore) PruneSessions(ctx context.Context, before time.Time) (int64, error) {
+	n, err := s.exec(ctx, "DELETE FROM sessions WHERE last_seen_at < $1", ms(before))
+	if err != nil {
+		return 0, fmt.Errorf("accounts: prune sessions: %w", err)
+	}
+	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ssobridge/ssobridge/mailaddr"
@@ -31,22 +32,63 @@ func limits(email, ip string, r RegulationConfig) []signInLimit {
 	return out
 }
 
-// regulationTx is what the regulation rules need of one transaction; each
-// backend adapts its own (sqliteRegulation, pgRegulation), so the rules
-// below are written once.
-type regulationTx interface {
-	// lock serialises the counts ls touch against every other attempt
-	// (SQLite's single writer already does).
-	lock(ctx context.Context, ls []signInLimit) error
-	// bannedUntil is the latest end of a ban in force on email or ip.
-	bannedUntil(ctx context.Context, email, ip string, now int64) (until int64, banned bool, err error)
-	// count is the limit's attempts since then: all, and the failed ones.
-	count(ctx context.Context, l signInLimit, since int64) (all, failed int, err error)
-	ban(ctx context.Context, kind, value string, until time.Time) error
-	record(ctx context.Context, email, ip string, at int64) (id int64, err error)
-	// markFailed marks the attempt failed; found is false once it was
-	// lifted.
-	markFailed(ctx context.Context, id int64) (email, ip string, found bool, err error)
+// regulation is one write transaction's view of the sign-in counts: the
+// rules below (admit, fail) run on it.
+type regulation struct {
+	s  *sqlStore
+	tx *sql.Tx
+}
+
+// lock serialises the counts ls touch against every other attempt: on
+// PostgreSQL under the transaction's advisory locks (taken in one order on
+// every instance, so two cannot deadlock), since under READ COMMITTED two
+// admissions would otherwise count at once and both find room under the
+// limit; SQLite's one writer already serialises them.
+func (q regulation) lock(ctx context.Context, ls []signInLimit) error {
+	if q.s.d.lockCounts == nil {
+		return nil
+	}
+	keys := make([]int64, 0, len(ls))
+	for _, l := range ls {
+		keys = append(keys, lockKey("ssobridge-signin", l.kind, l.value))
+	}
+	slices.Sort(keys)
+	return q.s.d.lockCounts(ctx, q.tx, keys)
+}
+
+// bannedUntil is the latest end of a ban in force on email or ip.
+func (q regulation) bannedUntil(ctx context.Context, email, ip string, now int64) (int64, bool, error) {
+	var until sql.NullInt64
+	err := q.s.txRow(ctx, q.tx, `SELECT max(until) FROM bans WHERE until > $1 AND ((kind = 'email' AND value = $2) OR (kind = 'ip' AND value = $3))`,
+		now, email, ip).Scan(&until)
+	return until.Int64, until.Valid, err
+}
+
+// count is the limit's attempts since then: all, and the failed ones.
+func (q regulation) count(ctx context.Context, l signInLimit, since int64) (all, failed int, err error) {
+	err = q.s.txRow(ctx, q.tx, "SELECT count(*), count(*) FILTER (WHERE failed) FROM sign_in_attempts WHERE "+l.col+" = $1 AND at > $2",
+		l.value, since).Scan(&all, &failed)
+	return all, failed, err
+}
+
+func (q regulation) ban(ctx context.Context, kind, value string, until time.Time) error {
+	_, err := q.s.txExec(ctx, q.tx, `INSERT INTO bans (kind, value, until) VALUES ($1, $2, $3)
+		ON CONFLICT (kind, value) DO UPDATE SET until = CASE WHEN excluded.until > bans.until THEN excluded.until ELSE bans.until END`, kind, value, ms(until))
+	return err
+}
+
+func (q regulation) record(ctx context.Context, email, ip string, at int64) (id int64, err error) {
+	err = q.s.txRow(ctx, q.tx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES ($1, $2, $3) RETURNING id", email, ip, at).Scan(&id)
+	return id, err
+}
+
+// markFailed marks the attempt failed; found is false once it was lifted.
+func (q regulation) markFailed(ctx context.Context, id int64) (email, ip string, found bool, err error) {
+	err = q.s.txRow(ctx, q.tx, "UPDATE sign_in_attempts SET failed = TRUE WHERE id = $1 RETURNING email, ip", id).Scan(&email, &ip)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	}
+	return email, ip, err == nil, err
 }
 
 // admit is AdmitSignIn's rule, run inside one serialised transaction: the
@@ -55,7 +97,7 @@ type regulationTx interface {
 // new one away (busy) without a ban, so many people signing in at once
 // behind one address are not banned, and parallel attempts still cannot
 // test more passwords than the limit.
-func admit(ctx context.Context, q regulationTx, a SignIn, r RegulationConfig) (id int64, until time.Time, busy bool, err error) {
+func admit(ctx context.Context, q regulation, a SignIn, r RegulationConfig) (id int64, until time.Time, busy bool, err error) {
 	email, now := regKey(a.Email), ms(a.At)
 	ls := limits(email, a.IP, r)
 	if err := q.lock(ctx, ls); err != nil {
@@ -92,7 +134,7 @@ func admit(ctx context.Context, q regulationTx, a SignIn, r RegulationConfig) (i
 
 // fail is FailSignIn's rule: the attempt is marked failed, and each count
 // whose failures reach its limit starts a ban.
-func fail(ctx context.Context, q regulationTx, id int64, r RegulationConfig, now time.Time) (started bool, err error) {
+func fail(ctx context.Context, q regulation, id int64, r RegulationConfig, now time.Time) (started bool, err error) {
 	email, ip, found, err := q.markFailed(ctx, id)
 	if err != nil || !found {
 		return false, err
@@ -117,53 +159,14 @@ func fail(ctx context.Context, q regulationTx, id int64, r RegulationConfig, now
 	return started, nil
 }
 
-// sqliteRegulation is regulationTx on a SQLite write transaction.
-type sqliteRegulation struct{ tx *sql.Tx }
-
-func (sqliteRegulation) lock(context.Context, []signInLimit) error { return nil }
-
-func (q sqliteRegulation) bannedUntil(ctx context.Context, email, ip string, now int64) (int64, bool, error) {
-	var until sql.NullInt64
-	err := q.tx.QueryRowContext(ctx, `SELECT max(until) FROM bans WHERE until > ? AND ((kind = 'email' AND value = ?) OR (kind = 'ip' AND value = ?))`,
-		now, email, ip).Scan(&until)
-	return until.Int64, until.Valid, err
-}
-
-func (q sqliteRegulation) count(ctx context.Context, l signInLimit, since int64) (all, failed int, err error) {
-	err = q.tx.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(failed), 0) FROM sign_in_attempts WHERE "+l.col+" = ? AND at > ?",
-		l.value, since).Scan(&all, &failed)
-	return all, failed, err
-}
-
-func (q sqliteRegulation) ban(ctx context.Context, kind, value string, until time.Time) error {
-	_, err := q.tx.ExecContext(ctx, `INSERT INTO bans (kind, value, until) VALUES (?, ?, ?)
-		ON CONFLICT(kind, value) DO UPDATE SET until = max(until, excluded.until)`, kind, value, ms(until))
-	return err
-}
-
-func (q sqliteRegulation) record(ctx context.Context, email, ip string, at int64) (int64, error) {
-	res, err := q.tx.ExecContext(ctx, "INSERT INTO sign_in_attempts (email, ip, at) VALUES (?, ?, ?)", email, ip, at)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
-}
-
-func (q sqliteRegulation) markFailed(ctx context.Context, id int64) (email, ip string, found bool, err error) {
-	err = q.tx.QueryRowContext(ctx, "UPDATE sign_in_attempts SET failed = 1 WHERE id = ? RETURNING email, ip", id).Scan(&email, &ip)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", "", false, nil
-	}
-	return email, ip, err == nil, err
-}
-
-// AdmitSignIn runs admit as one write, serialised with every other.
-func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
+// AdmitSignIn runs admit in one write transaction, serialised with every
+// other attempt on the counts it touches.
+func (s *sqlStore) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (int64, time.Time, error) {
 	var id int64
 	var until time.Time
 	var busy bool
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		id, until, busy, err = admit(ctx, sqliteRegulation{tx}, a, r)
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		id, until, busy, err = admit(ctx, regulation{s, tx}, a, r)
 		return err
 	})
 	if err != nil {
@@ -176,13 +179,13 @@ func (s *SQLite) AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) 
 }
 
 // FailSignIn marks the attempt failed; failures at the limit start a ban.
-func (s *SQLite) FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (bool, error) {
+func (s *sqlStore) FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (bool, error) {
 	if id == 0 {
 		return false, nil
 	}
 	var started bool
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
-		started, err = fail(ctx, sqliteRegulation{tx}, id, r, now)
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) (err error) {
+		started, err = fail(ctx, regulation{s, tx}, id, r, now)
 		return err
 	})
 	if err != nil {
@@ -193,23 +196,19 @@ func (s *SQLite) FailSignIn(ctx context.Context, id int64, r RegulationConfig, n
 
 // SucceedSignIn clears the failures counted for the attempt's email (the
 // per-IP count keeps the failures of other emails).
-func (s *SQLite) SucceedSignIn(ctx context.Context, id int64) error {
+func (s *sqlStore) SucceedSignIn(ctx context.Context, id int64) error {
 	if id == 0 {
 		return nil
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "DELETE FROM sign_in_attempts WHERE id = ? OR email = (SELECT email FROM sign_in_attempts WHERE id = ?)", id, id)
-		return err
-	})
-	if err != nil {
+	if _, err := s.exec(ctx, "DELETE FROM sign_in_attempts WHERE id = $1 OR email = (SELECT email FROM sign_in_attempts WHERE id = $1)", id); err != nil {
 		return fmt.Errorf("accounts: sign-in succeeded: %w", err)
 	}
 	return nil
 }
 
 // ListBans lists the bans in force, the latest to end first.
-func (s *SQLite) ListBans(ctx context.Context, now time.Time) ([]Ban, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT kind, value, until FROM bans WHERE until > ? ORDER BY until DESC, kind, value", ms(now))
+func (s *sqlStore) ListBans(ctx context.Context, now time.Time) ([]Ban, error) {
+	rows, err := s.query(ctx, "SELECT kind, value, until FROM bans WHERE until > $1 ORDER BY until DESC, kind, value", ms(now))
 	if err != nil {
 		return nil, fmt.Errorf("accounts: list bans: %w", err)
 	}
@@ -228,22 +227,21 @@ func (s *SQLite) ListBans(ctx context.Context, now time.Time) ([]Ban, error) {
 }
 
 // LiftBans ends the bans on email and ip and clears their counted attempts.
-func (s *SQLite) LiftBans(ctx context.Context, email, ip string) (int, error) {
+func (s *sqlStore) LiftBans(ctx context.Context, email, ip string) (int, error) {
 	email = regKey(email)
 	lifted := 0
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		lifted = 0
 		for _, k := range []signInLimit{{kind: BanEmail, col: "email", value: email}, {kind: BanIP, col: "ip", value: ip}} {
 			if k.value == "" {
 				continue
 			}
-			res, err := tx.ExecContext(ctx, "DELETE FROM bans WHERE kind = ? AND value = ?", k.kind, k.value)
+			n, err := s.txExec(ctx, tx, "DELETE FROM bans WHERE kind = $1 AND value = $2", k.kind, k.value)
 			if err != nil {
 				return err
 			}
-			n, _ := res.RowsAffected()
 			lifted += int(n)
-			if _, err := tx.ExecContext(ctx, "DELETE FROM sign_in_attempts WHERE "+k.col+" = ?", k.value); err != nil {
+			if _, err := s.txExec(ctx, tx, "DELETE FROM sign_in_attempts WHERE "+k.col+" = $1", k.value); err != nil {
 				return err
 			}
 		}
@@ -256,16 +254,15 @@ func (s *SQLite) LiftBans(ctx context.Context, email, ip string) (int, error) {
 }
 
 // PruneSignIns deletes attempts older than before and bans ended by then.
-func (s *SQLite) PruneSignIns(ctx context.Context, before time.Time) (int64, error) {
+func (s *sqlStore) PruneSignIns(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		n = 0
-		for _, q := range []string{"DELETE FROM sign_in_attempts WHERE at < ?", "DELETE FROM bans WHERE until < ?"} {
-			res, err := tx.ExecContext(ctx, q, ms(before))
+		for _, q := range []string{"DELETE FROM sign_in_attempts WHERE at < $1", "DELETE FROM bans WHERE until < $1"} {
+			m, err := s.txExec(ctx, tx, q, ms(before))
 			if err != nil {
 				return err
 			}
-			m, _ := res.RowsAffected()
 			n += m
 		}
 		return nil

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"mime/multipart"
 	"net/http"
@@ -87,7 +86,7 @@ func TestAdminConnection(t *testing.T) {
 	assert.Equal(t, 1, f.platform.checks)
 	evs := f.accts.eventsOf(accounts.KindAdmin)
 	require.Len(t, evs, 1)
-	assert.Equal(t, accounts.Event{ID: evs[0].ID, Kind: accounts.KindAdmin, AccountID: root.ID, Email: root.Email, Outcome: "ok",
+	assert.Equal(t, accounts.Event{ID: evs[0].ID, At: f.clock.Now(), Kind: accounts.KindAdmin, AccountID: root.ID, Email: root.Email, Outcome: "ok",
 		Detail: "connection check: forbidden", RequestID: r.header.Get("X-Request-Id")}, evs[0])
 
 	f.platform.set(func(p *fakePlatform) {
@@ -103,7 +102,7 @@ func TestAdminAccountsList(t *testing.T) {
 	for i := range 30 {
 		f.account(fmt.Sprintf("user%02d@example.com", i), false)
 	}
-	f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "77", LinkedAt: time.Date(2026, 11, 1, 8, 0, 0, 0, time.UTC)}
+	f.accts.link(bob.ID, "77", time.Time{})
 	r := c.get("/admin/accounts")
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, accountsPerPage, r.doc.Find("#accounts tbody tr").Length())
@@ -227,7 +226,7 @@ func TestAdminAccountActions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.action+" "+tt.form.Encode(), func(t *testing.T) {
 			f, c, root, bob := adminFixture(t)
-			f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "77"}
+			f.accts.link(bob.ID, "77", time.Time{})
 			r := c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/%s", bob.ID, tt.action), tt.form)
 			assert.Equal(t, tt.status, r.status)
 			after, err := f.accts.AccountByID(t.Context(), bob.ID)
@@ -312,7 +311,7 @@ func TestAdminImportCSV(t *testing.T) {
 
 func TestAdminPlatformUsers(t *testing.T) {
 	f, c, _, bob := adminFixture(t)
-	f.accts.links[bob.ID] = accounts.Link{AccountID: bob.ID, PlatformUserID: "u-2"}
+	f.accts.link(bob.ID, "u-2", time.Time{})
 	f.platform.set(func(p *fakePlatform) {
 		p.users = UserPage{Total: 45, Users: []PlatformUser{{ID: "u-1", FirstName: "Pat", LastName: "One", Email: "pat@example.com"},
 			{ID: "u-2", FirstName: "Bob", LastName: "B", Email: "bob@example.com"}}}
@@ -383,9 +382,7 @@ func TestPageParamAndPager(t *testing.T) {
 // A store failure in the console is the 500 page, the cause logged.
 func TestAdminStoreFailure(t *testing.T) {
 	f, c, _, _ := adminFixture(t)
-	f.accts.mu.Lock()
-	f.accts.err = errors.New("disk on fire")
-	f.accts.mu.Unlock()
+	f.accts.down()
 	r := c.get("/admin/accounts")
 	assert.Equal(t, http.StatusInternalServerError, r.status)
 }
@@ -395,7 +392,7 @@ func TestAdminStoreFailure(t *testing.T) {
 func TestAdminBans(t *testing.T) {
 	f, c, _, bob := adminFixture(t)
 	until := time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)
-	f.accts.bans["bob@example.com"] = until
+	f.accts.ban("bob@example.com", until)
 	r := c.get("/admin/accounts")
 	row := r.doc.Find(`tr[data-email="bob@example.com"]`)
 	assert.Equal(t, "banned until 10:15 UTC", strings.TrimSpace(row.Find("[data-ban]").Text()))
@@ -408,17 +405,17 @@ func TestAdminBans(t *testing.T) {
 	r = c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/lift-ban", bob.ID), nil)
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Contains(t, r.text("#notice"), "Lifted the sign-in ban on bob@example.com")
-	assert.Empty(t, f.accts.bans)
+	assert.False(t, f.accts.banned("bob@example.com"))
 	assert.Zero(t, r.doc.Find(`#account-status [data-ban]`).Length(), "the account's page, without the ban")
 	evs := f.accts.eventsOf(accounts.KindAdmin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "lift-ban: bob@example.com", evs[0].Detail)
 
-	f.accts.bans["bob@example.com"] = until
+	f.accts.ban("bob@example.com", until)
 	r = c.submit("/admin/accounts", fmt.Sprintf("/admin/accounts/%d/password", bob.ID), url.Values{"password": {"a new password"}})
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Contains(t, r.text("#notice"), "any sign-in ban is lifted")
-	assert.Empty(t, f.accts.bans, "a new password lifts the ban")
+	assert.False(t, f.accts.banned("bob@example.com"), "a new password lifts the ban")
 }
 
 // The console lists an account's devices, marks the admin's own, ends one

@@ -4,402 +4,79 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/stretchr/testify/require"
 )
 
-// fakeAccounts is an in-memory Accounts with the store's rules the
-// handlers rely on: emails unique case-insensitively, the last enabled
-// admin kept, the session epoch raised by disable, password and sign-out.
-// err, when set, is what every call answers.
-type fakeAccounts struct {
-	mu       sync.Mutex
-	accounts []accounts.Account
-	links    map[int64]accounts.Link
-	events   []accounts.Event
-	bans     map[string]time.Time // by lower-cased email
-	sessions map[string]accounts.Session
-	pwLinks  map[string]passwordLink // set-password links by id
-	used     map[string]time.Time    // single-use ids -> until
-	err      error
+// testStore is the real SQLite store, in the test's temporary folder and on
+// the fixture's clock, with what the tests need to arrange and read it.
+type testStore struct {
+	*accounts.SQLite
+	t    testing.TB
+	path string
+	now  func() time.Time
 }
 
-type passwordLink struct {
-	account int64
-	expires time.Time
+func newTestStore(t testing.TB, now func() time.Time) *testStore {
+	path := filepath.Join(t.TempDir(), "ssobridge.db")
+	s, err := accounts.OpenSQLite(t.Context(), path, now)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return &testStore{SQLite: s, t: t, path: path, now: now}
 }
 
-func newFakeAccounts() *fakeAccounts {
-	return &fakeAccounts{links: map[int64]accounts.Link{}, bans: map[string]time.Time{}, sessions: map[string]accounts.Session{}, pwLinks: map[string]passwordLink{}, used: map[string]time.Time{}}
+// down closes the store: every call fails from now on, as when the
+// database is lost.
+func (s *testStore) down() { require.NoError(s.t, s.Close()) }
+
+// link links the account to the platform user; a non-zero lastLaunch
+// records a successful launch at that time.
+func (s *testStore) link(accountID int64, platformUserID string, lastLaunch time.Time) {
+	s.t.Helper()
+	require.NoError(s.t, s.SaveLink(s.t.Context(), accountID, platformUserID))
+	if !lastLaunch.IsZero() {
+		require.NoError(s.t, s.RecordLaunch(s.t.Context(), accounts.Event{At: lastLaunch, AccountID: accountID, Outcome: "ok"}))
+	}
 }
 
-func (f *fakeAccounts) find(id int64) (*accounts.Account, error) {
-	for i := range f.accounts {
-		if f.accounts[i].ID == id {
-			return &f.accounts[i], nil
-		}
-	}
-	return nil, accounts.ErrNotFound
+// ban bans email from signing in until then, as failed sign-ins would.
+func (s *testStore) ban(email string, until time.Time) {
+	s.t.Helper()
+	now := s.now()
+	r := accounts.RegulationConfig{MaxRetries: 1, FindTime: time.Minute, BanTime: until.Sub(now)}
+	id, _, err := s.AdmitSignIn(s.t.Context(), accounts.SignIn{Email: email, IP: "192.0.2.1", At: now}, r)
+	require.NoError(s.t, err)
+	_, err = s.FailSignIn(s.t.Context(), id, r, now)
+	require.NoError(s.t, err)
+	require.True(s.t, s.banned(email))
 }
 
-func (f *fakeAccounts) add(n accounts.NewAccount) (accounts.Account, error) {
-	if err := n.Normalize(); err != nil {
-		return accounts.Account{}, err
-	}
-	for _, a := range f.accounts {
-		if mailaddr.Equal(a.Email, n.Email) {
-			return accounts.Account{}, accounts.ErrEmailTaken
-		}
-	}
-	a := accounts.Account{ID: int64(len(f.accounts) + 1), Email: n.Email, FirstName: n.FirstName, LastName: n.LastName,
-		PasswordHash: n.PasswordHash, Admin: n.Admin, SessionEpoch: 1}
-	f.accounts = append(f.accounts, a)
-	return a, nil
-}
-
-func (f *fakeAccounts) CreateAccount(_ context.Context, n accounts.NewAccount) (accounts.Account, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return accounts.Account{}, f.err
-	}
-	return f.add(n)
-}
-
-func (f *fakeAccounts) CreateAccounts(_ context.Context, ns []accounts.NewAccount) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return f.err
-	}
-	saved := slices.Clone(f.accounts)
-	for _, n := range ns {
-		if _, err := f.add(n); err != nil {
-			f.accounts = saved // all or none
-			return err
-		}
-	}
-	return nil
-}
-
-func (f *fakeAccounts) AccountByEmail(_ context.Context, email string) (accounts.Account, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return accounts.Account{}, f.err
-	}
-	for _, a := range f.accounts {
-		if mailaddr.Equal(a.Email, email) {
-			return a, nil
-		}
-	}
-	return accounts.Account{}, accounts.ErrNotFound
-}
-
-func (f *fakeAccounts) AccountByID(_ context.Context, id int64) (accounts.Account, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return accounts.Account{}, f.err
-	}
-	a, err := f.find(id)
-	if err != nil {
-		return accounts.Account{}, err
-	}
-	return *a, nil
-}
-
-// FreshAccountByID: the fake has no cache.
-func (f *fakeAccounts) FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error) {
-	return f.AccountByID(ctx, id)
-}
-
-func (f *fakeAccounts) ListAccounts(_ context.Context, flt accounts.AccountFilter) ([]accounts.Account, int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return nil, 0, f.err
-	}
-	var match []accounts.Account
-	for _, a := range f.accounts {
-		if strings.Contains(strings.ToLower(a.Email+" "+a.Name()), strings.ToLower(flt.Search)) {
-			match = append(match, a)
-		}
-	}
-	page := match[min(flt.Offset, len(match)):]
-	if flt.Limit > 0 && len(page) > flt.Limit {
-		page = page[:flt.Limit]
-	}
-	return page, len(match), nil
-}
-
-// update changes one account under the lock, keeping an enabled admin.
-func (f *fakeAccounts) update(id int64, change func(a *accounts.Account)) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return f.err
-	}
-	a, err := f.find(id)
-	if err != nil {
-		return err
-	}
-	before, admins := *a, f.admins()
-	change(a)
-	if admins > 0 && f.admins() == 0 {
-		*a = before
-		return accounts.ErrLastAdmin
-	}
-	return nil
-}
-
-// admins counts the enabled admins.
-func (f *fakeAccounts) admins() int {
-	n := 0
-	for _, a := range f.accounts {
-		if a.Admin && !a.Disabled {
-			n++
-		}
-	}
-	return n
-}
-
-func (f *fakeAccounts) SetDisabled(_ context.Context, id int64, disabled bool) error {
-	return f.update(id, func(a *accounts.Account) { a.Disabled = disabled; a.SessionEpoch++ })
-}
-
-func (f *fakeAccounts) SetAdmin(_ context.Context, id int64, admin bool) error {
-	return f.update(id, func(a *accounts.Account) { a.Admin = admin })
-}
-
-func (f *fakeAccounts) SetPasswordHash(_ context.Context, id int64, hash string) error {
-	return f.update(id, func(a *accounts.Account) { a.PasswordHash = hash; a.SessionEpoch++ })
-}
-
-func (f *fakeAccounts) EndSessions(_ context.Context, id int64) error {
-	return f.update(id, func(a *accounts.Account) {
-		a.SessionEpoch++
-		for sid, s := range f.sessions {
-			if s.AccountID == id {
-				delete(f.sessions, sid)
-			}
-		}
-	})
-}
-
-func (f *fakeAccounts) UseOnce(_ context.Context, kind, id string, until time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.used[kind+"/"+id]; ok {
-		return accounts.ErrUsed
-	}
-	f.used[kind+"/"+id] = until
-	return nil
-}
-
-func (f *fakeAccounts) CreatePasswordLink(_ context.Context, accountID int64, id string, expires time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for k, l := range f.pwLinks {
-		if l.account == accountID {
-			delete(f.pwLinks, k)
-		}
-	}
-	f.pwLinks[id] = passwordLink{accountID, expires}
-	return nil
-}
-
-func (f *fakeAccounts) PasswordLink(_ context.Context, id string, now time.Time) (int64, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	l, ok := f.pwLinks[id]
-	if !ok || !now.Before(l.expires) {
-		return 0, accounts.ErrNotFound
-	}
-	return l.account, nil
-}
-
-func (f *fakeAccounts) TakePasswordLink(ctx context.Context, id string, now time.Time) (int64, error) {
-	aid, err := f.PasswordLink(ctx, id, now)
-	f.mu.Lock()
-	delete(f.pwLinks, id)
-	f.mu.Unlock()
-	return aid, err
-}
-
-func (f *fakeAccounts) CreateSession(_ context.Context, s accounts.Session) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.sessions[s.ID] = s
-	return nil
-}
-
-func (f *fakeAccounts) SessionByID(_ context.Context, id string) (accounts.Session, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	s, ok := f.sessions[id]
-	if !ok {
-		return accounts.Session{}, accounts.ErrNotFound
-	}
-	return s, nil
-}
-
-func (f *fakeAccounts) TouchSession(_ context.Context, id string, at time.Time) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s, ok := f.sessions[id]; ok {
-		s.LastSeenAt = at
-		f.sessions[id] = s
-	}
-	return nil
-}
-
-func (f *fakeAccounts) EndSession(_ context.Context, accountID int64, id string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if s, ok := f.sessions[id]; !ok || s.AccountID != accountID {
-		return accounts.ErrNotFound
-	}
-	delete(f.sessions, id)
-	return nil
-}
-
-func (f *fakeAccounts) ListSessions(_ context.Context, accountID int64) ([]accounts.Session, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []accounts.Session
-	for _, s := range f.sessions {
-		if s.AccountID == accountID {
-			out = append(out, s)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].LastSeenAt.After(out[j].LastSeenAt) })
-	return out, nil
-}
-
-func (f *fakeAccounts) LinkFor(_ context.Context, accountID int64) (accounts.Link, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return accounts.Link{}, f.err
-	}
-	l, ok := f.links[accountID]
-	if !ok {
-		return accounts.Link{}, accounts.ErrNotFound
-	}
-	return l, nil
-}
-
-func (f *fakeAccounts) DeleteLink(_ context.Context, accountID int64, platformUserID string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return f.err
-	}
-	if l, ok := f.links[accountID]; ok && (platformUserID == "" || l.PlatformUserID == platformUserID) {
-		delete(f.links, accountID)
-	}
-	return nil
-}
-
-func (f *fakeAccounts) ListLinks(_ context.Context, ids []string) (map[string]int64, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return nil, f.err
-	}
-	out := map[string]int64{}
-	for aid, l := range f.links {
-		if slices.Contains(ids, l.PlatformUserID) {
-			out[l.PlatformUserID] = aid
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeAccounts) ListBans(_ context.Context, now time.Time) ([]accounts.Ban, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []accounts.Ban
-	for email, until := range f.bans {
-		if until.After(now) {
-			out = append(out, accounts.Ban{Kind: accounts.BanEmail, Value: email, Until: until})
-		}
-	}
-	return out, f.err
-}
-
-func (f *fakeAccounts) LiftBans(_ context.Context, email, _ string) (int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return 0, f.err
-	}
-	_, ok := f.bans[mailaddr.Key(email)]
-	delete(f.bans, mailaddr.Key(email))
-	if ok {
-		return 1, nil
-	}
-	return 0, nil
-}
-
-func (f *fakeAccounts) Record(_ context.Context, e accounts.Event) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return f.err
-	}
-	e.ID = int64(len(f.events) + 1)
-	f.events = append(f.events, e)
-	return nil
-}
-
-func (f *fakeAccounts) ListEvents(_ context.Context, flt accounts.AuditFilter) ([]accounts.Event, int, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.err != nil {
-		return nil, 0, f.err
-	}
-	var match []accounts.Event
-	for i := len(f.events) - 1; i >= 0; i-- { // newest first
-		e := f.events[i]
-		if (flt.Kind == "" || e.Kind == flt.Kind) && (flt.Outcome == "" || e.Outcome == flt.Outcome) && (flt.AccountID == 0 || e.AccountID == flt.AccountID) {
-			match = append(match, e)
-		}
-	}
-	page := match[min(flt.Offset, len(match)):]
-	if flt.Limit > 0 && len(page) > flt.Limit {
-		page = page[:flt.Limit]
-	}
-	return page, len(match), nil
-}
-
-func (f *fakeAccounts) Ping(context.Context) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.err
+// banned reports whether a ban on email is in force.
+func (s *testStore) banned(email string) bool {
+	s.t.Helper()
+	bans, err := s.ListBans(s.t.Context(), s.now())
+	require.NoError(s.t, err)
+	return slices.ContainsFunc(bans, func(b accounts.Ban) bool { return b.Kind == accounts.BanEmail && mailaddr.Equal(b.Value, email) })
 }
 
 // eventsOf returns the recorded events of one kind, oldest first.
-func (f *fakeAccounts) eventsOf(kind string) []accounts.Event {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []accounts.Event
-	for _, e := range f.events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
+func (s *testStore) eventsOf(kind string) []accounts.Event {
+	s.t.Helper()
+	evs, _, err := s.ListEvents(s.t.Context(), accounts.AuditFilter{Kind: kind, Limit: 500})
+	require.NoError(s.t, err)
+	slices.Reverse(evs)
+	return evs
 }
 
 // fakePasswords "hashes" by prefixing; it counts verifications, dummy ones

@@ -40,12 +40,12 @@ func TestPortal(t *testing.T) {
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
 
 	at := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
-	f.accts.links[ada.ID] = accounts.Link{AccountID: ada.ID, PlatformUserID: "9007199254740993", LastLaunchAt: at}
+	f.accts.link(ada.ID, "9007199254740993", at)
 	r = c.get("/")
 	assert.Equal(t, at.Local().Format("2 Jan 2006 15:04 MST"), r.text("#last-launch"))
 	assert.Contains(t, r.body, "linked (platform user 9007199254740993)")
 
-	f.accts.err = errors.New("disk on fire")
+	f.accts.down()
 	r = c.get("/")
 	assert.Equal(t, http.StatusInternalServerError, r.status)
 	assert.Equal(t, "internal", r.class())

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ import (
 
 func TestHealthz(t *testing.T) {
 	f := setup(t)
-	f.accts.err = errors.New("store down") // liveness does not depend on it
+	f.accts.down() // liveness does not depend on it
 	r := f.client().get("/healthz")
 	assert.Equal(t, http.StatusOK, r.status)
 	assert.JSONEq(t, `{"status":"ok"}`, r.body)
@@ -30,32 +31,34 @@ func TestHealthz(t *testing.T) {
 
 func TestReadyz(t *testing.T) {
 	tests := []struct {
-		name     string
-		storeErr error
-		checkErr error
-		idpErr   error
-		status   int
-		want     ReadyStatus
+		name      string
+		storeGone bool
+		checkErr  error
+		idpErr    error
+		status    int
+		want      ReadyStatus
 	}{
-		{"ready", nil, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", IdP: "ok"}},
-		{"store down", errors.New("database is locked"), nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", IdP: "ok"}},
-		{"platform refuses", nil, apiErr("list_users", 403), nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", IdP: "ok"}},
-		{"platform down", nil, &apiclient.TransportError{Err: errors.New("refused")}, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", IdP: "ok"}},
-		{"identity provider down", nil, nil, oidc.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "unavailable"}},
+		{"ready", false, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", IdP: "ok"}},
+		{"store file gone", true, nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", IdP: "ok"}},
+		{"platform refuses", false, apiErr("list_users", 403), nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", IdP: "ok"}},
+		{"platform down", false, &apiclient.TransportError{Err: errors.New("refused")}, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", IdP: "ok"}},
+		{"identity provider down", false, nil, oidc.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "unavailable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := setup(t)
 			f.idp.startErr = tt.idpErr
-			f.accts.err = tt.storeErr
+			if tt.storeGone {
+				require.NoError(t, os.Remove(f.accts.path))
+			}
 			f.platform.report = CheckReport{Err: tt.checkErr}
 			r := f.client().get("/readyz")
 			assert.Equal(t, tt.status, r.status)
 			var got ReadyStatus
 			require.NoError(t, json.Unmarshal([]byte(r.body), &got))
 			assert.Equal(t, tt.want, got)
-			if tt.storeErr != nil {
-				assert.Contains(t, f.logs.String(), "database is locked", "the log says why")
+			if tt.storeGone {
+				assert.Contains(t, f.logs.String(), "the database file is gone", "the log says why")
 			}
 		})
 	}

@@ -64,25 +64,28 @@ func TestSessionSerializerRoundTrip(t *testing.T) {
 }
 
 func TestSessionStartAndRead(t *testing.T) {
-	now := time.Unix(1_795_000_000, 0)
-	store := newFakeAccounts()
+	now := time.Unix(1_795_000_000, 0).UTC()
+	store := newTestStore(t, func() time.Time { return now })
+	acct, err := store.CreateAccount(t.Context(), accounts.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "hash:x"})
+	require.NoError(t, err)
+	acct.SessionEpoch = 2
 	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, store, func() time.Time { return now })
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/login", nil)
 	req.Header.Set("User-Agent", "TestBrowser/1.0")
-	require.NoError(t, m.start(context.Background(), req, rec, accounts.Account{ID: 7, SessionEpoch: 2}, false))
+	require.NoError(t, m.start(context.Background(), req, rec, acct, false))
 	c := rec.Result().Cookies()[0]
 	assert.Equal(t, SessionCookie, c.Name)
 	assert.True(t, c.HttpOnly)
 	assert.Equal(t, http.SameSiteLaxMode, c.SameSite)
 	s, err := m.store.Get(&http.Request{Header: http.Header{"Cookie": {c.String()}}}, SessionCookie)
 	require.NoError(t, err)
-	assert.Equal(t, int64(7), s.Values[keyAccount])
+	assert.Equal(t, acct.ID, s.Values[keyAccount])
 	assert.Equal(t, int64(2), s.Values[keyEpoch])
 	token, _ := s.Values[keyToken].(string)
 	rec2, err := store.SessionByID(context.Background(), accounts.SessionID(token))
 	require.NoError(t, err, "the session is recorded under its token's ID")
-	assert.Equal(t, accounts.Session{ID: accounts.SessionID(token), AccountID: 7, CreatedAt: now, LastSeenAt: now, UserAgent: "TestBrowser/1.0"}, rec2)
+	assert.Equal(t, accounts.Session{ID: accounts.SessionID(token), AccountID: acct.ID, CreatedAt: now, LastSeenAt: now, UserAgent: "TestBrowser/1.0"}, rec2)
 	assert.NotContains(t, c.Value, token, "the token travels encrypted")
 }
 
@@ -91,7 +94,7 @@ func TestSessionStartAndRead(t *testing.T) {
 // compact serializer (the legacy codec).
 func BenchmarkSessionDecode(b *testing.B) {
 	b.Run("sealed", func(b *testing.B) {
-		m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey}, newFakeAccounts(), time.Now)
+		m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey}, newTestStore(b, time.Now), time.Now)
 		v, _ := sessionValuesOf(testSessionMap())
 		enc, err := sealedSessionCodec{m.sealer}.Encode(SessionCookie, v.toMap())
 		require.NoError(b, err)
@@ -174,7 +177,7 @@ func TestSessionRules(t *testing.T) {
 			oc.signIn("ada@example.com")
 			c.setCookie(SessionCookie, oc.cookie(SessionCookie))
 		}},
-		{"account deleted", func(f *fixture, _ *client, _ accounts.Account) { f.accts.accounts = nil }},
+		{"account deleted", func(f *fixture, _ *client, a accounts.Account) { require.NoError(f.t, f.accts.DeleteAccount(f.t.Context(), a.ID)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

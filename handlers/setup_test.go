@@ -21,11 +21,11 @@ import (
 	"github.com/ssobridge/ssobridge/portal"
 )
 
-// fixture is the handlers' Echo app over httptest, with fakes of every
-// interface it declares and a settable clock.
+// fixture is the handlers' Echo app over httptest, on a real SQLite store,
+// with fakes of the other interfaces it declares and a settable clock.
 type fixture struct {
 	t        *testing.T
-	accts    *fakeAccounts
+	accts    *testStore
 	pw       *fakePasswords
 	reg      *fakeRegulator
 	launcher *fakeLauncher
@@ -65,11 +65,12 @@ func (f *fixture) portalToken(c portal.Claims) string {
 // setup builds the app; tweak adjusts its Deps before New.
 func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	t.Helper()
-	f := &fixture{t: t, accts: newFakeAccounts(), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
-		launcher: &fakeLauncher{}, idp: &fakeIdP{}, clock: fakeclock.New(time.Time{}), logs: &syncbuf.Buffer{},
+	clock := fakeclock.New(time.Time{})
+	f := &fixture{t: t, accts: newTestStore(t, clock.Now), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
+		launcher: &fakeLauncher{}, idp: &fakeIdP{}, clock: clock, logs: &syncbuf.Buffer{},
 		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
 			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
-	d := Deps{Store: Store{Accounts: f.accts, Sessions: f.accts, Links: f.accts, Audit: f.accts, OneTime: f.accts, Health: f.accts}, Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
+	d := Deps{Store: StoreOf(f.accts.SQLite), Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
 		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,
 		AuditRetention: 90 * 24 * time.Hour, PortalCreateAccounts: true}
