@@ -177,7 +177,9 @@ func TestSessionRules(t *testing.T) {
 			oc.signIn("ada@example.com")
 			c.setCookie(SessionCookie, oc.cookie(SessionCookie))
 		}},
-		{"account deleted", func(f *fixture, _ *client, a accounts.Account) { require.NoError(f.t, f.accts.DeleteAccount(f.t.Context(), a.ID)) }},
+		{"account deleted", func(f *fixture, _ *client, a accounts.Account) {
+			require.NoError(f.t, f.accts.DeleteAccount(f.t.Context(), a.ID))
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
