@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/platformsim"
@@ -31,7 +31,7 @@ import (
 type App struct {
 	cfg    config.Config
 	logger *slog.Logger
-	// flushLog writes the log lines gathered so far (bufferLog).
+	// flushLog writes the log lines gathered so far (logbuf.Buffer).
 	flushLog func()
 	store    accounts.Store // the configured backend, behind the cache when store.cache_ttl > 0
 	hasher   *accounts.Hasher
@@ -52,7 +52,7 @@ func (a *App) watchIdP(p *oidc.Provider, every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var downSince time.Time
-	go flushingPanics(a.flushLog, func() {
+	go logbuf.FlushingPanics(a.flushLog, func() {
 		defer close(done)
 		p.Watch(ctx, every, func(err error) {
 			if err != nil {
@@ -92,9 +92,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	logOut, flushLog, closeLog := bufferLog(o.LogOutput)
+	logOut, flushLog, closeLog := logbuf.Buffer(o.LogOutput)
 	a := &App{cfg: cfg, flushLog: flushLog, closers: []func() error{closeLog}} // closed last
-	a.logger = slog.New(urgentFlush{newLogger(cfg.Log, logOut).Handler(), flushLog})
+	a.logger = slog.New(logbuf.UrgentFlush(newLogger(cfg.Log, logOut).Handler(), flushLog))
 	defer func() {
 		if err != nil {
 			a.Close()
@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		a.store = accounts.NewCache(db, cfg.Store.CacheTTL, o.Now)
 	}
 
-	if a.hasher, err = newHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
+	if a.hasher, err = NewHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
 		return nil, err
 	}
 
@@ -224,8 +224,9 @@ func regulation(rg config.Regulation) accounts.RegulationConfig {
 	return accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP, FindTime: rg.FindTime, BanTime: rg.BanTime}
 }
 
-// newHasher builds the password hasher from the configuration.
-func newHasher(pw config.Password, concurrency int) (*accounts.Hasher, error) {
+// NewHasher is the password hasher that pw configures, hashing at most
+// concurrency passwords at once.
+func NewHasher(pw config.Password, concurrency int) (*accounts.Hasher, error) {
 	return accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, concurrency)
 }
 
@@ -298,38 +299,15 @@ func emulatorShapes(s config.Shapes) platformsim.Shapes {
 	return platformsim.Shapes(s.Client())
 }
 
-// LimitMemory gives the Go runtime a soft memory limit sized from the
-// password-hashing settings, unless GOMEMLIMIT sets one already: argon2id
-// allocates its memory afresh for every hash, and without a limit the
-// garbage lets a sign-in storm double the heap (152 MiB peak for 200 at
-// once; 86-87 MiB for 300 with this limit, which costs hashing speed: GC
-// runs more, and more of a storm gets the busy page; a larger GOMEMLIMIT
-// trades memory back for speed). The limit is process-wide: serve sets it;
-// it returns the limit in force and whether it set it.
-func LimitMemory(pw config.Password) (int64, bool) {
-	if os.Getenv("GOMEMLIMIT") != "" {
-		return debug.SetMemoryLimit(-1), false
+// CheckPlatform makes one signed call to the configured platform (starting
+// the embedded emulator for it, if that is the one configured) and returns
+// the connection and the verdict, as the console's check shows them.
+func CheckPlatform(ctx context.Context, cfg config.Config, logOut io.Writer) (handlers.Connection, handlers.CheckReport, error) {
+	client, sim, closeFn, err := connectPlatform(cfg, newLogger(cfg.Log, logOut), nil, nil)
+	if err != nil {
+		return handlers.Connection{}, handlers.CheckReport{}, err
 	}
-	limit := int64(24<<20) + int64(pw.HashConcurrency)*(int64(pw.Argon2MemoryKiB)<<10+1<<20) // 64 MiB by default
-	debug.SetMemoryLimit(limit)
-	return limit, true
-}
-
-// servingGCPercent is the GOGC serve runs with. The bridge's live heap
-// under load is small (5 MiB at 64 launches in flight), so at Go's default
-// of 100 it collected every 3 MiB of garbage, some 40 times a second, and
-// the collector's fixed costs (scanning every goroutine's stack) were 11
-// µs of the bridge's 88 µs per launch (bench --target, GOGC=100 against
-// 400: 88.5 -> 77.0 µs, RSS 41 -> 50 MiB). The memory limit stays the
-// backstop: near it, the collector runs as often as it must.
-const servingGCPercent = 400
-
-// RaiseGCPercent sets GOGC to servingGCPercent unless the GOGC variable
-// chooses; process-wide, so serve calls it. It reports whether it set it.
-func RaiseGCPercent() bool {
-	if os.Getenv("GOGC") != "" {
-		return false
-	}
-	debug.SetGCPercent(servingGCPercent)
-	return true
+	defer closeFn()
+	c := console{client: client, embedded: sim != nil}
+	return c.Connection(), c.Check(ctx), nil
 }

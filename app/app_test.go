@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -267,35 +266,6 @@ func TestLoggerWritesDurationsAsDurations(t *testing.T) {
 	}
 }
 
-// The memory limit follows the hashing settings, and GOMEMLIMIT wins.
-func TestLimitMemory(t *testing.T) {
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	t.Setenv("GOMEMLIMIT", "")
-	limit, set := LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
-	assert.True(t, set)
-	assert.Equal(t, int64(64<<20), limit)
-	assert.Equal(t, limit, debug.SetMemoryLimit(-1))
-	limit, _ = LimitMemory(config.Password{Argon2MemoryKiB: 65536, HashConcurrency: 4})
-	assert.Equal(t, int64(24<<20+4*(64<<20+1<<20)), limit)
-
-	t.Setenv("GOMEMLIMIT", "1GiB")
-	_, set = LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
-	assert.False(t, set, "an operator's GOMEMLIMIT is kept")
-}
-
-// Serving raises GOGC, and the GOGC variable wins.
-func TestRaiseGCPercent(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	t.Setenv("GOGC", "")
-	assert.True(t, RaiseGCPercent())
-	assert.Equal(t, servingGCPercent, debug.SetGCPercent(servingGCPercent))
-
-	debug.SetGCPercent(150) // as GOGC=150 would have at start
-	t.Setenv("GOGC", "150")
-	assert.False(t, RaiseGCPercent(), "an operator's GOGC is kept")
-	assert.Equal(t, 150, debug.SetGCPercent(150))
-}
-
 // The emulator's shape file takes the keys of platform.shapes, no more and
 // no fewer, and the embedded emulator gets the configured shapes.
 func TestEmulatorShapesHaveTheConfigKeys(t *testing.T) {
@@ -346,4 +316,28 @@ func TestStartLineNamesTheListenerAndThePublicURL(t *testing.T) {
 		require.NoError(t, <-done)
 		a.Close()
 	}
+}
+
+// A WARN or ERROR line is written at once, after the lines gathered
+// before it (in order); INFO lines wait for the flush interval.
+func TestUrgentLinesAreWrittenAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	read := func() string { b, _ := os.ReadFile(path); return string(b) }
+	a, err := New(context.Background(), testConfig(t, ""), Options{LogOutput: f})
+	require.NoError(t, err)
+	defer a.Close()
+	a.flushLog() // nothing from New is left gathered
+	start := len(read())
+
+	a.logger.Info("gathered line")
+	assert.NotContains(t, read()[start:], "gathered line", "INFO waits")
+	a.logger.Warn("warning line")
+	got := read()[start:]
+	require.Contains(t, got, "warning line", "WARN is written at once")
+	assert.Less(t, strings.Index(got, "gathered line"), strings.Index(got, "warning line"), "with what was gathered before it, in order")
+	a.logger.With("k", "v").Error("error line")
+	assert.Contains(t, read(), `msg="error line" k=v`, "ERROR too, through a derived logger")
 }

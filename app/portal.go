@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
-	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/views"
@@ -120,6 +118,14 @@ func portalKeyOf(cfg config.Config) (k portalKey, ok bool, err error) {
 	return portalKey{cfg: portal.Config{Secret: secret, Issuer: demoPortalIssuer, Audience: demoPortalAud}, demo: true}, true, nil
 }
 
+// PortalSigningKey is the key portal tokens are checked with: the
+// configured one, or the embedded demo's; ok is false when the handoff is
+// off.
+func PortalSigningKey(cfg config.Config) (k portal.Config, ok bool, err error) {
+	pk, ok, err := portalKeyOf(cfg)
+	return pk.cfg, ok, err
+}
+
 // demoPortalSecret is the demo portal's HS256 key, made once (0600).
 func demoPortalSecret(cfg config.Config) ([]byte, error) {
 	path := filepath.Join(cfg.DataDir(), demoPortalKeyFile)
@@ -152,90 +158,4 @@ func demoPortal(k portalKey, now func() time.Time) func() (views.DemoPortal, err
 		}
 		return views.DemoPortal{Name: name, Email: email, Token: tok, DeepLink: "/open?return_to=" + url.QueryEscape("/editor/projects/demo")}, nil
 	}
-}
-
-// PortalLinkCmd is `ssobridge portal-link`: it prints a /sso/jwt URL
-// signed with the configured HS256 key (or the embedded demo's), as the
-// partner's portal would make it, for trying the handoff out.
-func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
-	cmd := cli.Command{Name: "portal-link", Synopsis: "--email E [--first-name F] [--last-name L] [--return-to P] [--config FILE]",
-		Summary: "Print a URL that signs E in through the portal handoff (/sso/jwt) and opens the editor, signed with\nportal.jwt_secret (or the embedded demo's key). Valid for 5 minutes, once."}
-	fs := env.Flags(cmd)
-	cfgPath := fs.String("config", "", "configuration file")
-	email := fs.String("email", "", "the portal user's email (required)")
-	first := fs.String("first-name", "", "given name (for an account created on first use)")
-	last := fs.String("last-name", "", "family name")
-	returnTo := fs.String("return-to", "", "a relative platform path to open, e.g. /editor/projects/42")
-	if err := env.Parse(fs, cmd, args); err != nil {
-		return err
-	}
-	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
-		return invalidInput("portal-link: --email: ", err)
-	}
-	if err := launch.ValidateReturnTo(*returnTo); err != nil {
-		return cli.UsageError("portal-link: --return-to: " + err.Error())
-	}
-	cfg, err := env.LoadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	if cfg.Portal.JWTPublicKeyFile != "" {
-		return cli.UsageError("portal-link: the portal signs with its private key (portal.jwt_public_key_file is its public half); portal-link can only sign with portal.jwt_secret")
-	}
-	k, ok, err := portalKeyOf(cfg)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return cli.UsageError("portal-link: no portal key: set portal.jwt_secret (" + config.EnvName("portal.jwt_secret") + ") and portal.jwt_issuer")
-	}
-	tok, err := portal.SignHS256(k.cfg.Secret, k.cfg.Issuer, k.cfg.Audience,
-		portal.Claims{Email: strings.TrimSpace(*email), GivenName: *first, FamilyName: *last, ReturnTo: *returnTo}, time.Now())
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "%s/sso/jwt?jwt=%s\n", cfg.PublicURL(cfg.Server.Addr), tok)
-	return nil
-}
-
-// UserInviteCmd is `ssobridge user invite`: it prints a one-time
-// set-password link for an account (72 h).
-func UserInviteCmd(ctx context.Context, env cli.Env, args []string) error {
-	cmd := cli.Command{Name: "user invite", Synopsis: "--email E [--config FILE]",
-		Summary: "Print a one-time link (valid 72 hours) with which the account chooses its password; it replaces any\nearlier link of the account. For accounts imported or created by the portal, which have none."}
-	fs := env.Flags(cmd)
-	cfgPath := fs.String("config", "", "configuration file")
-	email := fs.String("email", "", "the account's email (required)")
-	if err := env.Parse(fs, cmd, args); err != nil {
-		return err
-	}
-	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
-		return invalidInput("user invite: --email: ", err)
-	}
-	cfg, err := env.LoadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	store, err := OpenStore(ctx, cfg, nil)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	acct, err := store.AccountByEmail(ctx, *email)
-	if errors.Is(err, accounts.ErrNotFound) {
-		return cli.UsageError(fmt.Sprintf("user invite: no account with email %s: nothing was written", strings.TrimSpace(*email)))
-	}
-	if err != nil {
-		return err
-	}
-	token, err := accounts.IssuePasswordLink(ctx, store, acct.ID, time.Now())
-	if err != nil {
-		return err
-	}
-	if err := store.Record(ctx, accounts.Event{Kind: accounts.KindAdmin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok",
-		Detail: "set-password link issued from the command line"}); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "%s%s\n(valid %s, once; it replaces any earlier link of %s)\n", cfg.PublicURL(cfg.Server.Addr), accounts.SetPasswordPath(token), accounts.PasswordLinkTTL, acct.Email)
-	return nil
 }

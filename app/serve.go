@@ -2,8 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,14 +9,13 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/internal/logbuf"
 )
 
 // shutdownGrace is how long a stop waits for requests in flight: a
@@ -70,11 +67,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if line != "" {
 		say(line, line)
 	}
-	go flushingPanics(a.flushLog, func() { a.prune(ctx) })
+	go logbuf.FlushingPanics(a.flushLog, func() { a.prune(ctx) })
 
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
-		go flushingPanics(a.flushLog, func() { errc <- srv.Serve(listeners[i]) })
+		go logbuf.FlushingPanics(a.flushLog, func() { errc <- srv.Serve(listeners[i]) })
 	}
 	var serveErr error
 	select {
@@ -169,74 +166,14 @@ func (a *App) prune(ctx context.Context) {
 const demoLoginFile = "demo-login.txt"
 
 // DemoEmail is the embedded demo's admin account.
-const DemoEmail = "demo@example.com"
+const DemoEmail = accounts.DemoEmail
 
-// EnsureDemoAccount creates an admin demo account when the store is empty
-// (embedded demo only) and returns the line to print: the demo login while
-// it is true, else why none is printed; "" with a real platform.
+// EnsureDemoAccount creates the demo's admin account when the store is
+// empty (embedded demo only) and returns the line to print: the demo login
+// while it is true, else why none is printed; "" with a real platform.
 func (a *App) EnsureDemoAccount(ctx context.Context) (string, error) {
 	if a.sim == nil {
 		return "", nil
 	}
-	path := filepath.Join(a.cfg.DataDir(), demoLoginFile)
-	n, err := a.store.CountAccounts(ctx)
-	if err != nil {
-		return "", err
-	}
-	if n > 0 {
-		return a.savedDemoLogin(ctx, path, n)
-	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	password := base64.RawURLEncoding.EncodeToString(b)
-	hash, err := a.hasher.Hash(ctx, password)
-	if err != nil {
-		return "", err
-	}
-	if _, err := a.store.CreateAccount(ctx, accounts.NewAccount{Email: DemoEmail, FirstName: "Demo", LastName: "User", PasswordHash: hash, Admin: true}); err != nil {
-		return "", err
-	}
-	line := "demo login: " + DemoEmail + " " + password
-	if err := os.WriteFile(path, []byte(line+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("save demo login: %w", err)
-	}
-	return line, nil
-}
-
-// savedDemoLogin is the line for a store that holds accounts: the saved
-// demo login if it still signs in, else why none is printed.
-func (a *App) savedDemoLogin(ctx context.Context, path string, accountsInStore int) (string, error) {
-	const none = "no demo login printed: "
-	acct, err := a.store.AccountByEmail(ctx, DemoEmail)
-	if errors.Is(err, accounts.ErrNotFound) {
-		noun := "accounts"
-		if accountsInStore == 1 {
-			noun = "account"
-		}
-		return fmt.Sprintf("%sthe store holds %d %s and none is %s; sign in with one of them, or start with an empty data folder",
-			none, accountsInStore, noun, DemoEmail), nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if acct.Disabled {
-		return none + DemoEmail + " is disabled", nil
-	}
-	data, err := os.ReadFile(path)
-	fields := strings.Fields(string(data)) // "demo login: EMAIL PASSWORD"
-	if err != nil || len(fields) != 4 {
-		return none + DemoEmail + " exists, but its generated password is no longer known (" + path + " is missing)", nil
-	}
-	switch err := a.hasher.Verify(ctx, fields[3], acct.PasswordHash); {
-	case err == nil:
-		return strings.TrimSpace(string(data)), nil
-	case errors.Is(err, accounts.ErrPasswordMismatch):
-		// The file lies now: drop it, so no later start reads it again.
-		if rerr := os.Remove(path); rerr != nil {
-			return "", fmt.Errorf("remove stale demo login: %w", rerr)
-		}
-		return none + "the password of " + DemoEmail + " was changed after it was generated", nil
-	default:
-		return "", err
-	}
+	return accounts.EnsureDemoAccount(ctx, a.store, a.hasher, filepath.Join(a.cfg.DataDir(), demoLoginFile))
 }

@@ -9,14 +9,14 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/gctune"
 	"github.com/ssobridge/ssobridge/loadtest"
 )
 
 // BenchmarkLoginStorm signs in 300 users at once with the production
 // argon2id parameters (19 MiB, 2 passes) and the memory limit serve sets
-// (app.LimitMemory), and reports the process's peak RSS: hashing runs
+// (gctune.LimitMemory), and reports the process's peak RSS: hashing runs
 // under password.hash_concurrency, and the limit keeps the garbage of
 // finished hashes from piling up. Run alone for a clean peak:
 //
@@ -25,7 +25,7 @@ func BenchmarkLoginStorm(b *testing.B) {
 	ta := startTestApp(b, testOptions{yaml: "regulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n",
 		env: []string{"SSOBRIDGE_PASSWORD_ARGON2_MEMORY_KIB=19456", "SSOBRIDGE_PASSWORD_ARGON2_ITERATIONS=2", "SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=" + stormConcurrency()}})
 	const users = 300
-	limit, _ := app.LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
+	limit, _ := gctune.LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	for i := range users {
 		ta.addAccount(b, "user"+strconv.Itoa(i)+"@example.com", false)

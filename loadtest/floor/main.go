@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/apiclient"
-	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/internal/gctune"
 )
 
 func main() {
@@ -60,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	app.RaiseGCPercent() // as serve does, so the two compare
+	gctune.RaiseGCPercent() // as serve does, so the two compare
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err

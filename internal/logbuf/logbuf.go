@@ -1,4 +1,6 @@
-package app
+// Package logbuf gathers a process's log lines and writes them out
+// together, without holding back the lines that explain trouble.
+package logbuf
 
 import (
 	"context"
@@ -15,7 +17,7 @@ import (
 // at info level a launch logs two lines (the request and the launch), and
 // their two writes were 2 of the launch's 6 system calls (bench --target,
 // strace -c). Lines that explain trouble are not held back: the logger
-// (urgentFlush) flushes after every WARN and ERROR line, and the app's own
+// (UrgentFlush) flushes after every WARN and ERROR line, and the app's own
 // goroutines flush before a panic takes the process down. What is buffered
 // when the process is killed outright (SIGKILL) is lost: at most flushEvery
 // of INFO and DEBUG lines. Close writes the rest.
@@ -33,10 +35,10 @@ const (
 	logBufferMax  = 32 << 10
 )
 
-// bufferLog buffers w when it is a file or pipe (each write a system call);
+// Buffer buffers w when it is a file or pipe (each write a system call);
 // anything else (a test's buffer) is written to at once. flush writes what
 // is gathered; close flushes and writes later lines at once.
-func bufferLog(w io.Writer) (out io.Writer, flush func(), close func() error) {
+func Buffer(w io.Writer) (out io.Writer, flush func(), close func() error) {
 	if _, ok := w.(*os.File); !ok {
 		return w, func() {}, func() error { return nil }
 	}
@@ -46,9 +48,11 @@ func bufferLog(w io.Writer) (out io.Writer, flush func(), close func() error) {
 	return l, l.flush, l.Close
 }
 
-// urgentFlush is a slog.Handler that flushes the log after every record
-// at WARN or above, so the lines that explain a failure (and every line
-// gathered before them, in order) are written at once.
+// UrgentFlush wraps h so that the log is flushed after every record at
+// WARN or above: the lines that explain a failure (and every line gathered
+// before them, in order) are written at once.
+func UrgentFlush(h slog.Handler, flush func()) slog.Handler { return urgentFlush{h, flush} }
+
 type urgentFlush struct {
 	slog.Handler
 	flush func()
@@ -70,9 +74,9 @@ func (h urgentFlush) WithGroup(name string) slog.Handler {
 	return urgentFlush{h.Handler.WithGroup(name), h.flush}
 }
 
-// flushingPanics runs f; a panic in it flushes the log before it goes on
+// FlushingPanics runs f; a panic in it flushes the log before it goes on
 // (and ends the process, as it would have).
-func flushingPanics(flush func(), f func()) {
+func FlushingPanics(flush func(), f func()) {
 	defer func() {
 		if r := recover(); r != nil {
 			flush()

@@ -1,8 +1,7 @@
-package app
+package logbuf
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -11,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssobridge/ssobridge/config"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +24,7 @@ func TestLogWriterBuffersFiles(t *testing.T) {
 	defer f.Close()
 	read := func() string { b, _ := os.ReadFile(path); return string(b) }
 
-	w, _, closeLog := bufferLog(f)
+	w, _, closeLog := Buffer(f)
 	_, ok := w.(*logWriter)
 	require.True(t, ok, "a file is buffered")
 	_, err = w.Write([]byte("first line\n"))
@@ -51,33 +49,9 @@ func TestLogWriterBuffersFiles(t *testing.T) {
 	assert.True(t, strings.HasSuffix(read(), "after close\n"), "after Close, lines are written at once")
 
 	var buf bytes.Buffer
-	w, _, _ = bufferLog(&buf)
+	w, _, _ = Buffer(&buf)
 	_, _ = w.Write([]byte("x\n"))
 	assert.Equal(t, "x\n", buf.String(), "a buffer is written to at once")
-}
-
-// A WARN or ERROR line is written at once, after the lines gathered
-// before it (in order); INFO lines wait for the flush interval.
-func TestUrgentLinesAreWrittenAtOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "log")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	defer f.Close()
-	read := func() string { b, _ := os.ReadFile(path); return string(b) }
-	a, err := New(context.Background(), testConfig(t, ""), Options{LogOutput: f})
-	require.NoError(t, err)
-	defer a.Close()
-	a.flushLog() // nothing from New is left gathered
-	start := len(read())
-
-	a.logger.Info("gathered line")
-	assert.NotContains(t, read()[start:], "gathered line", "INFO waits")
-	a.logger.Warn("warning line")
-	got := read()[start:]
-	require.Contains(t, got, "warning line", "WARN is written at once")
-	assert.Less(t, strings.Index(got, "gathered line"), strings.Index(got, "warning line"), "with what was gathered before it, in order")
-	a.logger.With("k", "v").Error("error line")
-	assert.Contains(t, read(), `msg="error line" k=v`, "ERROR too, through a derived logger")
 }
 
 // A panic in a goroutine the app runs ends the process as before, but
@@ -85,10 +59,10 @@ func TestUrgentLinesAreWrittenAtOnce(t *testing.T) {
 // process, which the panic ends.
 func TestLogLinesSurviveAPanic(t *testing.T) {
 	if os.Getenv("SSOBRIDGE_TEST_PANIC") == "1" {
-		w, flush, _ := bufferLog(os.Stderr)
-		logger := slog.New(urgentFlush{newLogger(config.Log{Level: "info"}, w).Handler(), flush})
+		w, flush, _ := Buffer(os.Stderr)
+		logger := slog.New(UrgentFlush(slog.NewTextHandler(w, nil), flush))
 		logger.Info("gathered before the crash")
-		go flushingPanics(flush, func() { panic("boom") })
+		go FlushingPanics(flush, func() { panic("boom") })
 		select {}
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLogLinesSurviveAPanic$")

@@ -1,0 +1,60 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ssobridge/ssobridge/app"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/portal"
+)
+
+// PortalLinkCmd is `ssobridge portal-link`: it prints a /sso/jwt URL
+// signed with the configured HS256 key (or the embedded demo's), as the
+// partner's portal would make it, for trying the handoff out.
+func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
+	cmd := cli.Command{Name: "portal-link", Synopsis: "--email E [--first-name F] [--last-name L] [--return-to P] [--config FILE]",
+		Summary: "Print a URL that signs E in through the portal handoff (/sso/jwt) and opens the editor, signed with\nportal.jwt_secret (or the embedded demo's key). Valid for 5 minutes, once."}
+	fs := env.Flags(cmd)
+	cfgPath := fs.String("config", "", "configuration file")
+	email := fs.String("email", "", "the portal user's email (required)")
+	first := fs.String("first-name", "", "given name (for an account created on first use)")
+	last := fs.String("last-name", "", "family name")
+	returnTo := fs.String("return-to", "", "a relative platform path to open, e.g. /editor/projects/42")
+	if err := env.Parse(fs, cmd, args); err != nil {
+		return err
+	}
+	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
+		return invalidInput("portal-link: --email: ", err)
+	}
+	if err := launch.ValidateReturnTo(*returnTo); err != nil {
+		return cli.UsageError("portal-link: --return-to: " + err.Error())
+	}
+	cfg, err := env.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if cfg.Portal.JWTPublicKeyFile != "" {
+		return cli.UsageError("portal-link: the portal signs with its private key (portal.jwt_public_key_file is its public half); portal-link can only sign with portal.jwt_secret")
+	}
+	k, ok, err := app.PortalSigningKey(cfg)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return cli.UsageError("portal-link: no portal key: set portal.jwt_secret (" + config.EnvName("portal.jwt_secret") + ") and portal.jwt_issuer")
+	}
+	tok, err := portal.SignHS256(k.Secret, k.Issuer, k.Audience,
+		portal.Claims{Email: strings.TrimSpace(*email), GivenName: *first, FamilyName: *last, ReturnTo: *returnTo}, time.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s/sso/jwt?jwt=%s\n", cfg.PublicURL(cfg.Server.Addr), tok)
+	return nil
+}
