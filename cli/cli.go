@@ -1,7 +1,7 @@
-// Package cli holds what every sub-command shares: the invocation's
-// streams and environment, usage errors, flag parsing and loading the
-// configuration. main dispatches; the packages that own a command (app,
-// loadtest) implement it with these.
+// Package cli holds what every command shares: the invocation's streams
+// and environment, usage errors, flag parsing, exit codes and loading the
+// configuration. The bridge's sub-commands (package commands) and the load
+// tool (cmd/ssobridge-bench) are written with it.
 package cli
 
 import (
