@@ -3,6 +3,7 @@ package accounts
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // keyLocks is a mutex per key, held by one goroutine of this process at a
@@ -57,3 +58,7 @@ func onlyOnce(f func()) func() {
 	var once sync.Once
 	return func() { once.Do(f) }
 }
+
+// provisioningPoll is how often a process tries again for a provisioning
+// lock that another process holds.
+const provisioningPoll = 20 * time.Millisecond

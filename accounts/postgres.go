@@ -38,6 +38,8 @@ type Postgres struct {
 	stop        context.CancelFunc
 	listening   sync.WaitGroup
 
+	timeout time.Duration // bounds an audit batch's commit and each try of the provisioning lock
+
 	// Group commit of audit events (see recordEvent).
 	stamps stampMemo // the link stamps this process made lately
 	audits *groupCommit[auditOp]
@@ -95,9 +97,13 @@ const defaultPoolConns = 16
 // OpenPostgres connects to the PostgreSQL URL dsn and applies pending
 // migrations under an advisory lock, so instances starting together
 // migrate once.
-func OpenPostgres(ctx context.Context, dsn string, now func() time.Time) (*Postgres, error) {
+func OpenPostgres(ctx context.Context, dsn string, now func() time.Time, opts ...Option) (*Postgres, error) {
 	if now == nil {
 		now = time.Now
+	}
+	o := options{timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -106,6 +112,11 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time) (*Postg
 	}
 	if !strings.Contains(dsn, "pool_max_conns") {
 		pc.MaxConns = defaultPoolConns
+	}
+	if !strings.Contains(dsn, "connect_timeout") {
+		// A black-holed host would otherwise hold a connection attempt for
+		// the operating system's minutes.
+		pc.ConnConfig.ConnectTimeout = o.timeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -119,7 +130,7 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time) (*Postg
 		pool.Close()
 		return nil, err
 	}
-	s := &Postgres{sqlStore: sqlStore{d: postgresDialect(), db: stdlib.OpenDBFromPool(pool), now: now}, pool: pool, listenCfg: pc.ConnConfig.Copy()}
+	s := &Postgres{sqlStore: sqlStore{d: postgresDialect(), db: stdlib.OpenDBFromPool(pool), now: now}, pool: pool, listenCfg: pc.ConnConfig.Copy(), timeout: o.timeout}
 	s.inTx, s.commitEvent = s.writeTx, s.recordEvent
 	s.audits = newGroupCommit(maxBatch, s.commitAudits)
 	return s, nil
@@ -194,11 +205,11 @@ WHERE links.account_id = s.account_id AND (links.last_launch_at IS NULL OR links
 
 // recordEvent hands the event to the group commit and waits for it: events
 // that arrive while one batch commits share the next, so under load a
-// commit carries many launches instead of each paying its own (at 64 in
-// flight, 24 events a commit: 2,159 -> 5,347 launches/s, docs/performance.md).
-// It returns once the row is committed: an acknowledged launch has its
-// audit row. One batch commits at a time: with four writers, batches were
-// smaller and launches/s fell (6,213 -> 4,196-4,882 on 2 cores).
+// commit carries many launches instead of each paying its own. It returns
+// once the row is committed: an acknowledged launch has its audit row. One
+// batch commits at a time: with more writers, batches were smaller and
+// fewer launches a second got through (docs/performance.md, "Decisions and
+// their figures").
 func (s *Postgres) recordEvent(ctx context.Context, e Event, stampLink bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -209,7 +220,10 @@ func (s *Postgres) recordEvent(ctx context.Context, e Event, stampLink bool) err
 // commitAudits writes the batch in one statement; if that fails, each op
 // on its own, so one bad event does not fail the others.
 func (s *Postgres) commitAudits(batch []auditOp) []error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Bounded by half the store's timeout: a frozen database fails the
+	// batch rather than holding every launch in it, and a launch queued
+	// behind a failing batch still has its answer within the timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout/2)
 	defer cancel()
 	errs := make([]error, len(batch))
 	err := s.execAudits(ctx, batch)
@@ -258,28 +272,52 @@ func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {
 // LockProvisioning holds a PostgreSQL advisory lock keyed by the
 // normalised email on a connection of its own until unlock: every instance
 // on the database waits for it. Waiters in this process queue in memory
-// first, so they do not each hold a pooled connection.
+// first, so they do not each hold a pooled connection. The lock is tried
+// every provisioningPoll until ctx ends, each try bounded by the store's
+// timeout: a wait for another holder lasts as long as the caller allows, a
+// database that does not answer fails within the timeout.
 func (s *Postgres) LockProvisioning(ctx context.Context, email string) (func(), error) {
 	key := regKey(email)
 	unlockLocal, err := s.provisioning.lock(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
 	}
-	conn, err := s.pool.Acquire(ctx)
+	actx, cancel := context.WithTimeout(ctx, s.timeout)
+	conn, err := s.pool.Acquire(actx)
+	cancel()
 	if err != nil {
 		unlockLocal()
 		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
 	}
-	k := lockKey("ssobridge-provision", key)
-	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1)", k); err != nil {
-		// A cancelled wait may leave the connection in doubt: drop it.
+	fail := func(err error) (func(), error) {
+		// A try cut short may leave the connection in doubt: drop it.
 		_ = conn.Conn().Close(context.Background())
 		conn.Release()
 		unlockLocal()
 		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
 	}
+	k := lockKey("ssobridge-provision", key)
+	for {
+		var took bool
+		tctx, cancel := context.WithTimeout(ctx, s.timeout)
+		err := conn.QueryRow(tctx, "SELECT pg_try_advisory_lock($1)", k).Scan(&took)
+		cancel()
+		if err != nil {
+			return fail(err)
+		}
+		if took {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			conn.Release()
+			unlockLocal()
+			return nil, fmt.Errorf("accounts: provisioning lock: %w", ctx.Err())
+		case <-time.After(provisioningPoll):
+		}
+	}
 	return onlyOnce(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 		defer cancel()
 		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", k); err != nil {
 			// Closing the session releases its advisory locks.

@@ -246,9 +246,6 @@ func (s *SQLite) Ping(ctx context.Context) error {
 // keeps others waiting; a live holder releases it within a launch's bound.
 const provisioningLease = 2 * time.Minute
 
-// provisioningPoll is how often a process waits for another's lease.
-const provisioningPoll = 20 * time.Millisecond
-
 // LockProvisioning takes the email's lease in provisioning_leases: a row
 // that other processes on the file wait for (SQLite has no advisory locks,
 // and holding its write lock across platform calls would stall every write).

@@ -65,8 +65,8 @@ const checkpointEvery = 250 * time.Millisecond
 // restartFrames is the WAL length (16 MiB of 4 KiB pages) past which the
 // writer restarts the WAL. A PASSIVE checkpoint copies pages but cannot
 // rewind the WAL: only a writer that starts when every frame is copied does,
-// and under steady writes that never happens, so the file grew by about
-// 70 MB/s at full load (seen at 52,000 frames after 3 s).
+// and under steady writes that never happens, so the file grew without end
+// at full load.
 const restartFrames = 4096
 
 // checkpoints folds the WAL into the database in the background, off the
@@ -112,11 +112,9 @@ func (s *SQLite) batchWrites() {
 		// Gather what is queued, then yield and gather again for as long as
 		// yielding brings more. A sender hands its op straight to this
 		// goroutine, which Go then runs next, so without the yield batches
-		// held 1.6 writes on average and nearly every launch paid a whole
-		// commit. With it: 6.4 writes per commit at 64 launches in flight,
-		// 7,400 -> 8,200-8,500 launches/s, p99 24 -> 19-20 ms. With nothing
-		// else runnable the yield returns at once, so a lone write does not
-		// wait.
+		// held under two writes on average and nearly every launch paid a
+		// whole commit (docs/performance.md, fix 8). With nothing else
+		// runnable the yield returns at once, so a lone write does not wait.
 		batch := s.drain([]writeOp{first})
 		for len(batch) < maxBatch {
 			n := len(batch)

@@ -12,6 +12,25 @@ import (
 	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
+// Option adjusts how a backend is opened.
+type Option func(*options)
+
+type options struct {
+	timeout time.Duration
+}
+
+// WithTimeout bounds what the backend does on its own on a caller's behalf
+// (on PostgreSQL: a connection attempt, an audit batch's commit, each try
+// of the provisioning lock) as Guard bounds the calls; DefaultTimeout
+// otherwise.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.timeout = d
+		}
+	}
+}
+
 // sqlStore is the part of Store that SQLite and PostgreSQL answer with the
 // same SQL, each query written once over database/sql (PostgreSQL's through
 // pgx's stdlib adapter) in PostgreSQL's placeholders; dialect holds what

@@ -33,7 +33,8 @@ type App struct {
 	logger *slog.Logger
 	// flushLog writes the log lines gathered so far (logbuf.Buffer).
 	flushLog func()
-	store    accounts.Store // the configured backend, behind the cache when store.cache_ttl > 0
+	store    accounts.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
+	guard    *accounts.Guard
 	hasher   *accounts.Hasher
 	client   *apiclient.Client
 	sim      *platformsim.Running // nil unless the platform is embedded
@@ -106,9 +107,10 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		return nil, err
 	}
 	a.closers = append(a.closers, db.Close)
-	a.store = db
+	a.guard = accounts.NewGuard(db, cfg.Store.Timeout, a.logger, o.Now)
+	a.store = a.guard
 	if cfg.Store.CacheTTL > 0 {
-		a.store = accounts.NewCache(db, cfg.Store.CacheTTL, o.Now)
+		a.store = accounts.NewCache(a.guard, cfg.Store.CacheTTL, o.Now)
 	}
 
 	if a.hasher, err = NewHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
@@ -117,6 +119,10 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 
 	metrics := handlers.NewMetrics()
 	a.metrics = metrics
+	metrics.WatchStore(func() handlers.StoreHealth {
+		st := a.guard.Stats()
+		return handlers.StoreHealth{Up: st.Up, Outages: st.Outages, Down: st.Down, Timeouts: st.Timeouts, Lost: st.Lost, Refused: st.Refused}
+	})
 	var closePlatform func() error
 	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
 		co.Hooks = apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}
@@ -167,7 +173,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 // every command and serve use it, so each works on either backend.
 func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (accounts.Store, error) {
 	if cfg.Store.Driver == "postgres" {
-		return accounts.OpenPostgres(ctx, cfg.Store.DSN, now)
+		return accounts.OpenPostgres(ctx, cfg.Store.DSN, now, accounts.WithTimeout(cfg.Store.Timeout))
 	}
 	return accounts.OpenSQLite(ctx, cfg.Store.DSN, now)
 }

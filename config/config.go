@@ -128,6 +128,11 @@ type Store struct {
 	// off). Writes through this process are seen at once; writes by other
 	// processes on the same database within CacheTTL.
 	CacheTTL time.Duration `yaml:"cache_ttl"`
+	// Timeout bounds each call to the database (and, on PostgreSQL, each
+	// connection attempt): past it the request is answered with the
+	// "back in a moment" page instead of waiting for a database that is
+	// frozen or unreachable.
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Platform is the connection to the platform's Partner API.
@@ -207,7 +212,7 @@ func Defaults() Config {
 	return Config{
 		Server:  Server{Addr: "127.0.0.1:8080"},
 		Session: Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
-		Store:   Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second},
+		Store:   Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second, Timeout: 2 * time.Second},
 		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0",
 			Shapes: defaultShapes()},
 		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
@@ -449,6 +454,9 @@ func (c *Config) validate() Errors {
 	}
 	if c.Session.IdleTimeout < time.Minute || c.Session.IdleTimeout > c.Session.MaxAge {
 		bad("session.idle_timeout", fmt.Sprintf("%s is out of range; use 1m up to session.max_age (e.g. 2h)", c.Session.IdleTimeout))
+	}
+	if c.Store.Timeout < 100*time.Millisecond || c.Store.Timeout > time.Minute {
+		bad("store.timeout", fmt.Sprintf("%s is out of range; use 100ms up to 1m (e.g. 2s)", c.Store.Timeout))
 	}
 	switch c.Store.Driver {
 	case "sqlite":

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -286,5 +287,35 @@ func TestBackLinksLeadToThePortal(t *testing.T) {
 			r = pw.get("/no/such/page")
 			assert.Empty(t, r.doc.Find("#back-to-portal").AttrOr("href", ""))
 		})
+	}
+}
+
+// unavailableOneTime is a store whose database does not answer.
+type unavailableOneTime struct{}
+
+func (unavailableOneTime) UseOnce(context.Context, string, string, time.Time) error {
+	return fmt.Errorf("%w: no answer within 2s (store.timeout)", accounts.ErrUnavailable)
+}
+
+// A portal arrival while the database is away cannot be sent again (its
+// token is one-time): the page says so, sends the user back to the portal
+// for a fresh one, and changes nothing.
+func TestPortalArrivalWhileTheDatabaseIsAway(t *testing.T) {
+	for _, portalURL := range []string{"", "https://portal.example/home"} {
+		f := setup(t)
+		f.reconfigure(func(d *Deps) {
+			v, err := portal.NewVerifier(portal.Config{Secret: portalSecret, Issuer: portalIssuer, Audience: portalAudience}, unavailableOneTime{}, f.clock.Now)
+			require.NoError(t, err)
+			d.PortalTokens, d.PortalURL = v, portalURL
+		})
+		r := f.client().get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "grace@example.com"}))
+		assert.Equal(t, http.StatusServiceUnavailable, r.status)
+		assert.Equal(t, "store-unavailable", r.class())
+		assert.Equal(t, "5", r.header.Get("Retry-After"))
+		assert.Contains(t, r.text("#error-page"), "works only once")
+		assert.Equal(t, portalURL, r.doc.Find("#portal-again").AttrOr("href", ""), "back to the portal for a fresh link, when there is one")
+		_, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
+		assert.ErrorIs(t, err, accounts.ErrNotFound, "nothing was created")
+		assert.NotContains(t, f.logs.String(), "level=ERROR", "an outage is logged once by the store's guard, not per request")
 	}
 }

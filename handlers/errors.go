@@ -115,6 +115,11 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		info.RetryAfter = int(busyRetry / time.Second)
 		info.Detail = err.Error() // says which: hashing slots or the database lock; no secret
 		return http.StatusServiceUnavailable, views.Busy, info
+	case errors.Is(err, accounts.ErrUnavailable):
+		info.RetryAfter = int(busyRetry / time.Second)
+		info.Detail = err.Error() // the cause, for an admin; the DSN is never in it
+		info.Handoff = c.Path() == "/sso/jwt"
+		return http.StatusServiceUnavailable, views.StoreUnavailable, info
 	case errors.As(err, &le):
 		return launchPage(le.err, info)
 	case errors.As(err, &he):
@@ -191,6 +196,8 @@ func errorClass(err error) string {
 		return "idp_refused"
 	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):
 		return "busy"
+	case errors.Is(err, accounts.ErrUnavailable):
+		return "store_unavailable"
 	case errors.As(err, &he):
 		return "http_" + strconv.Itoa(he.Code)
 	}

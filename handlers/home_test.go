@@ -183,6 +183,8 @@ func errorPageCases() []errorPageCase {
 			}, ownClient: true},
 		{name: "database locked by another process", page: "Busy", class: "busy", status: 503, retryAfter: "5", mention: "Nothing was lost",
 			launchErr: fmt.Errorf("launch: save link: %w", accounts.ErrStoreBusy)},
+		{name: "database unavailable", page: "StoreUnavailable", class: "store-unavailable", status: 503, retryAfter: "5", mention: "back within a minute",
+			launchErr: fmt.Errorf("launch: read link: %w: no answer within 2s (store.timeout): %w", accounts.ErrUnavailable, context.DeadlineExceeded)},
 		{name: "anything else", page: "InternalError", class: "internal", status: 500,
 			launchErr: errors.New("launch: save link: disk on fire"), mention: "Something went wrong"},
 	}

@@ -46,6 +46,53 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// StoreHealth is what the store's guard has seen (accounts.GuardStats,
+// in the handlers' terms).
+type StoreHealth struct {
+	Up                      bool
+	Outages                 int64
+	Down                    time.Duration
+	Timeouts, Lost, Refused int64
+}
+
+// WatchStore exports the store's health, read at each scrape:
+// ssobridge_store_up, ssobridge_store_outages_total,
+// ssobridge_store_unavailable_seconds_total and
+// ssobridge_store_errors_total by kind (timeout: no answer within
+// store.timeout; connection: refused or broken; refused: turned away at
+// once during an outage).
+func (m *Metrics) WatchStore(health func() StoreHealth) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_store_up", Help: "1 while the database answers, 0 during an outage."},
+			func() float64 {
+				if health().Up {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ssobridge_store_outages_total", Help: "Database outages begun."},
+			func() float64 { return float64(health().Outages) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ssobridge_store_unavailable_seconds_total", Help: "Time the database was unavailable."},
+			func() float64 { return health().Down.Seconds() }),
+		storeErrors{health: health, desc: prometheus.NewDesc("ssobridge_store_errors_total", "Store calls that failed because the database was away, by kind.", []string{"kind"}, nil)},
+	)
+}
+
+// storeErrors collects ssobridge_store_errors_total from one reading.
+type storeErrors struct {
+	health func() StoreHealth
+	desc   *prometheus.Desc
+}
+
+func (s storeErrors) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s storeErrors) Collect(ch chan<- prometheus.Metric) {
+	h := s.health()
+	for kind, n := range map[string]int64{"timeout": h.Timeouts, "connection": h.Lost, "refused": h.Refused} {
+		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.CounterValue, float64(n), kind)
+	}
+}
+
 // Handler serves the metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

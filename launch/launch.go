@@ -115,7 +115,11 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	// lost to a client that went away. A launch without its audit row is
 	// refused: the token goes unused and expires, the user tries again.
 	if aerr := s.store.RecordLaunch(context.WithoutCancel(ctx), ev); aerr != nil {
-		s.logger.Error("audit write failed", "err", aerr, "request_id", requestID)
+		level := slog.LevelError
+		if errors.Is(aerr, accounts.ErrUnavailable) {
+			level = slog.LevelDebug // the store's guard logs the outage once
+		}
+		s.logger.Log(ctx, level, "audit write failed", "err", aerr, "request_id", requestID)
 		if err == nil {
 			err = fmt.Errorf("launch: audit: %w", aerr)
 			outcome = Classify(err)
@@ -200,7 +204,8 @@ const (
 	OutcomeBadRequest    = "platform_bad_request"
 	OutcomeInvalidInput  = "invalid_input"
 	OutcomeDisabled      = "account_disabled"
-	OutcomeStoreBusy     = "store_busy" // the database's write lock was held too long
+	OutcomeStoreBusy     = "store_busy"        // the database's write lock was held too long
+	OutcomeStoreDown     = "store_unavailable" // the database did not answer in time, or refused
 	OutcomeInternalError = "internal_error"
 )
 
@@ -215,6 +220,8 @@ func Classify(err error) string {
 		return OutcomeDisabled
 	case errors.Is(err, accounts.ErrStoreBusy):
 		return OutcomeStoreBusy
+	case errors.Is(err, accounts.ErrUnavailable):
+		return OutcomeStoreDown
 	case errors.Is(err, apiclient.ErrClockSkew):
 		return OutcomeClockSkew
 	case errors.Is(err, apiclient.ErrUnauthorized):

@@ -65,4 +65,7 @@ type ErrorInfo struct {
 	ClockSkew  string // measured offset, for the clock page
 	Endpoint   string // which platform call failed
 	SignIn     bool   // offer a sign-in link
+	// Handoff: the request carried a one-time handoff token from the
+	// portal, which cannot be sent again; the way on is a fresh one.
+	Handoff bool
 }

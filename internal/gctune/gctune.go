@@ -28,12 +28,11 @@ func LimitMemory(pw config.Password) (int64, bool) {
 }
 
 // ServingGCPercent is the GOGC serve runs with. The bridge's live heap
-// under load is small (5 MiB at 64 launches in flight), so at Go's default
-// of 100 it collected every 3 MiB of garbage, some 40 times a second, and
-// the collector's fixed costs (scanning every goroutine's stack) were 11
-// µs of the bridge's 88 µs per launch (bench --target, GOGC=100 against
-// 400: 88.5 -> 77.0 µs, RSS 41 -> 50 MiB). The memory limit stays the
-// backstop: near it, the collector runs as often as it must.
+// under load is small, so at Go's default of 100 it collected dozens of
+// times a second and the collector's fixed costs (scanning every
+// goroutine's stack) were a tenth of a launch's CPU (docs/performance.md,
+// "Decisions and their figures"). The memory limit stays the backstop:
+// near it, the collector runs as often as it must.
 const ServingGCPercent = 400
 
 // RaiseGCPercent sets GOGC to ServingGCPercent unless the GOGC variable

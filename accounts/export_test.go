@@ -1,0 +1,4 @@
+package accounts
+
+// LostConnection is lostConnection, for the external tests.
+var LostConnection = lostConnection
