@@ -151,6 +151,11 @@ func (g *Guard) settle(ctx, bounded context.Context, err error) error {
 		return nil
 	case ctx.Err() != nil:
 		return err // the caller went away: says nothing of the database
+	case errors.Is(err, ErrStoreBusy):
+		// SQLite answered: another process holds its write lock (its own
+		// busy timeout bounds the wait; the busy page says so).
+		g.up()
+		return err
 	case errors.Is(bounded.Err(), context.DeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
 		g.timeouts.Add(1)
 		err = fmt.Errorf("no answer within %s (store.timeout): %w", g.timeout, err)
