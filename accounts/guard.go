@@ -39,9 +39,8 @@ const DefaultTimeout = 2 * time.Second
 //   - if the ping fails too, an outage begins: one ERROR line with the
 //     cause; every call is refused at once, and the guard pings the
 //     database (again probeEvery after a failure); the first answer ends
-//     the outage: one line
-//     with how long it lasted and how many calls were refused. No request
-//     waits on a database known to be away;
+//     the outage: one line with how long it lasted and how many calls were
+//     refused. No request waits on a database known to be away;
 //   - if the ping is answered, the query was slow or one connection was
 //     lost (a terminated backend): only that call failed.
 type Guard struct {
@@ -71,7 +70,7 @@ type Guard struct {
 const (
 	guardUp      = iota // calls go through
 	guardSuspect        // a call found the database silent: a ping is checking
-	guardDown           // an outage: calls refused, pings every probeEvery
+	guardDown           // an outage: calls refused while the guard pings
 )
 
 // suspectTries and suspectRetry bound the pings that check a suspicion.

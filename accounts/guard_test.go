@@ -187,3 +187,27 @@ func TestGuardClassifiesLostConnections(t *testing.T) {
 		assert.Equal(t, tt.away, accounts.LostConnection(tt.err), "%v", tt.err)
 	}
 }
+
+// BenchmarkGuard is what the guard adds to a store call (a deadline, two
+// atomic loads): a read by id on SQLite, straight and through the guard.
+func BenchmarkGuard(b *testing.B) {
+	s, err := accounts.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+	require.NoError(b, err)
+	defer s.Close()
+	acct, err := s.CreateAccount(b.Context(), accounts.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "x"})
+	require.NoError(b, err)
+	for _, bb := range []struct {
+		name  string
+		store accounts.Store
+	}{{"direct", s}, {"guarded", accounts.NewGuard(s, time.Second, nil, nil)}} {
+		b.Run(bb.name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bb.store.AccountByID(ctx, acct.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

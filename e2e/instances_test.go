@@ -267,17 +267,7 @@ func TestInstanceKilledUnderLoadLosesNoAcknowledgedLaunch(t *testing.T) {
 	store, err := accounts.OpenPostgres(context.Background(), dsn, nil)
 	require.NoError(t, err)
 	defer store.Close()
-	recorded := map[string]bool{}
-	for off := 0; ; off += 500 {
-		evs, _, err := store.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok", Offset: off, Limit: 500})
-		require.NoError(t, err)
-		for _, e := range evs {
-			recorded[e.RequestID] = true
-		}
-		if len(evs) < 500 {
-			break
-		}
-	}
+	recorded := recordedLaunches(t, store)
 	var lost []string
 	for _, id := range acked {
 		if !recorded[id] {
@@ -288,4 +278,21 @@ func TestInstanceKilledUnderLoadLosesNoAcknowledgedLaunch(t *testing.T) {
 	t.Logf("acknowledged launches: %d (%d on the survivor after the kill); audit rows: %d; lost: %d", len(acked), afterKill[1].Load(), len(recorded), len(lost))
 	assert.NotEmpty(t, acked)
 	assert.Empty(t, lost, "every acknowledged launch has its audit row")
+}
+
+// recordedLaunches is the request ids of the successful launches in the
+// store's audit log.
+func recordedLaunches(t *testing.T, store accounts.Store) map[string]bool {
+	t.Helper()
+	recorded := map[string]bool{}
+	for off := 0; ; off += 500 {
+		evs, _, err := store.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok", Offset: off, Limit: 500})
+		require.NoError(t, err)
+		for _, e := range evs {
+			recorded[e.RequestID] = true
+		}
+		if len(evs) < 500 {
+			return recorded
+		}
+	}
 }

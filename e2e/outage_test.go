@@ -274,17 +274,7 @@ func TestDatabaseOutages(t *testing.T) {
 	store, err := accounts.OpenPostgres(context.Background(), pg.DSN, nil)
 	require.NoError(t, err)
 	defer store.Close()
-	recorded := map[string]bool{}
-	for off := 0; ; off += 500 {
-		evs, _, err := store.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok", Offset: off, Limit: 500})
-		require.NoError(t, err)
-		for _, e := range evs {
-			recorded[e.RequestID] = true
-		}
-		if len(evs) < 500 {
-			break
-		}
-	}
+	recorded := recordedLaunches(t, store)
 	var lost, arrived []string
 	for _, a := range answers {
 		if a.kind == "launch" && a.status == http.StatusSeeOther && !recorded[a.requestID] {
