@@ -12,6 +12,8 @@ import (
 type dialect struct {
 	// questionMarks: placeholders are written $n (PostgreSQL's) and sent
 	// as ?n (SQLite's numbered form, which may also repeat a parameter).
+	// The rewrite replaces every $: no query has one anywhere else (values
+	// travel as parameters).
 	questionMarks bool
 	// unique reports a unique-constraint violation.
 	unique func(error) bool

@@ -134,31 +134,48 @@ func (a *App) prune(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		now := time.Now()
-		if r := a.cfg.Audit.Retention; r > 0 {
-			n, err := a.store.PruneEvents(ctx, now.Add(-r))
-			if err != nil && ctx.Err() == nil {
-				a.logger.Error("audit pruning failed", "err", err)
-			} else if n > 0 {
-				a.logger.Info("audit events pruned", "count", n, "retention", r)
-			}
-		}
-		if _, err := a.store.PruneSignIns(ctx, now.Add(-a.cfg.Regulation.FindTime)); err != nil && ctx.Err() == nil {
-			a.logger.Error("sign-in attempts pruning failed", "err", err)
-		}
-		if _, err := a.store.PruneUsedIDs(ctx, now); err != nil && ctx.Err() == nil {
-			a.logger.Error("single-use id pruning failed", "err", err)
-		}
-		// A session idle past the timeout is void anyway: drop its record.
-		if _, err := a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout)); err != nil && ctx.Err() == nil {
-			a.logger.Error("session pruning failed", "err", err)
-		}
+		a.prunePass(ctx, time.Now())
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// prunePass prunes once. While the database is away the pass is put off
+// to the next hour with one WARN line: the store's guard has logged the
+// outage, and four ERROR lines more would only repeat it.
+func (a *App) prunePass(ctx context.Context, now time.Time) {
+	failed := func(what string, err error) (stop bool) {
+		switch {
+		case err == nil || ctx.Err() != nil:
+			return ctx.Err() != nil
+		case errors.Is(err, accounts.ErrUnavailable):
+			a.logger.Warn("pruning put off to the next hour: the database is unavailable", "err", err)
+			return true
+		}
+		a.logger.Error(what+" pruning failed", "err", err)
+		return false
+	}
+	if r := a.cfg.Audit.Retention; r > 0 {
+		n, err := a.store.PruneEvents(ctx, now.Add(-r))
+		if failed("audit", err) {
+			return
+		}
+		if n > 0 {
+			a.logger.Info("audit events pruned", "count", n, "retention", r)
+		}
+	}
+	if _, err := a.store.PruneSignIns(ctx, now.Add(-a.cfg.Regulation.FindTime)); failed("sign-in attempts", err) {
+		return
+	}
+	if _, err := a.store.PruneUsedIDs(ctx, now); failed("single-use id", err) {
+		return
+	}
+	// A session idle past the timeout is void anyway: drop its record.
+	_, err := a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout))
+	failed("session", err)
 }
 
 // demoLoginFile keeps the demo account's password in the data directory,
