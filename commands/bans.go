@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ssobridge/ssobridge/app"
-
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/mailaddr"
@@ -24,7 +22,7 @@ func BansListCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
-	store, err := openStore(ctx, env, *cfgPath)
+	_, store, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -68,7 +66,7 @@ func BansRevokeCmd(ctx context.Context, env cli.Env, args []string) error {
 		}
 		what, value = "IP", *ip
 	}
-	store, err := openStore(ctx, env, *cfgPath)
+	_, store, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -87,13 +85,4 @@ func BansRevokeCmd(ctx context.Context, env cli.Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "lifted the ban on %s %s; its counted failed sign-ins are cleared\n", what, value)
 	}
 	return nil
-}
-
-// openStore opens the configured store for a command.
-func openStore(ctx context.Context, env cli.Env, cfgPath string) (accounts.Store, error) {
-	cfg, err := env.LoadConfig(cfgPath)
-	if err != nil {
-		return nil, err
-	}
-	return app.OpenStore(ctx, cfg, nil)
 }

@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
 )
 
 const usage = `ssobridge: single sign-on from a partner's portal into the video platform's editor.
@@ -115,4 +118,14 @@ func first(args []string) (string, []string) {
 		return "", nil
 	}
 	return args[0], args[1:]
+}
+
+// openStore loads the configuration and opens its store, for a command.
+func openStore(ctx context.Context, env cli.Env, cfgPath string) (config.Config, accounts.Store, error) {
+	cfg, err := env.LoadConfig(cfgPath)
+	if err != nil {
+		return config.Config{}, nil, err
+	}
+	store, err := app.OpenStore(ctx, cfg, nil)
+	return cfg, store, err
 }

@@ -30,11 +30,7 @@ func UserInviteCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
 		return invalidInput("user invite: --email: ", err)
 	}
-	cfg, err := env.LoadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	store, err := app.OpenStore(ctx, cfg, nil)
+	cfg, store, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -94,11 +90,7 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := accounts.CheckPassword(password); err != nil {
 		return invalidInput("", err)
 	}
-	cfg, err := env.LoadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	store, err := app.OpenStore(ctx, cfg, nil)
+	cfg, store, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
