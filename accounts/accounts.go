@@ -272,6 +272,17 @@ type Store interface {
 	// PruneSignIns deletes attempts before a time and bans ended by then.
 	PruneSignIns(ctx context.Context, before time.Time) (int64, error)
 
+	// The platform's rate limit, shared by every process that calls it
+	// (package pacing).
+	//
+	// PlatformHeartbeat records that instance calls the platform at now
+	// and returns how many instances did within window (itself included)
+	// and until when every caller is to hold its calls.
+	PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (live int, pausedUntil time.Time, err error)
+	// PausePlatform holds every caller's platform calls until then (a
+	// later pause wins; an earlier one changes nothing).
+	PausePlatform(ctx context.Context, until time.Time) error
+
 	Ping(ctx context.Context) error
 	Close() error
 }

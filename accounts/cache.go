@@ -421,6 +421,16 @@ func (c *Cache) PruneSignIns(ctx context.Context, before time.Time) (int64, erro
 	return c.inner.PruneSignIns(ctx, before)
 }
 
+// PlatformHeartbeat passes through: nothing of it is cached.
+func (c *Cache) PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (int, time.Time, error) {
+	return c.inner.PlatformHeartbeat(ctx, instance, now, window)
+}
+
+// PausePlatform passes through.
+func (c *Cache) PausePlatform(ctx context.Context, until time.Time) error {
+	return c.inner.PausePlatform(ctx, until)
+}
+
 // Ping passes through.
 func (c *Cache) Ping(ctx context.Context) error { return c.inner.Ping(ctx) }
 

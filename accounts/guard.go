@@ -532,6 +532,20 @@ func (g *Guard) Ping(ctx context.Context) error {
 	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.Ping(ctx) })
 }
 
+// PlatformHeartbeat is the store's, bounded.
+func (g *Guard) PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (live int, pausedUntil time.Time, err error) {
+	v, err := guarded(g, ctx, func(ctx context.Context) (pair[int, time.Time], error) {
+		x, y, err := g.inner.PlatformHeartbeat(ctx, instance, now, window)
+		return pair[int, time.Time]{x, y}, err
+	})
+	return v.x, v.y, err
+}
+
+// PausePlatform is the store's, bounded.
+func (g *Guard) PausePlatform(ctx context.Context, until time.Time) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.PausePlatform(ctx, until) })
+}
+
 // Close stops the outage's pings and closes the store.
 func (g *Guard) Close() error {
 	g.closeOnce.Do(func() { close(g.closed) })

@@ -25,20 +25,18 @@ import (
 // regulation, sessions, the provisioning lock) is in the database.
 // sqlStore's queries run through pgx's database/sql adapter on the same
 // pool that this file uses directly for what is PostgreSQL's own: audit
-// events in one batched insert, advisory locks, LISTEN (postgres_listen.go).
+// events in one batched insert, the migrations' advisory lock, LISTEN
+// (postgres_listen.go).
 // pgx prepares each statement once per connection and reuses it (so
 // nothing here is prepared by hand).
 type Postgres struct {
 	sqlStore
-	pool         *pgxpool.Pool
-	provisioning keyLocks // this process's waiters for an email's advisory lock
+	pool *pgxpool.Pool
 
 	listenCfg   *pgx.ConnConfig // for the LISTEN connection
 	listenerPID atomic.Uint32   // its backend, while connected
 	stop        context.CancelFunc
 	listening   sync.WaitGroup
-
-	timeout time.Duration // bounds an audit batch's commit and each try of the provisioning lock
 
 	// Group commit of audit events (see recordEvent).
 	stamps stampMemo // the link stamps this process made lately
@@ -130,7 +128,7 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time, opts ..
 		pool.Close()
 		return nil, err
 	}
-	s := &Postgres{sqlStore: sqlStore{d: postgresDialect(), db: stdlib.OpenDBFromPool(pool), now: now}, pool: pool, listenCfg: pc.ConnConfig.Copy(), timeout: o.timeout}
+	s := &Postgres{sqlStore: sqlStore{d: postgresDialect(), db: stdlib.OpenDBFromPool(pool), now: now, timeout: o.timeout, holder: randomHolder()}, pool: pool, listenCfg: pc.ConnConfig.Copy()}
 	s.inTx, s.commitEvent = s.writeTx, s.recordEvent
 	s.audits = newGroupCommit(maxBatch, s.commitAudits)
 	return s, nil
@@ -267,65 +265,6 @@ func (s *Postgres) execAudits(ctx context.Context, batch []auditOp) error {
 		s.stamps.forget(stampIDs)
 	}
 	return err
-}
-
-// LockProvisioning holds a PostgreSQL advisory lock keyed by the
-// normalised email on a connection of its own until unlock: every instance
-// on the database waits for it. Waiters in this process queue in memory
-// first, so they do not each hold a pooled connection. The lock is tried
-// every provisioningPoll until ctx ends, each try bounded by the store's
-// timeout: a wait for another holder lasts as long as the caller allows, a
-// database that does not answer fails within the timeout.
-func (s *Postgres) LockProvisioning(ctx context.Context, email string) (func(), error) {
-	key := regKey(email)
-	unlockLocal, err := s.provisioning.lock(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
-	}
-	actx, cancel := context.WithTimeout(ctx, s.timeout)
-	conn, err := s.pool.Acquire(actx)
-	cancel()
-	if err != nil {
-		unlockLocal()
-		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
-	}
-	fail := func(err error) (func(), error) {
-		// A try cut short may leave the connection in doubt: drop it.
-		_ = conn.Conn().Close(context.Background())
-		conn.Release()
-		unlockLocal()
-		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
-	}
-	k := lockKey("ssobridge-provision", key)
-	for {
-		var took bool
-		tctx, cancel := context.WithTimeout(ctx, s.timeout)
-		err := conn.QueryRow(tctx, "SELECT pg_try_advisory_lock($1)", k).Scan(&took)
-		cancel()
-		if err != nil {
-			return fail(err)
-		}
-		if took {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			conn.Release()
-			unlockLocal()
-			return nil, fmt.Errorf("accounts: provisioning lock: %w", ctx.Err())
-		case <-time.After(provisioningPoll):
-		}
-	}
-	return onlyOnce(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-		defer cancel()
-		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1)", k); err != nil {
-			// Closing the session releases its advisory locks.
-			_ = conn.Conn().Close(ctx)
-		}
-		conn.Release()
-		unlockLocal()
-	}), nil
 }
 
 var _ Store = (*Postgres)(nil)

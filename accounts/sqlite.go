@@ -2,10 +2,8 @@ package accounts
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,9 +49,6 @@ type SQLite struct {
 	commits        atomic.Int64  // group commits run
 	restart        chan struct{} // checkpoints -> batchWrites: the WAL is long, restart it
 	restarts       atomic.Int64  // WAL restarts done
-
-	provisioning keyLocks // this process's holders of provisioning leases
-	holder       string   // this store's id in provisioning_leases
 }
 
 // sqliteDialect is where SQLite's SQL differs from PostgreSQL's. Accounts
@@ -124,7 +119,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{sqlStore: sqlStore{d: sqliteDialect(), now: now, loneWritesInTx: true}, wdb: wdb, path: path, holder: randomHolder()}
+	s := &SQLite{sqlStore: sqlStore{d: sqliteDialect(), now: now, loneWritesInTx: true, timeout: DefaultTimeout, holder: randomHolder()}, wdb: wdb, path: path}
 	s.inTx, s.commitEvent = s.write, s.recordEvent
 	if s.file, err = os.Stat(path); err != nil {
 		wdb.Close()
@@ -240,53 +235,6 @@ func (s *SQLite) Ping(ctx context.Context) error {
 		return fmt.Errorf("%w: %s was replaced by another file", ErrStoreGone, s.path)
 	}
 	return nil
-}
-
-// provisioningLease bounds how long a lease held by a process that died
-// keeps others waiting; a live holder releases it within a launch's bound.
-const provisioningLease = 2 * time.Minute
-
-// LockProvisioning takes the email's lease in provisioning_leases: a row
-// that other processes on the file wait for (SQLite has no advisory locks,
-// and holding its write lock across platform calls would stall every write).
-func (s *SQLite) LockProvisioning(ctx context.Context, email string) (func(), error) {
-	key := regKey(email)
-	unlockLocal, err := s.provisioning.lock(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
-	}
-	for {
-		now := s.now()
-		n, err := s.exec(ctx, `INSERT INTO provisioning_leases (email_key, holder, expires_at) VALUES ($1, $2, $3)
-			ON CONFLICT(email_key) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-			WHERE provisioning_leases.expires_at < $4`, key, s.holder, ms(now.Add(provisioningLease)), ms(now))
-		if err != nil {
-			unlockLocal()
-			return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
-		}
-		if n == 1 {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			unlockLocal()
-			return nil, fmt.Errorf("accounts: provisioning lock: %w", ctx.Err())
-		case <-time.After(provisioningPoll):
-		}
-	}
-	return onlyOnce(func() {
-		// Released even when the launch's context has ended; a failure
-		// leaves the lease to expire.
-		_, _ = s.exec(context.Background(), "DELETE FROM provisioning_leases WHERE email_key = $1 AND holder = $2", key, s.holder)
-		unlockLocal()
-	}), nil
-}
-
-// randomHolder names this store in provisioning leases.
-func randomHolder() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
 }
 
 var _ Store = (*SQLite)(nil)

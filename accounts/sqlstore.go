@@ -2,7 +2,9 @@ package accounts
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -55,6 +57,11 @@ type sqlStore struct {
 	// the account's link with its time; each backend batches them its own
 	// way.
 	commitEvent func(ctx context.Context, e Event, stamp bool) error
+
+	timeout time.Duration // bounds each try of the provisioning lease (PostgreSQL: an audit batch's commit too)
+
+	provisioning keyLocks // this process's holders of provisioning leases
+	holder       string   // this store's id in provisioning_leases
 
 	// The reads every request makes, when prepared (SQLite: its driver
 	// keeps no statement cache; pgx does, per connection).
@@ -514,4 +521,90 @@ func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time) (int64, er
 		return 0, fmt.Errorf("accounts: prune: %w", err)
 	}
 	return n, nil
+}
+
+// PlatformHeartbeat records the instance's heartbeat, forgets instances
+// long gone, and counts those heard within window.
+func (s *sqlStore) PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (int, time.Time, error) {
+	var live int
+	var until int64
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := s.txExec(ctx, tx, `INSERT INTO platform_callers (id, seen_at) VALUES ($1, $2)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, instance, ms(now)); err != nil {
+			return err
+		}
+		if _, err := s.txExec(ctx, tx, "DELETE FROM platform_callers WHERE seen_at < $1", ms(now.Add(-10*window))); err != nil {
+			return err
+		}
+		if err := s.txRow(ctx, tx, "SELECT count(*) FROM platform_callers WHERE seen_at >= $1", ms(now.Add(-window))).Scan(&live); err != nil {
+			return err
+		}
+		return s.txRow(ctx, tx, "SELECT until FROM platform_pause WHERE id = 1").Scan(&until)
+	})
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("accounts: platform heartbeat: %w", err)
+	}
+	return live, fromMS(sql.NullInt64{Int64: until, Valid: until != 0}), nil
+}
+
+// PausePlatform moves the shared pause to until, if that is later.
+func (s *sqlStore) PausePlatform(ctx context.Context, until time.Time) error {
+	if _, err := s.exec(ctx, "UPDATE platform_pause SET until = $1 WHERE id = 1 AND until < $1", ms(until)); err != nil {
+		return fmt.Errorf("accounts: pause platform: %w", err)
+	}
+	return nil
+}
+
+// provisioningLease bounds how long a lease held by a process that died
+// keeps others waiting; a live holder releases it within a launch's bound.
+const provisioningLease = 2 * time.Minute
+
+// LockProvisioning takes the email's lease in provisioning_leases: a row
+// that other processes on the database wait for, trying again every
+// provisioningPoll until ctx ends, each try bounded by the store's timeout.
+// A row rather than a lock: the holder waits on the platform meanwhile
+// (paced, perhaps for seconds), and SQLite's write lock would stall every
+// write, a PostgreSQL advisory lock hold a pooled connection each.
+func (s *sqlStore) LockProvisioning(ctx context.Context, email string) (func(), error) {
+	key := regKey(email)
+	unlockLocal, err := s.provisioning.lock(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
+	}
+	for {
+		now := s.now()
+		tctx, cancel := context.WithTimeout(ctx, s.timeout)
+		n, err := s.exec(tctx, `INSERT INTO provisioning_leases (email_key, holder, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT(email_key) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+			WHERE provisioning_leases.expires_at < $4`, key, s.holder, ms(now.Add(provisioningLease)), ms(now))
+		cancel()
+		if err != nil {
+			unlockLocal()
+			return nil, fmt.Errorf("accounts: provisioning lock: %w", err)
+		}
+		if n == 1 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			unlockLocal()
+			return nil, fmt.Errorf("accounts: provisioning lock: %w", ctx.Err())
+		case <-time.After(provisioningPoll):
+		}
+	}
+	return onlyOnce(func() {
+		// Released even when the launch's context has ended; a failure
+		// leaves the lease to expire.
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		defer cancel()
+		_, _ = s.exec(ctx, "DELETE FROM provisioning_leases WHERE email_key = $1 AND holder = $2", key, s.holder)
+		unlockLocal()
+	}), nil
+}
+
+// randomHolder names this store in provisioning leases.
+func randomHolder() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b)
 }

@@ -59,6 +59,19 @@ type Options struct {
 	Sleep            func(ctx context.Context, d time.Duration) error // default: timer that stops on ctx
 	Jitter           func() float64                                   // in [0,1); default math/rand/v2
 	Hooks            Hooks
+	// Pacer, when set, spaces every attempt (retries too) and is told of
+	// each 429: the platform's limit is the credential's, shared by every
+	// caller (package pacing).
+	Pacer Pacer
+}
+
+// Pacer keeps the client's calls under the platform's rate limit.
+type Pacer interface {
+	// Wait returns when an attempt may be sent, or ctx's error.
+	Wait(ctx context.Context) error
+	// Pause holds every attempt for d: a 429's Retry-After, or the
+	// client's backoff when it gave none.
+	Pause(d time.Duration)
 }
 
 // Client calls the Partner API. It is safe for concurrent use.
@@ -213,9 +226,21 @@ func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
 
 	rateRetries, otherRetries := 0, 0
 	for {
+		if p := c.opts.Pacer; p != nil {
+			if err := p.Wait(ctx); err != nil {
+				return 0, &TransportError{Endpoint: k.endpoint, Timeout: errors.Is(err, context.DeadlineExceeded), Err: fmt.Errorf("waiting for the platform's rate limit: %w", err)}
+			}
+		}
 		status, err := c.attempt(ctx, k, u, body, out)
 		if err == nil {
 			return status, nil
+		}
+		// The platform's Retry-After holds every caller, even when this
+		// call gives up.
+		var apiErr *APIError
+		told := errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests && apiErr.RetryAfter > 0
+		if p := c.opts.Pacer; p != nil && told {
+			p.Pause(apiErr.RetryAfter)
 		}
 		wait, reason, ok := c.retryDecision(k, err, rateRetries, otherRetries)
 		if !ok {
@@ -228,6 +253,12 @@ func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
 		}
 		if h := c.opts.Hooks.OnRetry; h != nil {
 			h(k.endpoint, reason, wait)
+		}
+		if p := c.opts.Pacer; p != nil && reason == "429" {
+			if !told {
+				p.Pause(wait) // the client's own backoff, for every caller
+			}
+			continue // this retry waits in the pacer with the others
 		}
 		if serr := c.opts.Sleep(ctx, wait); serr != nil {
 			return status, fmt.Errorf("%w (gave up waiting to retry: %w)", err, serr)

@@ -549,3 +549,70 @@ func TestNewRejectsBadBaseURL(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://p.example", c.BaseURL(), "a pasted /api/5 suffix is dropped")
 }
+
+// recordingPacer records what a Pacer is asked.
+type recordingPacer struct {
+	mu     sync.Mutex
+	waits  int
+	pauses []time.Duration
+}
+
+func (p *recordingPacer) Wait(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waits++
+	return nil
+}
+
+func (p *recordingPacer) Pause(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pauses = append(p.pauses, d)
+}
+
+// With a pacer, every attempt (retries too) waits its turn in it, a 429
+// pauses every caller for its Retry-After (or the backoff), and the client
+// does not sleep on its own; a Retry-After too long to wait for still
+// pauses the others.
+func TestPacerSpacesEveryAttempt(t *testing.T) {
+	tests := []struct {
+		name        string
+		answers     []string // Retry-After of each 429 ("-": none); then 200
+		giveUp      bool
+		wantWaits   int
+		wantPauses  []time.Duration
+		wantErrLike error
+	}{
+		{"no 429", nil, false, 1, nil, nil},
+		{"Retry-After", []string{"2"}, false, 2, []time.Duration{2 * time.Second}, nil},
+		{"no Retry-After: the backoff", []string{"-", "-"}, false, 3, []time.Duration{time.Second, 2 * time.Second}, nil},
+		{"too long to wait: others still pause", []string{"120"}, true, 1, []time.Duration{120 * time.Second}, ErrRateLimited},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &recordingPacer{}
+			h := setup(t, func(o *Options) { o.Pacer = p })
+			var n atomic.Int32
+			h.mux.HandleFunc("GET /api/5/public/users", func(w http.ResponseWriter, r *http.Request) {
+				i := int(n.Add(1)) - 1
+				if i < len(tt.answers) {
+					if ra := tt.answers[i]; ra != "-" {
+						w.Header().Set("Retry-After", ra)
+					}
+					writeErr(w, http.StatusTooManyRequests, "slow down")
+					return
+				}
+				writeJSON(w, http.StatusOK, emptyPage)
+			})
+			_, err := h.client.ListUsers(context.Background(), "", 1, 10)
+			if tt.wantErrLike != nil {
+				require.ErrorIs(t, err, tt.wantErrLike)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.wantWaits, p.waits, "one wait per attempt")
+			assert.Equal(t, tt.wantPauses, p.pauses)
+			assert.Empty(t, h.recordedWaits(), "the client does not sleep on its own")
+		})
+	}
+}

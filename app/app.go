@@ -24,6 +24,7 @@ import (
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -35,6 +36,7 @@ type App struct {
 	flushLog func()
 	store    accounts.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
 	guard    *accounts.Guard
+	budget   *pacing.Budget // the platform's rate limit, shared by the instances
 	hasher   *accounts.Hasher
 	client   *apiclient.Client
 	sim      *platformsim.Running // nil unless the platform is embedded
@@ -80,6 +82,9 @@ type Options struct {
 	Emulator func(*platformsim.Config)
 	// Client adjusts the Partner API client (e.g. no retry sleeps).
 	Client func(*apiclient.Options)
+	// Pacing adjusts the platform budget (e.g. its waits recorded, not
+	// slept).
+	Pacing func(*pacing.Config)
 	// IdPHealthInterval is how often the identity provider's health is
 	// checked in the background; default 15 s.
 	IdPHealthInterval time.Duration
@@ -123,9 +128,24 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		st := a.guard.Stats()
 		return handlers.StoreHealth{Up: st.Up, Outages: st.Outages, Down: st.Down, Timeouts: st.Timeouts, Lost: st.Lost, Refused: st.Refused}
 	})
+	// One budget for the platform's rate limit, shared with every instance
+	// on the store (through the guard: an outage leaves it as it was).
+	pc := pacing.Config{Rate: cfg.Platform.RateLimit, Burst: cfg.Platform.RateBurst, Logger: a.logger}
+	if o.Pacing != nil {
+		o.Pacing(&pc)
+	}
+	a.budget = pacing.New(pc, a.guard)
+	budgetCtx, stopBudget := context.WithCancel(context.Background())
+	go a.budget.Run(budgetCtx)
+	a.closers = append(a.closers, func() error { stopBudget(); return nil })
+	metrics.WatchPlatformBudget(func() handlers.PlatformBudget {
+		st := a.budget.Stats()
+		return handlers.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused}
+	})
 	var closePlatform func() error
 	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
 		co.Hooks = apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}
+		co.Pacer = a.budget
 		if o.Client != nil {
 			o.Client(co)
 		}
@@ -189,6 +209,9 @@ func (a *App) Hasher() *accounts.Hasher { return a.hasher }
 
 // Client is the Partner API client.
 func (a *App) Client() *apiclient.Client { return a.client }
+
+// Budget is the platform's rate budget, shared with the other instances.
+func (a *App) Budget() *pacing.Budget { return a.budget }
 
 // Emulator is the embedded platform emulator; nil unless platform.base_url
 // is "embedded".

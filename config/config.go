@@ -146,7 +146,12 @@ type Platform struct {
 	SchemeSimple  string        `yaml:"scheme_simple"`
 	Timeout       time.Duration `yaml:"timeout"`       // one platform call
 	EmbeddedAddr  string        `yaml:"embedded_addr"` // where the embedded emulator listens
-	Shapes        Shapes        `yaml:"shapes"`        // what the spec leaves open (docs/platform-shapes.md)
+	// RateLimit is the platform's limit for the credential in requests a
+	// second, kept by all instances together (0: learn it from 429s);
+	// RateBurst how many calls may go at once (0: RateLimit rounded up).
+	RateLimit float64 `yaml:"rate_limit"`
+	RateBurst int     `yaml:"rate_burst"`
+	Shapes    Shapes  `yaml:"shapes"` // what the spec leaves open (docs/platform-shapes.md)
 }
 
 // Shapes are the platform's open shapes (apiclient.Shapes); each key is
@@ -394,6 +399,12 @@ func setFromString(v reflect.Value, s string) error {
 			return fmt.Errorf("%q is not a whole number", s)
 		}
 		v.SetInt(n)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		v.SetFloat(f)
 	case reflect.Uint8, reflect.Uint32:
 		n, err := strconv.ParseUint(s, 10, v.Type().Bits())
 		if err != nil {
@@ -510,6 +521,12 @@ func (c *Config) validate() Errors {
 	}
 	if p.Timeout < 100*time.Millisecond || p.Timeout > 2*time.Minute {
 		bad("platform.timeout", fmt.Sprintf("%s is out of range; use 100ms to 2m (e.g. 10s)", p.Timeout))
+	}
+	if p.RateLimit < 0 || p.RateLimit > 100000 || p.RateLimit != p.RateLimit {
+		bad("platform.rate_limit", fmt.Sprintf("%v is out of range; use the platform's limit in requests a second (e.g. 20), or 0 to learn it from 429s", p.RateLimit))
+	}
+	if p.RateBurst < 0 || p.RateBurst > 100000 {
+		bad("platform.rate_burst", fmt.Sprintf("%d is out of range; use 0 (the rate rounded up) up to 100000", p.RateBurst))
 	}
 	sh, def := p.Shapes, defaultShapes()
 	for _, k := range []struct{ key, v, def string }{

@@ -66,7 +66,7 @@ func TestEveryKeyIsSetByItsEnvironmentVariable(t *testing.T) {
 			}
 			require.True(t, target.v.IsValid(), "Keys lists %s but no field has it", key)
 			value := map[reflect.Kind]string{reflect.Bool: "true", reflect.String: "from-env", reflect.Int: "7",
-				reflect.Int64: "7s", reflect.Uint8: "7", reflect.Uint32: "7"}[target.v.Kind()]
+				reflect.Int64: "7s", reflect.Uint8: "7", reflect.Uint32: "7", reflect.Float64: "7.5"}[target.v.Kind()]
 			require.NotEmpty(t, value, "no test value for %s (%s)", key, target.v.Kind())
 			before := Defaults()
 			require.NoError(t, applyEnv(&cfg, []string{EnvName(key) + "=" + value}))

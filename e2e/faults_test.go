@@ -28,6 +28,7 @@ func TestFaultMatrix(t *testing.T) {
 		calls  map[string]int
 		// waits are the back-offs the client asks for (sleeps are switched
 		// off, so they are checked, not waited): 429s 1 s, 2 s, 4 s ...
+		// (the pauses it puts on the platform budget)
 		// ±25%, one 250 ms pause before the retry of a 5xx or network error.
 		waits []time.Duration
 		// latency is injected into every platform call; the page must come

@@ -24,6 +24,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -39,6 +40,7 @@ type testApp struct {
 	dsn    string // the store's file
 	logs   *syncbuf.Buffer
 	waits  *waitLog // the waits the Partner API client asked for
+	budget *pacing.Budget
 }
 
 // waitLog records the back-off waits of the Partner API client, which
@@ -84,6 +86,9 @@ type testOptions struct {
 	idpHealth time.Duration
 	// platformYAML is added to the platform section (e.g. its shapes).
 	platformYAML string
+	// realPacing: the platform budget waits for real (a rate-limit test),
+	// where other tests record its waits and go on.
+	realPacing bool
 }
 
 // Session keys every instance of a test shares.
@@ -126,7 +131,17 @@ log:
 			o.client(co)
 		}
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Now: o.now, IdPHealthInterval: o.idpHealth})
+	// The platform budget's pauses (a 429's backoff) are recorded as the
+	// client's waits were, and not waited for.
+	pacingOpts := func(pc *pacing.Config) {
+		pc.OnPause = func(d time.Duration) { _ = waits.sleep(context.Background(), d) }
+		pc.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	}
+	if o.realPacing {
+		pacingOpts = nil
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
+		Now: o.now, IdPHealthInterval: o.idpHealth})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {
@@ -142,7 +157,7 @@ log:
 	if o.platform != nil {
 		sim = o.platform
 	}
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget()}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {

@@ -93,6 +93,36 @@ func (s storeErrors) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// PlatformBudget is the platform's rate budget as it stands
+// (pacing.Stats, in the handlers' terms).
+type PlatformBudget struct {
+	Rate, Share float64 // all instances' rate, and this one's part (0: not limited)
+	Instances   int     // instances calling the platform
+	Paused      bool    // a 429 holds every call
+}
+
+// WatchPlatformBudget exports the budget, read at each scrape:
+// ssobridge_platform_rate_limit (requests/s, all instances; 0: not
+// limited), ssobridge_platform_rate_share (this instance's),
+// ssobridge_platform_instances and ssobridge_platform_paused.
+func (m *Metrics) WatchPlatformBudget(budget func() PlatformBudget) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_rate_limit", Help: "The platform rate all instances keep to, requests/s (0: not limited)."},
+			func() float64 { return budget().Rate }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_rate_share", Help: "This instance's share of the platform rate, requests/s."},
+			func() float64 { return budget().Share }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_instances", Help: "Instances calling the platform, as last counted."},
+			func() float64 { return float64(budget().Instances) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_paused", Help: "1 while a 429 holds every platform call."},
+			func() float64 {
+				if budget().Paused {
+					return 1
+				}
+				return 0
+			}),
+	)
+}
+
 // Handler serves the metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

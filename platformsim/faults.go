@@ -87,10 +87,12 @@ func (t *faultTable) take(endpoint string) Fault {
 	return f
 }
 
-// callCounter counts calls per endpoint.
+// callCounter counts calls per endpoint, and the calls answered 429 by
+// the rate limit.
 type callCounter struct {
-	mu sync.Mutex
-	n  map[string]int
+	mu      sync.Mutex
+	n       map[string]int
+	limited int
 }
 
 func (c *callCounter) add(endpoint string) {
@@ -116,9 +118,16 @@ func (s *Server) CallCounts() map[string]int {
 	return maps.Clone(s.calls.n)
 }
 
-// ResetCalls sets every call count to zero.
+// RateLimited returns how many calls the rate limit answered 429.
+func (s *Server) RateLimited() int {
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	return s.calls.limited
+}
+
+// ResetCalls sets every call count to zero, the rate-limited ones too.
 func (s *Server) ResetCalls() {
 	s.calls.mu.Lock()
 	defer s.calls.mu.Unlock()
-	s.calls.n = nil
+	s.calls.n, s.calls.limited = nil, 0
 }

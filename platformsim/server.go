@@ -281,6 +281,9 @@ func (s *Server) api(endpoint string, h func(w http.ResponseWriter, r *http.Requ
 			return
 		}
 		if wait, ok := s.allow(cred.Key); !ok {
+			s.calls.mu.Lock()
+			s.calls.limited++
+			s.calls.mu.Unlock()
 			sw.Header().Set("Retry-After", fmt.Sprint(int((wait+time.Second-1)/time.Second)))
 			writeError(sw, http.StatusTooManyRequests, "rate limit reached")
 			return

@@ -53,6 +53,7 @@ func Run(t *testing.T, open Open) {
 		{"provisioning lock", func(t *testing.T, s accounts.Store) { provisioningLock(t, s, s) }},
 		{"single-use ids", func(t *testing.T, s accounts.Store) { singleUse(t, s, s, Now()) }},
 		{"set-password links", testPasswordLinks},
+		{"platform budget", func(t *testing.T, s accounts.Store) { platformBudget(t, s, s) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
@@ -546,6 +547,7 @@ func RunShared(t *testing.T, pair OpenPair) {
 		{"a session made on one is valid on the other at once", testSessionAcross},
 		{"a ban on one holds on the other", testBanAcross},
 		{"a single-use id used on one is used on the other", func(t *testing.T, a, b accounts.Store) { singleUse(t, a, b, time.Now()) }},
+		{"the platform budget is shared", platformBudget},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := pair(t, time.Now)
@@ -786,4 +788,32 @@ func testPasswordLinks(t *testing.T, s accounts.Store) {
 	assert.ErrorIs(t, err, accounts.ErrNotFound, "an expired link is not taken (and is gone)")
 	_, err = s.TakePasswordLink(ctx, "unknown", now)
 	assert.ErrorIs(t, err, accounts.ErrNotFound)
+}
+
+// platformBudget: instances count each other by their heartbeats (one
+// unheard of for the window no longer counts), and a pause set through
+// one is read through the other; an earlier pause changes nothing.
+func platformBudget(t *testing.T, a, b accounts.Store) {
+	ctx := context.Background()
+	now, window := Now(), 3*time.Second
+	live, paused, err := a.PlatformHeartbeat(ctx, "instance-a", now, window)
+	require.NoError(t, err)
+	assert.Equal(t, 1, live)
+	assert.True(t, paused.IsZero(), "no pause yet")
+	live, _, err = b.PlatformHeartbeat(ctx, "instance-b", now, window)
+	require.NoError(t, err)
+	assert.Equal(t, 2, live)
+	live, _, err = a.PlatformHeartbeat(ctx, "instance-a", now.Add(time.Second), window)
+	require.NoError(t, err)
+	assert.Equal(t, 2, live, "a heartbeat replaces the instance's last one")
+	live, _, err = a.PlatformHeartbeat(ctx, "instance-a", now.Add(5*time.Second), window)
+	require.NoError(t, err)
+	assert.Equal(t, 1, live, "b is gone after the window")
+
+	until := now.Add(2 * time.Second)
+	require.NoError(t, a.PausePlatform(ctx, until))
+	require.NoError(t, a.PausePlatform(ctx, now.Add(time.Second)))
+	_, paused, err = b.PlatformHeartbeat(ctx, "instance-b", now.Add(6*time.Second), window)
+	require.NoError(t, err)
+	assert.True(t, until.Equal(paused), "the later pause holds: %s", paused)
 }
