@@ -170,11 +170,13 @@ func (b *Budget) Wait(ctx context.Context) error {
 				return err
 			}
 		}
-		b.mu.Lock()
 		if b.cfg.Rate <= 0 {
-			b.sent = append(b.sent, b.cfg.Now())
+			b.mu.Lock()
+			now := b.cfg.Now()
+			b.sent = append(b.sent, now)
+			b.trimSentLocked(now)
+			b.mu.Unlock()
 		}
-		b.mu.Unlock()
 		return nil
 	}
 }
@@ -214,16 +216,21 @@ func (b *Budget) Pause(d time.Duration) {
 // sentRateLocked is the calls a second sent by all instances lately: this
 // one's over the last second, times the instances calling.
 func (b *Budget) sentRateLocked(now time.Time) float64 {
-	i := 0
-	for i < len(b.sent) && now.Sub(b.sent[i]) > time.Second {
-		i++
-	}
-	b.sent = b.sent[i:]
+	b.trimSentLocked(now)
 	own := float64(len(b.sent))
 	if cur := b.totalLocked(); cur > 0 && own > cur/float64(max(1, b.live)) {
 		own = cur / float64(max(1, b.live))
 	}
 	return max(minLearned, own*float64(max(1, b.live)))
+}
+
+// trimSentLocked forgets the calls sent more than a second ago.
+func (b *Budget) trimSentLocked(now time.Time) {
+	i := 0
+	for i < len(b.sent) && now.Sub(b.sent[i]) > time.Second {
+		i++
+	}
+	b.sent = b.sent[i:] // append moves what is left to a new array when it fills
 }
 
 // Run heartbeats until ctx ends: it counts the instances that call (each

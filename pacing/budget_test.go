@@ -125,3 +125,15 @@ func TestBudgetLearnsTheRate(t *testing.T) {
 	}
 	assert.Zero(t, b.Stats().Rate, "past the learned ceiling the calls are not paced")
 }
+
+// Learning keeps only the last second of calls in memory.
+func TestBudgetForgetsOldCalls(t *testing.T) {
+	clock := fakeclock.New(time.Time{})
+	sl := &sleeper{clock: clock}
+	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	for range 10000 {
+		require.NoError(t, b.Wait(t.Context()))
+		clock.Advance(time.Millisecond)
+	}
+	assert.LessOrEqual(t, pacing.Remembered(b), 1001)
+}
