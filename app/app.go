@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	})
 	// One budget for the platform's rate limit, shared with every instance
 	// on the store (through the guard: an outage leaves it as it was).
-	pc := pacing.Config{Rate: cfg.Platform.RateLimit, Burst: cfg.Platform.RateBurst, Logger: a.logger}
+	pc := pacing.Config{Rate: cfg.Platform.RateLimit, Burst: cfg.Platform.RateBurst}
 	if o.Pacing != nil {
 		o.Pacing(&pc)
 	}

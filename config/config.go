@@ -147,7 +147,8 @@ type Platform struct {
 	Timeout       time.Duration `yaml:"timeout"`       // one platform call
 	EmbeddedAddr  string        `yaml:"embedded_addr"` // where the embedded emulator listens
 	// RateLimit is the platform's limit for the credential in requests a
-	// second, kept by all instances together (0: learn it from 429s);
+	// second, kept by all instances together (0: not paced, only paused
+	// by 429s);
 	// RateBurst how many calls may go at once (0: RateLimit rounded up).
 	RateLimit float64 `yaml:"rate_limit"`
 	RateBurst int     `yaml:"rate_burst"`
@@ -523,7 +524,7 @@ func (c *Config) validate() Errors {
 		bad("platform.timeout", fmt.Sprintf("%s is out of range; use 100ms to 2m (e.g. 10s)", p.Timeout))
 	}
 	if p.RateLimit < 0 || p.RateLimit > 100000 || p.RateLimit != p.RateLimit {
-		bad("platform.rate_limit", fmt.Sprintf("%v is out of range; use the platform's limit in requests a second (e.g. 20), or 0 to learn it from 429s", p.RateLimit))
+		bad("platform.rate_limit", fmt.Sprintf("%v is out of range; use the platform's limit in requests a second (e.g. 20), or 0 for no pacing", p.RateLimit))
 	}
 	if p.RateBurst < 0 || p.RateBurst > 100000 {
 		bad("platform.rate_burst", fmt.Sprintf("%d is out of range; use 0 (the rate rounded up) up to 100000", p.RateBurst))

@@ -89,37 +89,3 @@ func TestPlatformBudgetIsShared(t *testing.T) {
 		assert.Len(t, sim.Server.Users(fmt.Sprintf("rush%03d@example.com", i)), 1)
 	}
 }
-
-// TestPlatformBudgetLearnsTheRate: without platform.rate_limit, the same
-// rush on one instance meets the platform's limit, learns a rate from
-// its 429s (every caller paused for the Retry-After, then paced), and
-// every user still lands; the 429s stay a small part of the calls.
-func TestPlatformBudgetLearnsTheRate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("paces 180 platform calls at 20/s")
-	}
-	sim := sharedPlatform(t, func(c *platformsim.Config) { c.RateLimit, c.RateBurst = 20, 20 })
-	ta := startTestApp(t, testOptions{platform: sim, realPacing: true, yaml: portalYAML})
-	const users = 60
-	sim.Server.ResetCalls()
-	start := time.Now()
-	statuses := rush(t, []*testApp{ta}, users, "learn")
-	took := time.Since(start)
-	landed := 0
-	for _, s := range statuses {
-		if s == http.StatusSeeOther {
-			landed++
-		}
-	}
-	total, limited := 0, sim.Server.RateLimited()
-	for _, n := range sim.Server.CallCounts() {
-		total += n
-	}
-	st := ta.budget.Stats()
-	t.Logf("%d new users at once, platform 20/s, rate not configured: %d landed in %s; %d platform calls, %d answered 429 (%.1f%%); learned %.1f/s",
-		users, landed, took.Round(100*time.Millisecond), total, limited, 100*float64(limited)/float64(max(1, total)), st.Rate)
-	assert.Equal(t, users, landed, "every user lands")
-	assert.True(t, st.Learned, "a rate was learned")
-	assert.Contains(t, ta.logs.String(), "platform rate limit met: pacing calls at a learned rate")
-	assert.LessOrEqual(t, float64(limited), 0.25*float64(total), "the 429s are a small part of the calls")
-}

@@ -3,8 +3,8 @@
 // token bucket per instance holding the instance's share of the configured
 // rate (the rate divided by the instances calling, counted through the
 // store), and a pause that a 429 puts on every caller of every instance.
-// Without a configured rate it learns one from the 429s: it halves the
-// rate it sent at, then raises it slowly while the platform accepts.
+// Without a configured rate only the pauses apply: every 429 holds every
+// caller for its Retry-After.
 package pacing
 
 import (
@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -34,15 +33,13 @@ type Shared interface {
 // Config is how the budget paces.
 type Config struct {
 	// Rate is the platform's limit for the credential, in requests a
-	// second, for all instances together; 0: learn it from 429s.
+	// second, for all instances together; 0: not paced, only paused.
 	Rate float64
 	// Burst is how many calls may go at once (default: Rate rounded up).
 	Burst int
 	// Now and Sleep are the clock (tests switch waiting off).
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
-	// Logger tells when the budget starts and stops holding calls.
-	Logger *slog.Logger
 	// OnPause, when set, is told of each pause (its length).
 	OnPause func(time.Duration)
 }
@@ -52,17 +49,6 @@ type Config struct {
 const (
 	Heartbeat  = 250 * time.Millisecond
 	liveWindow = 3 * time.Second
-)
-
-// Learning bounds: a learned rate starts from half what was sent when the
-// first 429 came, halves at each later 429 (never below minLearned), and
-// grows by a tenth every rampEvery without one (doubling in about 7 s),
-// until it passes maxLearned, where it stops limiting: a 429 met while
-// traffic was low does not hold back a later rush for long.
-const (
-	minLearned = 2.0
-	maxLearned = 10000.0
-	rampEvery  = time.Second
 )
 
 // Budget paces one instance's calls. It is safe for concurrent use.
@@ -75,10 +61,6 @@ type Budget struct {
 	lim         *rate.Limiter
 	live        int       // instances calling, as last counted
 	pausedUntil time.Time // no call before then
-	learned     float64   // learning: the rate in force for all instances (0: none yet)
-	lastCut     time.Time // learning: the last cut (a 429)
-	lastRamp    time.Time // learning: the last raise
-	sent        []time.Time
 }
 
 // New makes a budget; Run keeps its share and pause current.
@@ -88,9 +70,6 @@ func New(cfg Config, shared Shared) *Budget {
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Burst <= 0 {
 		cfg.Burst = max(1, int(math.Ceil(cfg.Rate)))
@@ -117,28 +96,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// total is the rate in force for all instances together (0: none).
-func (b *Budget) totalLocked() float64 {
-	if b.cfg.Rate > 0 {
-		return b.cfg.Rate
-	}
-	return b.learned
-}
-
 // applyLocked sets the instance's share of the rate and burst.
 func (b *Budget) applyLocked() {
-	total := b.totalLocked()
-	if total <= 0 {
+	if b.cfg.Rate <= 0 {
 		b.lim.SetLimitAt(b.cfg.Now(), rate.Inf)
 		return
 	}
 	n := float64(max(1, b.live))
-	burst := b.cfg.Burst
-	if b.cfg.Rate <= 0 {
-		burst = int(math.Ceil(total))
-	}
-	b.lim.SetLimitAt(b.cfg.Now(), rate.Limit(total/n))
-	b.lim.SetBurstAt(b.cfg.Now(), max(1, int(math.Ceil(float64(burst)/n))))
+	b.lim.SetLimitAt(b.cfg.Now(), rate.Limit(b.cfg.Rate/n))
+	b.lim.SetBurstAt(b.cfg.Now(), max(1, int(math.Ceil(float64(b.cfg.Burst)/n))))
 }
 
 // Wait returns when a call may be sent: after any pause, within the
@@ -170,40 +136,21 @@ func (b *Budget) Wait(ctx context.Context) error {
 				return err
 			}
 		}
-		if b.cfg.Rate <= 0 {
-			b.mu.Lock()
-			now := b.cfg.Now()
-			b.sent = append(b.sent, now)
-			b.trimSentLocked(now)
-			b.mu.Unlock()
-		}
 		return nil
 	}
 }
 
 // Pause holds every call, on this instance at once and on the others at
 // their next heartbeat, for d: a 429's Retry-After (or the client's
-// backoff when it gave none). Without a configured rate it also halves the
-// learned one.
+// backoff when it gave none).
 func (b *Budget) Pause(d time.Duration) {
 	if b.cfg.OnPause != nil {
 		b.cfg.OnPause(d)
 	}
-	now := b.cfg.Now()
-	until := now.Add(d)
+	until := b.cfg.Now().Add(d)
 	b.mu.Lock()
 	if until.After(b.pausedUntil) {
 		b.pausedUntil = until
-	}
-	if b.cfg.Rate <= 0 && now.Sub(b.lastCut) >= d {
-		// One cut per pause: the 429s of one burst arrive together.
-		first := b.learned == 0
-		b.learned = max(minLearned, b.sentRateLocked(now)/2)
-		if first {
-			b.cfg.Logger.Info("platform rate limit met: pacing calls at a learned rate", "rate_per_s", math.Round(b.learned*10)/10)
-		}
-		b.lastCut = now
-		b.applyLocked()
 	}
 	b.mu.Unlock()
 	go func() {
@@ -213,29 +160,8 @@ func (b *Budget) Pause(d time.Duration) {
 	}()
 }
 
-// sentRateLocked is the calls a second sent by all instances lately: this
-// one's over the last second, times the instances calling.
-func (b *Budget) sentRateLocked(now time.Time) float64 {
-	b.trimSentLocked(now)
-	own := float64(len(b.sent))
-	if cur := b.totalLocked(); cur > 0 && own > cur/float64(max(1, b.live)) {
-		own = cur / float64(max(1, b.live))
-	}
-	return max(minLearned, own*float64(max(1, b.live)))
-}
-
-// trimSentLocked forgets the calls sent more than a second ago.
-func (b *Budget) trimSentLocked(now time.Time) {
-	i := 0
-	for i < len(b.sent) && now.Sub(b.sent[i]) > time.Second {
-		i++
-	}
-	b.sent = b.sent[i:] // append moves what is left to a new array when it fills
-}
-
 // Run heartbeats until ctx ends: it counts the instances that call (each
-// takes its share of the rate), takes up a pause another instance met, and
-// raises a learned rate while the platform accepts.
+// takes its share of the rate) and takes up a pause another instance met.
 func (b *Budget) Run(ctx context.Context) {
 	t := time.NewTicker(Heartbeat)
 	defer t.Stop()
@@ -266,34 +192,23 @@ func (b *Budget) beat(ctx context.Context) {
 			b.applyLocked()
 		}
 	}
-	if b.cfg.Rate <= 0 && b.learned > 0 && now.Sub(b.lastCut) >= rampEvery && now.Sub(b.lastRamp) >= rampEvery {
-		b.learned *= 1.1
-		b.lastRamp = now
-		if b.learned > maxLearned {
-			b.learned = 0
-			b.cfg.Logger.Info("platform rate limit no longer met: calls are not paced")
-		}
-		b.applyLocked()
-	}
 }
 
 // Stats is the budget as it stands, for metrics.
 type Stats struct {
-	Rate    float64 // the rate for all instances together (0: not limited)
-	Share   float64 // this instance's part of it
-	Live    int     // instances calling
-	Paused  bool    // every call is held
-	Learned bool    // the rate was learned from 429s
+	Rate   float64 // the rate for all instances together (0: not limited)
+	Share  float64 // this instance's part of it
+	Live   int     // instances calling
+	Paused bool    // every call is held
 }
 
 // Stats reports the budget.
 func (b *Budget) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	total := b.totalLocked()
-	st := Stats{Rate: total, Live: b.live, Paused: b.cfg.Now().Before(b.pausedUntil), Learned: b.cfg.Rate <= 0 && total > 0}
-	if total > 0 {
-		st.Share = total / float64(max(1, b.live))
+	st := Stats{Rate: b.cfg.Rate, Live: b.live, Paused: b.cfg.Now().Before(b.pausedUntil)}
+	if b.cfg.Rate > 0 {
+		st.Share = b.cfg.Rate / float64(max(1, b.live))
 	}
 	return st
 }

@@ -98,42 +98,26 @@ func TestBudgetPauseHoldsEveryInstance(t *testing.T) {
 	assert.Equal(t, 3*time.Second, clock.Now().Sub(start), "b's next call waits out the pause")
 }
 
-// Without a configured rate, the first 429 sets a rate of half what was
-// sent, and it grows by a tenth every second without one.
-func TestBudgetLearnsTheRate(t *testing.T) {
-	clock := fakeclock.New(time.Time{})
-	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
-	for range 40 { // 40 calls within a second: not limited yet
-		require.NoError(t, b.Wait(t.Context()))
-		clock.Advance(20 * time.Millisecond)
+// BenchmarkWait is what the budget adds to each platform call, from many
+// goroutines: without a rate, and with one far above the calls.
+func BenchmarkWait(b *testing.B) {
+	s, err := accounts.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+	require.NoError(b, err)
+	defer s.Close()
+	for _, bb := range []struct {
+		name string
+		rate float64
+	}{{"unlimited", 0}, {"limited", 1e9}} {
+		b.Run(bb.name, func(b *testing.B) {
+			budget := pacing.New(pacing.Config{Rate: bb.rate}, s)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := budget.Wait(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
 	}
-	assert.Zero(t, b.Stats().Rate)
-	b.Pause(time.Second)
-	st := b.Stats()
-	assert.True(t, st.Learned)
-	assert.InDelta(t, 20, st.Rate, 0.5, "half of the 40 calls of the last second")
-	clock.Advance(500 * time.Millisecond)
-	pacing.Beat(t.Context(), b)
-	assert.InDelta(t, 20, b.Stats().Rate, 0.5, "no raise within a second of the cut")
-	clock.Advance(time.Second)
-	pacing.Beat(t.Context(), b)
-	assert.InDelta(t, 22, b.Stats().Rate, 0.5, "a tenth more")
-	for range 100 {
-		clock.Advance(time.Second)
-		pacing.Beat(t.Context(), b)
-	}
-	assert.Zero(t, b.Stats().Rate, "past the learned ceiling the calls are not paced")
-}
-
-// Learning keeps only the last second of calls in memory.
-func TestBudgetForgetsOldCalls(t *testing.T) {
-	clock := fakeclock.New(time.Time{})
-	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
-	for range 10000 {
-		require.NoError(t, b.Wait(t.Context()))
-		clock.Advance(time.Millisecond)
-	}
-	assert.LessOrEqual(t, pacing.Remembered(b), 1001)
 }
