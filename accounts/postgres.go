@@ -113,8 +113,12 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time, opts ..
 	}
 	if !strings.Contains(dsn, "connect_timeout") {
 		// A black-holed host would otherwise hold a connection attempt for
-		// the operating system's minutes.
-		pc.ConnConfig.ConnectTimeout = o.timeout
+		// the operating system's minutes. Requests are bounded by their own
+		// deadline (the guard's); this bounds the rest (the LISTEN
+		// connection, the guard's pings during an outage), and generously:
+		// an attempt cut short while the server is frozen is one more in
+		// its backlog when it resumes, delaying every other.
+		pc.ConnConfig.ConnectTimeout = 5 * o.timeout
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {

@@ -22,9 +22,9 @@ type options struct {
 }
 
 // WithTimeout bounds what the backend does on its own on a caller's behalf
-// (on PostgreSQL: a connection attempt, an audit batch's commit, each try
-// of the provisioning lock) as Guard bounds the calls; DefaultTimeout
-// otherwise.
+// as Guard bounds the calls (each try of the provisioning lease; on
+// PostgreSQL an audit batch's commit, and five times it a connection
+// attempt made for no request); DefaultTimeout otherwise.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {

@@ -128,8 +128,8 @@ type Store struct {
 	// off). Writes through this process are seen at once; writes by other
 	// processes on the same database within CacheTTL.
 	CacheTTL time.Duration `yaml:"cache_ttl"`
-	// Timeout bounds each call to the database (and, on PostgreSQL, each
-	// connection attempt): past it the request is answered with the
+	// Timeout bounds each call to the database, its connection attempt
+	// included: past it the request is answered with the
 	// "back in a moment" page instead of waiting for a database that is
 	// frozen or unreachable.
 	Timeout time.Duration `yaml:"timeout"`
