@@ -21,6 +21,16 @@ import (
 // moment (503 with Retry-After), and nothing was changed.
 var ErrUnavailable = errors.New("accounts: the database is unavailable")
 
+// FailureLevel is the level of a log line for a store failure: ERROR,
+// except while the database is away, when the guard has logged the outage
+// once and a line per request would bury it.
+func FailureLevel(err error) slog.Level {
+	if errors.Is(err, ErrUnavailable) {
+		return slog.LevelDebug
+	}
+	return slog.LevelError
+}
+
 // DefaultTimeout is how long one store call may take unless store.timeout
 // says otherwise.
 const DefaultTimeout = 2 * time.Second

@@ -99,10 +99,7 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time, opts ..
 	if now == nil {
 		now = time.Now
 	}
-	o := options{timeout: DefaultTimeout}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := newOptions(opts)
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's message can quote the DSN, password and all: say only what is wrong.

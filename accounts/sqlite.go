@@ -69,10 +69,11 @@ const busyTimeoutMS = 5000
 
 // OpenSQLite opens (creating if needed) the database file at path and
 // applies pending migrations.
-func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite, error) {
+func OpenSQLite(ctx context.Context, path string, now func() time.Time, opts ...Option) (*SQLite, error) {
 	if now == nil {
 		now = time.Now
 	}
+	o := newOptions(opts)
 	if dir := filepath.Dir(path); dir != "." {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("accounts: create %s: %w", dir, err)
@@ -119,7 +120,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time) (*SQLite
 	if err != nil {
 		return nil, err
 	}
-	s := &SQLite{sqlStore: sqlStore{d: sqliteDialect(), now: now, loneWritesInTx: true, timeout: DefaultTimeout, holder: randomHolder()}, wdb: wdb, path: path}
+	s := &SQLite{sqlStore: sqlStore{d: sqliteDialect(), now: now, loneWritesInTx: true, timeout: o.timeout, holder: randomHolder()}, wdb: wdb, path: path}
 	s.inTx, s.commitEvent = s.write, s.recordEvent
 	if s.file, err = os.Stat(path); err != nil {
 		wdb.Close()

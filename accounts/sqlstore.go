@@ -21,10 +21,18 @@ type options struct {
 	timeout time.Duration
 }
 
-// WithTimeout bounds what the backend does on its own on a caller's behalf
-// as Guard bounds the calls (each try of the provisioning lease; on
-// PostgreSQL an audit batch's commit, and five times it a connection
-// attempt made for no request); DefaultTimeout otherwise.
+func newOptions(opts []Option) options {
+	o := options{timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// WithTimeout (store.timeout) bounds what the backend does on its own on a
+// caller's behalf as Guard bounds the calls: each try of the provisioning
+// lease; on PostgreSQL an audit batch's commit, and five times it a
+// connection attempt made for no request. DefaultTimeout otherwise.
 func WithTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {

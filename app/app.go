@@ -124,10 +124,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 
 	metrics := handlers.NewMetrics()
 	a.metrics = metrics
-	metrics.WatchStore(func() handlers.StoreHealth {
-		st := a.guard.Stats()
-		return handlers.StoreHealth{Up: st.Up, Outages: st.Outages, Down: st.Down, Timeouts: st.Timeouts, Lost: st.Lost, Refused: st.Refused}
-	})
+	metrics.WatchStore(a.guard.Stats)
 	// One budget for the platform's rate limit, shared with every instance
 	// on the store (through the guard: an outage leaves it as it was).
 	pc := pacing.Config{Rate: cfg.Platform.RateLimit, Burst: cfg.Platform.RateBurst}
@@ -195,7 +192,7 @@ func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (ac
 	if cfg.Store.Driver == "postgres" {
 		return accounts.OpenPostgres(ctx, cfg.Store.DSN, now, accounts.WithTimeout(cfg.Store.Timeout))
 	}
-	return accounts.OpenSQLite(ctx, cfg.Store.DSN, now)
+	return accounts.OpenSQLite(ctx, cfg.Store.DSN, now, accounts.WithTimeout(cfg.Store.Timeout))
 }
 
 // Handler serves the bridge's routes.

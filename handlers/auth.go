@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -188,15 +187,6 @@ func (h *server) logoutEverywhere(c echo.Context) error {
 func (h *server) audit(c echo.Context, e accounts.Event) {
 	e.RequestID = requestID(c)
 	if err := h.Store.Audit.Record(c.Request().Context(), e); err != nil {
-		h.Logger.Log(c.Request().Context(), auditFailureLevel(err), "audit write failed", "err", err, "request_id", e.RequestID)
+		h.Logger.Log(c.Request().Context(), accounts.FailureLevel(err), "audit write failed", "err", err, "request_id", e.RequestID)
 	}
-}
-
-// auditFailureLevel is ERROR, except while the database is away: the
-// store's guard logs the outage once, and a line per request would bury it.
-func auditFailureLevel(err error) slog.Level {
-	if errors.Is(err, accounts.ErrUnavailable) {
-		return slog.LevelDebug
-	}
-	return slog.LevelError
 }

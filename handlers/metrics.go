@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 )
 
@@ -46,22 +47,13 @@ func NewMetrics() *Metrics {
 	return m
 }
 
-// StoreHealth is what the store's guard has seen (accounts.GuardStats,
-// in the handlers' terms).
-type StoreHealth struct {
-	Up                      bool
-	Outages                 int64
-	Down                    time.Duration
-	Timeouts, Lost, Refused int64
-}
-
 // WatchStore exports the store's health, read at each scrape:
 // ssobridge_store_up, ssobridge_store_outages_total,
 // ssobridge_store_unavailable_seconds_total and
 // ssobridge_store_errors_total by kind (timeout: no answer within
 // store.timeout; connection: refused or broken; refused: turned away at
 // once during an outage).
-func (m *Metrics) WatchStore(health func() StoreHealth) {
+func (m *Metrics) WatchStore(health func() accounts.GuardStats) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_store_up", Help: "1 while the database answers, 0 during an outage."},
 			func() float64 {
@@ -80,7 +72,7 @@ func (m *Metrics) WatchStore(health func() StoreHealth) {
 
 // storeErrors collects ssobridge_store_errors_total from one reading.
 type storeErrors struct {
-	health func() StoreHealth
+	health func() accounts.GuardStats
 	desc   *prometheus.Desc
 }
 

@@ -115,11 +115,7 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	// lost to a client that went away. A launch without its audit row is
 	// refused: the token goes unused and expires, the user tries again.
 	if aerr := s.store.RecordLaunch(context.WithoutCancel(ctx), ev); aerr != nil {
-		level := slog.LevelError
-		if errors.Is(aerr, accounts.ErrUnavailable) {
-			level = slog.LevelDebug // the store's guard logs the outage once
-		}
-		s.logger.Log(ctx, level, "audit write failed", "err", aerr, "request_id", requestID)
+		s.logger.Log(ctx, accounts.FailureLevel(aerr), "audit write failed", "err", aerr, "request_id", requestID)
 		if err == nil {
 			err = fmt.Errorf("launch: audit: %w", aerr)
 			outcome = Classify(err)

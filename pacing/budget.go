@@ -124,9 +124,7 @@ func (b *Budget) Wait(ctx context.Context) error {
 			waited = paused // a later pause, set meanwhile, is waited for too
 			continue
 		}
-		b.mu.Lock()
-		r := b.lim.ReserveN(now, 1)
-		b.mu.Unlock()
+		r := b.lim.ReserveN(now, 1) // rate.Limiter is safe for concurrent use
 		if !r.OK() {
 			return fmt.Errorf("pacing: no budget for a call")
 		}
