@@ -24,13 +24,13 @@ import (
 
 // answer is one request of the outage test's traffic.
 type answer struct {
-	instance    int
-	kind        string // launch, sign-in, arrival, console
-	start, end  time.Time
-	status      int // -1: no answer
-	retryAfter  string
-	requestID   string
-	arrivalMail string
+	instance   int
+	kind       string // launch, sign-in, arrival, console
+	start, end time.Time
+	status     int // -1: no answer
+	retryAfter string
+	requestID  string
+	email      string // an arrival's new user
 }
 
 // traffic is what the workers saw.
@@ -52,8 +52,9 @@ func (tr *traffic) all() []answer {
 }
 
 // send does one request and records its answer; it returns the body too.
-func (tr *traffic) send(c *http.Client, instance int, kind string, req *http.Request) (answer, []byte) {
-	a := answer{instance: instance, kind: kind, start: time.Now(), status: -1}
+// a names the request (instance, kind, email).
+func (tr *traffic) send(c *http.Client, a answer, req *http.Request) (answer, []byte) {
+	a.start, a.status = time.Now(), -1
 	resp, err := c.Do(req)
 	var body []byte
 	if err == nil {
@@ -137,7 +138,7 @@ func TestDatabaseOutages(t *testing.T) {
 		run(func() int {
 			req, _ := http.NewRequest("POST", l.b.base+"/launch", strings.NewReader(url.Values{"_csrf": {l.tok}}.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			a, _ := tr.send(l.b.c, l.instance, "launch", req)
+			a, _ := tr.send(l.b.c, answer{instance: l.instance, kind: "launch"}, req)
 			return a.status
 		})
 	}
@@ -145,7 +146,7 @@ func TestDatabaseOutages(t *testing.T) {
 		run(func() int { // a sign-in from a new browser each time
 			br := apps[i].browser(t)
 			req, _ := http.NewRequest("GET", br.base+"/login", nil)
-			a, body := tr.send(br.c, i, "sign-in", req)
+			a, body := tr.send(br.c, answer{instance: i, kind: "sign-in"}, req)
 			tok := handlers.FormToken(body)
 			if a.status != http.StatusOK || tok == "" {
 				return a.status
@@ -153,7 +154,7 @@ func TestDatabaseOutages(t *testing.T) {
 			form := url.Values{"_csrf": {tok}, "email": {fmt.Sprintf("s%d@example.com", i)}, "password": {testPassword}}
 			req, _ = http.NewRequest("POST", br.base+"/login", strings.NewReader(form.Encode()))
 			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			a, _ = tr.send(br.c, i, "sign-in", req)
+			a, _ = tr.send(br.c, answer{instance: i, kind: "sign-in"}, req)
 			return a.status
 		})
 		run(func() int { // a new pupil arriving from the portal
@@ -164,17 +165,12 @@ func TestDatabaseOutages(t *testing.T) {
 				return 0
 			}
 			req, _ := http.NewRequest("GET", br.base+"/sso/jwt?jwt="+tok, nil)
-			a, _ := tr.send(br.c, i, "arrival", req)
-			if a.status == http.StatusSeeOther {
-				tr.mu.Lock()
-				tr.answers[len(tr.answers)-1].arrivalMail = email
-				tr.mu.Unlock()
-			}
+			a, _ := tr.send(br.c, answer{instance: i, kind: "arrival", email: email}, req)
 			return a.status
 		})
 		run(func() int {
 			req, _ := http.NewRequest("GET", consoles[i].base+"/admin/accounts", nil)
-			a, _ := tr.send(consoles[i].c, i, "console", req)
+			a, _ := tr.send(consoles[i].c, answer{instance: i, kind: "console"}, req)
 			return a.status
 		})
 	}
@@ -280,13 +276,13 @@ func TestDatabaseOutages(t *testing.T) {
 		if a.kind == "launch" && a.status == http.StatusSeeOther && !recorded[a.requestID] {
 			lost = append(lost, a.requestID)
 		}
-		if a.arrivalMail != "" {
-			arrived = append(arrived, a.arrivalMail)
-			if _, err := store.AccountByEmail(context.Background(), a.arrivalMail); err != nil {
-				lost = append(lost, a.arrivalMail+": "+err.Error())
+		if a.kind == "arrival" && a.status == http.StatusSeeOther {
+			arrived = append(arrived, a.email)
+			if _, err := store.AccountByEmail(context.Background(), a.email); err != nil {
+				lost = append(lost, a.email+": "+err.Error())
 			}
-			if n := len(sim.Users(a.arrivalMail)); n != 1 {
-				lost = append(lost, fmt.Sprintf("%s: %d platform users", a.arrivalMail, n))
+			if n := len(sim.Users(a.email)); n != 1 {
+				lost = append(lost, fmt.Sprintf("%s: %d platform users", a.email, n))
 			}
 		}
 	}
