@@ -149,6 +149,9 @@ const (
 	KindLogout = "logout"
 	KindLaunch = "launch"
 	KindAdmin  = "admin"
+	// KindProvision: an account linked to its platform user ahead of its
+	// first launch (provisioning).
+	KindProvision = "provision"
 )
 
 // AuditFilter selects audit events; zero fields match everything.
@@ -275,16 +278,57 @@ type Store interface {
 	// The platform's rate limit, shared by every process that calls it
 	// (package pacing).
 	//
-	// PlatformHeartbeat records that instance calls the platform at now
-	// and returns how many instances did within window (itself included)
+	// PlatformHeartbeat records that the caller calls the platform at now
+	// and returns the callers heard from within window (itself included)
 	// and until when every caller is to hold its calls.
-	PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (live int, pausedUntil time.Time, err error)
+	PlatformHeartbeat(ctx context.Context, c PlatformCaller, now time.Time, window time.Duration) (PlatformCallers, error)
 	// PausePlatform holds every caller's platform calls until then (a
 	// later pause wins; an earlier one changes nothing).
 	PausePlatform(ctx context.Context, until time.Time) error
 
+	// The line of launches waiting for the platform's pace (package
+	// waitline); see Ticket.
+	CreateTicket(ctx context.Context, t Ticket) error
+	TicketByID(ctx context.Context, id string) (Ticket, error)
+	ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error
+	FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error
+	TakeTicket(ctx context.Context, id string, accountID int64) (Ticket, error)
+	KeepTickets(ctx context.Context, owner string, now time.Time) error
+	PruneTickets(ctx context.Context, before time.Time) (int64, error)
+
+	// The console's provisioning job (package provision); see
+	// ProvisionJob.
+	StartProvisionJob(ctx context.Context, j ProvisionJob, staleBefore time.Time) error
+	UpdateProvisionJob(ctx context.Context, j ProvisionJob) error
+	LatestProvisionJob(ctx context.Context) (ProvisionJob, error)
+	// UnlinkedAccounts lists up to limit enabled accounts without a link,
+	// by id after afterID.
+	UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]Account, error)
+	// CountLinks counts the linked accounts and the enabled unlinked ones.
+	CountLinks(ctx context.Context) (linked, unlinked int, err error)
+
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// PlatformCaller is a process calling the platform, as its heartbeat
+// tells the others.
+type PlatformCaller struct {
+	ID         string
+	Background bool // runs background work only (provisioning), serves no users
+	Busy       bool // has users' calls waiting for their turn
+	Active     bool // called the platform since its last heartbeat
+}
+
+// PlatformCallers is what a heartbeat learns of the callers.
+type PlatformCallers struct {
+	Serving    int // processes serving users, heard from within the window
+	Background int // background-only processes, heard from within the window
+	Busy       int // serving processes that had users waiting within the window
+	// Of those, the ones that called within the window: the rate is
+	// shared among them.
+	ActiveServing, ActiveBackground int
+	PausedUntil                     time.Time
 }
 
 // Session is one signed-in device.

@@ -422,8 +422,72 @@ func (c *Cache) PruneSignIns(ctx context.Context, before time.Time) (int64, erro
 }
 
 // PlatformHeartbeat passes through: nothing of it is cached.
-func (c *Cache) PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (int, time.Time, error) {
-	return c.inner.PlatformHeartbeat(ctx, instance, now, window)
+func (c *Cache) PlatformHeartbeat(ctx context.Context, pc PlatformCaller, now time.Time, window time.Duration) (PlatformCallers, error) {
+	return c.inner.PlatformHeartbeat(ctx, pc, now, window)
+}
+
+// The line's tickets and the provisioning job pass through: nothing of
+// them is cached.
+
+// CreateTicket passes through.
+func (c *Cache) CreateTicket(ctx context.Context, t Ticket) error {
+	return c.inner.CreateTicket(ctx, t)
+}
+
+// TicketByID passes through.
+func (c *Cache) TicketByID(ctx context.Context, id string) (Ticket, error) {
+	return c.inner.TicketByID(ctx, id)
+}
+
+// ClaimTicket passes through.
+func (c *Cache) ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error {
+	return c.inner.ClaimTicket(ctx, id, owner, staleBefore, now)
+}
+
+// FinishTicket passes through.
+func (c *Cache) FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error {
+	return c.inner.FinishTicket(ctx, id, owner, state, sealed, failure)
+}
+
+// TakeTicket passes through.
+func (c *Cache) TakeTicket(ctx context.Context, id string, accountID int64) (Ticket, error) {
+	return c.inner.TakeTicket(ctx, id, accountID)
+}
+
+// KeepTickets passes through.
+func (c *Cache) KeepTickets(ctx context.Context, owner string, now time.Time) error {
+	return c.inner.KeepTickets(ctx, owner, now)
+}
+
+// PruneTickets passes through.
+func (c *Cache) PruneTickets(ctx context.Context, before time.Time) (int64, error) {
+	return c.inner.PruneTickets(ctx, before)
+}
+
+// StartProvisionJob passes through.
+func (c *Cache) StartProvisionJob(ctx context.Context, j ProvisionJob, staleBefore time.Time) error {
+	return c.inner.StartProvisionJob(ctx, j, staleBefore)
+}
+
+// UpdateProvisionJob passes through.
+func (c *Cache) UpdateProvisionJob(ctx context.Context, j ProvisionJob) error {
+	return c.inner.UpdateProvisionJob(ctx, j)
+}
+
+// UnlinkedAccounts reads the database: a provisioning run must not skip
+// an account another instance unlinked a moment ago.
+func (c *Cache) UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]Account, error) {
+	return c.inner.UnlinkedAccounts(ctx, afterID, limit)
+}
+
+// CountLinks passes through.
+func (c *Cache) CountLinks(ctx context.Context) (linked, unlinked int, err error) {
+	return c.inner.CountLinks(ctx)
+}
+
+// LatestProvisionJob passes through.
+func (c *Cache) LatestProvisionJob(ctx context.Context) (ProvisionJob, error) {
+	return c.inner.LatestProvisionJob(ctx)
 }
 
 // PausePlatform passes through.

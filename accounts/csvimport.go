@@ -24,7 +24,11 @@ type CSVRow struct {
 // line is allowed), each without a password. It checks every row and
 // reports every problem, by line: a wrong number of fields, a field the
 // account rules refuse, an address given twice, more than MaxImportRows.
-func ParseCSV(text string) ([]CSVRow, []string) {
+func ParseCSV(text string) ([]CSVRow, []string) { return ParseCSVUpTo(text, MaxImportRows) }
+
+// ParseCSVUpTo is ParseCSV with another bound on the rows (provisioning
+// takes a term's whole roll).
+func ParseCSVUpTo(text string, maxRows int) ([]CSVRow, []string) {
 	r := csv.NewReader(strings.NewReader(text))
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true
@@ -62,8 +66,8 @@ func ParseCSV(text string) ([]CSVRow, []string) {
 		}
 		seen[key] = line
 		rows = append(rows, CSVRow{NewAccount: n, Line: line})
-		if len(rows) > MaxImportRows {
-			problems = append(problems, fmt.Sprintf("more than %d rows: split the file", MaxImportRows))
+		if len(rows) > maxRows {
+			problems = append(problems, fmt.Sprintf("more than %d rows: split the file", maxRows))
 			break
 		}
 	}

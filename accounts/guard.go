@@ -543,12 +543,74 @@ func (g *Guard) Ping(ctx context.Context) error {
 }
 
 // PlatformHeartbeat is the store's, bounded.
-func (g *Guard) PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (live int, pausedUntil time.Time, err error) {
-	v, err := guarded(g, ctx, func(ctx context.Context) (pair[int, time.Time], error) {
-		x, y, err := g.inner.PlatformHeartbeat(ctx, instance, now, window)
-		return pair[int, time.Time]{x, y}, err
+func (g *Guard) PlatformHeartbeat(ctx context.Context, c PlatformCaller, now time.Time, window time.Duration) (PlatformCallers, error) {
+	return guarded(g, ctx, func(ctx context.Context) (PlatformCallers, error) {
+		return g.inner.PlatformHeartbeat(ctx, c, now, window)
+	})
+}
+
+// CreateTicket is the store's, bounded.
+func (g *Guard) CreateTicket(ctx context.Context, t Ticket) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.CreateTicket(ctx, t) })
+}
+
+// TicketByID is the store's, bounded.
+func (g *Guard) TicketByID(ctx context.Context, id string) (Ticket, error) {
+	return guarded(g, ctx, func(ctx context.Context) (Ticket, error) { return g.inner.TicketByID(ctx, id) })
+}
+
+// ClaimTicket is the store's, bounded.
+func (g *Guard) ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.ClaimTicket(ctx, id, owner, staleBefore, now) })
+}
+
+// FinishTicket is the store's, bounded.
+func (g *Guard) FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.FinishTicket(ctx, id, owner, state, sealed, failure) })
+}
+
+// TakeTicket is the store's, bounded.
+func (g *Guard) TakeTicket(ctx context.Context, id string, accountID int64) (Ticket, error) {
+	return guarded(g, ctx, func(ctx context.Context) (Ticket, error) { return g.inner.TakeTicket(ctx, id, accountID) })
+}
+
+// KeepTickets is the store's, bounded.
+func (g *Guard) KeepTickets(ctx context.Context, owner string, now time.Time) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.KeepTickets(ctx, owner, now) })
+}
+
+// PruneTickets is the store's, bounded.
+func (g *Guard) PruneTickets(ctx context.Context, before time.Time) (int64, error) {
+	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneTickets(ctx, before) })
+}
+
+// StartProvisionJob is the store's, bounded.
+func (g *Guard) StartProvisionJob(ctx context.Context, j ProvisionJob, staleBefore time.Time) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.StartProvisionJob(ctx, j, staleBefore) })
+}
+
+// UpdateProvisionJob is the store's, bounded.
+func (g *Guard) UpdateProvisionJob(ctx context.Context, j ProvisionJob) error {
+	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.UpdateProvisionJob(ctx, j) })
+}
+
+// UnlinkedAccounts is the store's, bounded.
+func (g *Guard) UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]Account, error) {
+	return guarded(g, ctx, func(ctx context.Context) ([]Account, error) { return g.inner.UnlinkedAccounts(ctx, afterID, limit) })
+}
+
+// CountLinks is the store's, bounded.
+func (g *Guard) CountLinks(ctx context.Context) (linked, unlinked int, err error) {
+	v, err := guarded(g, ctx, func(ctx context.Context) (pair[int, int], error) {
+		x, y, err := g.inner.CountLinks(ctx)
+		return pair[int, int]{x, y}, err
 	})
 	return v.x, v.y, err
+}
+
+// LatestProvisionJob is the store's, bounded.
+func (g *Guard) LatestProvisionJob(ctx context.Context) (ProvisionJob, error) {
+	return guarded(g, ctx, func(ctx context.Context) (ProvisionJob, error) { return g.inner.LatestProvisionJob(ctx) })
 }
 
 // PausePlatform is the store's, bounded.

@@ -531,28 +531,47 @@ func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time) (int64, er
 	return n, nil
 }
 
-// PlatformHeartbeat records the instance's heartbeat, forgets instances
-// long gone, and counts those heard within window.
-func (s *sqlStore) PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (int, time.Time, error) {
-	var live int
+// PlatformHeartbeat records the caller's heartbeat, forgets callers long
+// gone, and counts those heard within window.
+func (s *sqlStore) PlatformHeartbeat(ctx context.Context, c PlatformCaller, now time.Time, window time.Duration) (PlatformCallers, error) {
+	var out PlatformCallers
 	var until int64
+	busyAt, activeAt := int64(0), int64(0)
+	if c.Busy {
+		busyAt = ms(now)
+	}
+	if c.Active {
+		activeAt = ms(now)
+	}
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := s.txExec(ctx, tx, `INSERT INTO platform_callers (id, seen_at) VALUES ($1, $2)
-			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, instance, ms(now)); err != nil {
+		out = PlatformCallers{}
+		if _, err := s.txExec(ctx, tx, `INSERT INTO platform_callers (id, seen_at, background, busy_at, active_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, background = excluded.background,
+				busy_at = CASE WHEN excluded.busy_at > 0 THEN excluded.busy_at ELSE platform_callers.busy_at END,
+				active_at = CASE WHEN excluded.active_at > 0 THEN excluded.active_at ELSE platform_callers.active_at END`,
+			c.ID, ms(now), c.Background, busyAt, activeAt); err != nil {
 			return err
 		}
 		if _, err := s.txExec(ctx, tx, "DELETE FROM platform_callers WHERE seen_at < $1", ms(now.Add(-10*window))); err != nil {
 			return err
 		}
-		if err := s.txRow(ctx, tx, "SELECT count(*) FROM platform_callers WHERE seen_at >= $1", ms(now.Add(-window))).Scan(&live); err != nil {
+		since := ms(now.Add(-window))
+		if err := s.txRow(ctx, tx, `SELECT
+				COALESCE(SUM(CASE WHEN background THEN 0 ELSE 1 END), 0),
+				COALESCE(SUM(CASE WHEN background THEN 1 ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN NOT background AND busy_at >= $1 THEN 1 ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN NOT background AND active_at >= $1 THEN 1 ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN background AND active_at >= $1 THEN 1 ELSE 0 END), 0)
+			FROM platform_callers WHERE seen_at >= $1`, since).Scan(&out.Serving, &out.Background, &out.Busy, &out.ActiveServing, &out.ActiveBackground); err != nil {
 			return err
 		}
 		return s.txRow(ctx, tx, "SELECT until FROM platform_pause WHERE id = 1").Scan(&until)
 	})
 	if err != nil {
-		return 0, time.Time{}, fmt.Errorf("accounts: platform heartbeat: %w", err)
+		return PlatformCallers{}, fmt.Errorf("accounts: platform heartbeat: %w", err)
 	}
-	return live, fromMS(sql.NullInt64{Int64: until, Valid: until != 0}), nil
+	out.PausedUntil = fromMS(sql.NullInt64{Int64: until, Valid: until != 0})
+	return out, nil
 }
 
 // PausePlatform moves the shared pause to until, if that is later.
@@ -564,8 +583,9 @@ func (s *sqlStore) PausePlatform(ctx context.Context, until time.Time) error {
 }
 
 // provisioningLease bounds how long a lease held by a process that died
-// keeps others waiting; a live holder releases it within a launch's bound.
-const provisioningLease = 2 * time.Minute
+// (kill -9 in a provisioning run) keeps others waiting; a live holder
+// renews it every provisioningLease/3 while it waits on the platform.
+const provisioningLease = 15 * time.Second
 
 // LockProvisioning takes the email's lease in provisioning_leases: a row
 // that other processes on the database wait for, trying again every
@@ -600,7 +620,24 @@ func (s *sqlStore) LockProvisioning(ctx context.Context, email string) (func(), 
 		case <-time.After(provisioningPoll):
 		}
 	}
+	released := make(chan struct{})
+	go func() { // renew while held
+		t := time.NewTicker(provisioningLease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-released:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+				_, _ = s.exec(ctx, "UPDATE provisioning_leases SET expires_at = $1 WHERE email_key = $2 AND holder = $3",
+					ms(s.now().Add(provisioningLease)), key, s.holder)
+				cancel()
+			}
+		}
+	}()
 	return onlyOnce(func() {
+		close(released)
 		// Released even when the launch's context has ended; a failure
 		// leaves the lease to expire.
 		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)

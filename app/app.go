@@ -26,6 +26,8 @@ import (
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // App is the wired bridge.
@@ -37,6 +39,7 @@ type App struct {
 	store    accounts.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
 	guard    *accounts.Guard
 	budget   *pacing.Budget // the platform's rate limit, shared by the instances
+	line     *waitline.Line // users waiting for the platform's pace
 	hasher   *accounts.Hasher
 	client   *apiclient.Client
 	sim      *platformsim.Running // nil unless the platform is embedded
@@ -82,6 +85,9 @@ type Options struct {
 	Emulator func(*platformsim.Config)
 	// Client adjusts the Partner API client (e.g. no retry sleeps).
 	Client func(*apiclient.Options)
+	// LinePatience is how long a launch is waited for before the waiting
+	// page (0: waitline.DefaultPatience).
+	LinePatience time.Duration
 	// Pacing adjusts the platform budget (e.g. its waits recorded, not
 	// slept).
 	Pacing func(*pacing.Config)
@@ -137,7 +143,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.closers = append(a.closers, func() error { stopBudget(); return nil })
 	metrics.WatchPlatformBudget(func() handlers.PlatformBudget {
 		st := a.budget.Stats()
-		return handlers.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused}
+		return handlers.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused, Waiting: st.Waiting}
 	})
 	var closePlatform func() error
 	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
@@ -172,13 +178,25 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
+	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
+		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
+	// The line for the platform's pace: its tickets in the store, the
+	// exchange URLs they hold sealed under the session keys.
+	a.line = waitline.New(waitline.Config{MaxWait: cfg.Platform.MaxWait, Patience: o.LinePatience, Logger: a.logger, Now: o.Now,
+		OnLanded: metrics.LineLanded, OnRefused: metrics.LineRefused},
+		launcher, a.store, a.budget, handlers.NewSealer(sessions, cfg.Platform.MaxWait+30*time.Minute, o.Now))
+	lineCtx, stopLine := context.WithCancel(context.Background())
+	go a.line.Run(lineCtx)
+	a.closers = append(a.closers, func() error { stopLine(); a.line.Close(); return nil })
+	metrics.WatchLine(a.line.Waiting)
+	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now)
+	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
 	a.handler = handlers.New(handlers.Deps{
-		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulator, Launcher: launcher,
+		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulator, Launcher: launcher, Line: a.line, Provisioning: jobs,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
 		Logger: a.logger, Now: o.Now,
-		Sessions: handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
-			IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()},
+		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
 		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
 		IdP: in.idp, IdPOptions: in.idpOptions,

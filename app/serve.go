@@ -86,6 +86,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	for _, srv := range servers {
 		errs = append(errs, srv.Shutdown(sctx))
 	}
+	// Launches of users on the waiting page run on: their ends go to their
+	// tickets, which the users' next refresh reads on any instance.
+	if err := a.line.Drain(sctx); err != nil {
+		a.logger.Warn("stopped before every waiting launch ended; the next refresh takes them over", "err", err)
+	}
 	if serveErr != nil {
 		return serveErr
 	}

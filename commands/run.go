@@ -1,6 +1,6 @@
 // Package commands is ssobridge's command line: Run dispatches, and each
 // sub-command (serve, user add, user invite, portal-link, bans list, bans
-// revoke, check, platform-sim) parses its flags, loads the configuration
+// revoke, check, provision, platform-sim) parses its flags, loads the configuration
 // and uses what app wires.
 package commands
 
@@ -29,6 +29,7 @@ commands:
   bans list      list the sign-in bans in force
   bans revoke    end a sign-in ban on an email (--email) or a client IP (--ip)
   check          diagnose the connection to the platform (exit 1 unless it works)
+  provision      create platform users ahead of first launches (--csv FILE or --all)
   platform-sim   run the platform emulator on its own
   version        print the version and VCS revision
   help           print this help
@@ -86,6 +87,8 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		err = PortalLinkCmd(ctx, env, args)
 	case "check":
 		err = CheckCmd(ctx, env, args)
+	case "provision":
+		err = ProvisionCmd(ctx, env, args)
 	case "platform-sim":
 		err = PlatformSimCmd(ctx, env, args)
 	case "bench":

@@ -147,12 +147,15 @@ type Platform struct {
 	Timeout       time.Duration `yaml:"timeout"`       // one platform call
 	EmbeddedAddr  string        `yaml:"embedded_addr"` // where the embedded emulator listens
 	// RateLimit is the platform's limit for the credential in requests a
-	// second, kept by all instances together (0: not paced, only paused
-	// by 429s);
+	// second, kept by all instances together (0: each instance learns a
+	// rate from the 429s);
 	// RateBurst how many calls may go at once (0: RateLimit rounded up).
 	RateLimit float64 `yaml:"rate_limit"`
 	RateBurst int     `yaml:"rate_burst"`
-	Shapes    Shapes  `yaml:"shapes"` // what the spec leaves open (docs/platform-shapes.md)
+	// MaxWait bounds a user's wait in line for the platform's pace;
+	// past it the user is told the platform is too busy.
+	MaxWait time.Duration `yaml:"max_wait"`
+	Shapes  Shapes        `yaml:"shapes"` // what the spec leaves open (docs/platform-shapes.md)
 }
 
 // Shapes are the platform's open shapes (apiclient.Shapes); each key is
@@ -219,7 +222,7 @@ func Defaults() Config {
 		Server:  Server{Addr: "127.0.0.1:8080"},
 		Session: Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Store:   Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second, Timeout: 2 * time.Second},
-		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0",
+		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0", MaxWait: 2 * time.Minute,
 			Shapes: defaultShapes()},
 		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
 		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
@@ -525,6 +528,9 @@ func (c *Config) validate() Errors {
 	}
 	if p.RateLimit < 0 || p.RateLimit > 100000 || p.RateLimit != p.RateLimit {
 		bad("platform.rate_limit", fmt.Sprintf("%v is out of range; use the platform's limit in requests a second (e.g. 20), or 0 for no pacing", p.RateLimit))
+	}
+	if p.MaxWait < 10*time.Second || p.MaxWait > 30*time.Minute {
+		bad("platform.max_wait", fmt.Sprintf("%s is out of range; use 10s to 30m (e.g. 2m)", p.MaxWait))
 	}
 	if p.RateBurst < 0 || p.RateBurst > 100000 {
 		bad("platform.rate_burst", fmt.Sprintf("%d is out of range; use 0 (the rate rounded up) up to 100000", p.RateBurst))

@@ -400,3 +400,30 @@ func TestBrowserConsoleLayout(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("set-password"))))
 	screenshot(t, ctx, "12-set-password")
 }
+
+// A launch that waits for the platform shows the waiting page, and the
+// browser, without any script of ours, moves on by itself into the editor
+// when its turn comes.
+func TestBrowserWaitingPageLandsInTheEditor(t *testing.T) {
+	ctx := newTab(t)
+	ta := startTestApp(t, testOptions{})
+	ta.addAccount(t, "ada@example.com", false)
+	signIn(t, ctx, ta.srv.URL, "ada@example.com")
+	// A new user's launch takes 3 s (longer than the 2 s the request
+	// waits), each call within the client's 2 s bound.
+	ta.sim.SetLatency(platformsim.EndpointListUsers, 1500*time.Millisecond)
+	ta.sim.SetLatency(platformsim.EndpointCreateUser, 1500*time.Millisecond)
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("launch-waiting"))))
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("launch-waiting")))
+	require.NoError(t, err)
+	assert.Contains(t, text, "Opening the video editor")
+	assert.Contains(t, text, "Many people are starting at the same time")
+	screenshot(t, ctx, "waiting")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("who"))), "the page moved on by itself")
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, ta.sim.URL+"/editor", loc)
+	assert.Len(t, ta.sim.Users("ada@example.com"), 1)
+}

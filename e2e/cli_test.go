@@ -368,3 +368,63 @@ func TestLoadToolIsAProgramOfItsOwn(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "go run ./cmd/ssobridge-bench")
 }
+
+// `provision` refuses a bad command line or file with exit 2 and changes
+// nothing; --dry-run says what it would do and does nothing.
+func TestProvisionCommandInput(t *testing.T) {
+	sim := morningPlatform(t)
+	cred := sim.Credentials()[0]
+	cfg, dsn := writeConfig(t, fmt.Sprintf("platform:\n  base_url: %s\n  api_key: %s\n  api_secret: %s\n  rate_limit: 20\n", sim.URL, cred.Key, cred.Secret))
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte("email,firstName,lastName\nok@example.com,Ok,Fine\nnot-an-address,A,B\nshort@example.com,Only\n"), 0o600))
+	good := filepath.Join(dir, "good.csv")
+	require.NoError(t, os.WriteFile(good, []byte("a@example.com,A,One\nb@example.com,B,Two\n"), 0o600))
+	count := func() int {
+		s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+		require.NoError(t, err)
+		defer s.Close()
+		n, err := s.CountAccounts(context.Background())
+		require.NoError(t, err)
+		return n
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"neither --csv nor --all", nil, "give either --csv FILE or --all"},
+		{"both", []string{"--csv", good, "--all"}, "give either --csv FILE or --all"},
+		{"no such file", []string{"--csv", filepath.Join(dir, "nope.csv")}, "no such file"},
+		{"bad rows", []string{"--csv", bad}, "row 3"},
+		{"workers", []string{"--all", "--workers", "0"}, "--workers 0 is out of range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", nil, append([]string{"provision", "--config", cfg}, tc.args...)...)
+			assert.Equal(t, 2, code)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+	_, _, stderr := runCLI(t, "", nil, "provision", "--config", cfg, "--csv", bad)
+	assert.Contains(t, stderr, "row 4", "every problem, by row")
+	assert.Zero(t, count(), "nothing added")
+
+	code, out, stderr := runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good, "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "2 accounts to provision (0 already linked); of them 2 local accounts to add first")
+	assert.Contains(t, out, "dry run: nothing was done")
+	assert.Zero(t, count())
+	assert.Empty(t, sim.Server.Users("a@example.com"))
+
+	code, out, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "created 2, existed 0, already linked 0, failed 0")
+	assert.Contains(t, out, "provision: 2/2", "plain progress lines when not at a terminal")
+	report, err := os.ReadFile(filepath.Join(dir, "good.report.csv"))
+	require.NoError(t, err)
+	assert.Contains(t, string(report), "email,outcome,platform_user_id,reason\n")
+	assert.Contains(t, string(report), "a@example.com,created,")
+	code, out, _ = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good)
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "0 accounts to provision (2 already linked)", "nothing repeated")
+}

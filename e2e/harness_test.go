@@ -41,6 +41,7 @@ type testApp struct {
 	logs   *syncbuf.Buffer
 	waits  *waitLog // the waits the Partner API client asked for
 	budget *pacing.Budget
+	yaml   string // its configuration (for the commands run on its store)
 }
 
 // waitLog records the back-off waits of the Partner API client, which
@@ -157,7 +158,7 @@ log:
 	if o.platform != nil {
 		sim = o.platform
 	}
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget()}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {
@@ -195,13 +196,45 @@ type page struct {
 	body   string
 }
 
+// do sends req and returns the answer; a waiting page (the line for the
+// platform's pace) is followed as a browser follows its Refresh, though
+// sooner (within linePoll), until the launch's own answer.
 func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	p := b.doOnce(req)
+	for deadline := time.Now().Add(3 * time.Minute); ; {
+		next := waitingRefresh(p)
+		if next == "" || time.Now().After(deadline) {
+			return p
+		}
+		time.Sleep(linePoll) // the page asks for a reload later; a browser would wait
+		r, _ := http.NewRequest("GET", b.base+next, nil)
+		p = b.doOnce(r)
+	}
+}
+
+// linePoll is how soon the test browser reloads a waiting page.
+const linePoll = 100 * time.Millisecond
+
+func (b *browser) doOnce(req *http.Request) page {
 	b.t.Helper()
 	resp, err := b.c.Do(req)
 	require.NoError(b.t, err)
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return page{status: resp.StatusCode, header: resp.Header, body: string(body)}
+}
+
+// waitingRefresh is the path a waiting page reloads ("" if p is not one).
+func waitingRefresh(p page) string {
+	if p.status != http.StatusOK {
+		return ""
+	}
+	_, next, ok := strings.Cut(p.header.Get("Refresh"), ";url=")
+	if !ok || !strings.HasPrefix(next, "/launch/wait/") {
+		return ""
+	}
+	return next
 }
 
 func (b *browser) get(path string) page {

@@ -86,7 +86,9 @@ func simControl(t *testing.T, sim, path, body string) {
 // TestStopLetsLaunchesFinish: a SIGTERM while launches wait 16 s for the
 // platform (longer than the old 15 s grace) makes /readyz fail at once and
 // takes no new connection, but every launch in flight finishes with its
-// 303 and its audit row, and the process exits 0.
+// audit row, and the process exits 0. The users got the waiting page
+// (the launch took longer than a moment): each launch's end is kept with
+// its ticket, done, for the user's next refresh on any instance.
 func TestStopLetsLaunchesFinish(t *testing.T) {
 	t.Parallel() // mostly waiting (on a slow platform, on a lock): overlaps the other
 	emails := []string{"a@example.com", "b@example.com", "c@example.com"}
@@ -96,20 +98,20 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 		tok string
 	}
 	var clients []launchClient
-	launchOnce := func(lc launchClient) (int, error) {
+	launchOnce := func(lc launchClient) (int, string, error) {
 		// The browser's client, not its helpers: they assert, and this runs
 		// in goroutines too.
 		resp, err := lc.b.c.PostForm(base+"/launch", url.Values{"_csrf": {lc.tok}})
 		if err != nil {
-			return 0, err
+			return 0, "", err
 		}
 		resp.Body.Close()
-		return resp.StatusCode, nil
+		return resp.StatusCode, waitingRefresh(page{status: resp.StatusCode, header: resp.Header}), nil
 	}
 	for _, e := range emails {
 		b, tok := signedIn(t, base, e)
 		lc := launchClient{b, tok}
-		code, err := launchOnce(lc) // links the account: returning launches are one token call
+		code, _, err := launchOnce(lc) // links the account: returning launches are one token call
 		require.NoError(t, err)
 		require.Equal(t, http.StatusSeeOther, code)
 		clients = append(clients, lc)
@@ -122,13 +124,14 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 
 	type result struct {
 		code int
+		next string // the waiting page's refresh
 		err  error
 	}
 	results := make(chan result, len(clients))
 	for _, lc := range clients {
 		go func() {
-			code, err := launchOnce(lc)
-			results <- result{code, err}
+			code, next, err := launchOnce(lc)
+			results <- result{code, next, err}
 		}()
 	}
 	require.Eventually(t, func() bool {
@@ -152,10 +155,15 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 		return resp.StatusCode == http.StatusServiceUnavailable
 	}, 5*time.Second, 10*time.Millisecond, "/readyz fails at once")
 
+	var tickets []string
 	for range clients {
 		r := <-results
 		require.NoError(t, r.err, "a launch in flight was cut")
-		assert.Equal(t, http.StatusSeeOther, r.code)
+		if r.next != "" {
+			tickets = append(tickets, strings.TrimPrefix(r.next, "/launch/wait/"))
+		} else {
+			assert.Equal(t, http.StatusSeeOther, r.code)
+		}
 	}
 	assert.NoError(t, bridge.cmd.Wait(), "exit 0; stderr: %s", bridge.errOut.String())
 	assert.Greater(t, time.Since(stopped), 15*time.Second, "the launches did wait for the platform")
@@ -163,9 +171,16 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
 	require.NoError(t, err)
 	defer s.Close()
+	assert.Len(t, tickets, len(clients), "16 s is longer than a moment: each user got the waiting page")
+	for _, id := range tickets {
+		tk, err := s.TicketByID(context.Background(), id)
+		require.NoError(t, err)
+		assert.Equal(t, accounts.TicketDone, tk.State, "its end is kept for the next refresh")
+		assert.NotEmpty(t, tk.Sealed)
+	}
 	_, total, err := s.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok"})
 	require.NoError(t, err)
-	assert.Equal(t, 2*len(clients), total, "every launch answered 303 has its audit row")
+	assert.Equal(t, 2*len(clients), total, "every launch has its audit row")
 }
 
 // With server.metrics_addr, /metrics answers there and not on the public

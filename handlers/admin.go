@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -43,6 +44,8 @@ func (h *server) adminRoutes(g *echo.Group) {
 	g.POST("/accounts/:id/sessions/:sid/end", h.endSession)
 	g.GET("/platform-users", h.platformUsersPage)
 	g.GET("/audit", h.auditPage)
+	g.GET("/provisioning", h.provisioningPage)
+	g.POST("/provisioning/start", h.provisioningStart)
 }
 
 // --- connection ---
@@ -508,4 +511,60 @@ func makePager(c echo.Context, page, total, per int) views.Pager {
 		pg.NextURL = link(page + 1)
 	}
 	return pg
+}
+
+// --- provisioning ---
+
+// provisioningPage shows the accounts provisioned and the background job;
+// it reloads itself while the job runs (on whichever instance runs it).
+func (h *server) provisioningPage(c echo.Context) error {
+	if h.Provisioning == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ctx := c.Request().Context()
+	var d views.ProvisioningPage
+	var err error
+	if d.Linked, d.Unlinked, err = h.Store.Links.CountLinks(ctx); err != nil {
+		return err
+	}
+	job, err := h.Provisioning.Latest(ctx)
+	switch {
+	case err == nil:
+		d.HasJob, d.StartedBy, d.Total, d.Done = true, job.StartedBy, job.Total, job.Done
+		d.Created, d.Existed, d.Failed = job.Created, job.Existed, job.Failed
+		d.State = provision.Describe(job, h.Now())
+		d.Running = job.State == accounts.JobRunning && h.Now().Sub(job.SeenAt) <= provision.JobStale
+	case !errors.Is(err, accounts.ErrNotFound):
+		return err
+	}
+	switch c.QueryParam("m") {
+	case "started":
+		d.Notice = "Provisioning started. This page shows its progress."
+	case "running":
+		d.Error = "A provisioning job is running already."
+	}
+	p := h.page(c, "Provisioning")
+	if d.Running {
+		p.Refresh = "2"
+		noStore(c)
+	}
+	return h.render(c, http.StatusOK, views.ProvisioningView(p, d))
+}
+
+// provisioningStart starts the background job (one at a time across the
+// instances).
+func (h *server) provisioningStart(c echo.Context) error {
+	if h.Provisioning == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	actor, _ := account(c)
+	err := h.Provisioning.Start(c.Request().Context(), actor.Email)
+	if errors.Is(err, accounts.ErrJobRunning) {
+		return c.Redirect(http.StatusSeeOther, "/admin/provisioning?m=running")
+	}
+	if err != nil {
+		return err
+	}
+	h.adminAudit(c, "started provisioning of every unlinked account", "")
+	return c.Redirect(http.StatusSeeOther, "/admin/provisioning?m=started")
 }

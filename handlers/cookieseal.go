@@ -110,3 +110,25 @@ func (s *cookieSealer) open(dst []byte, name, value string) ([]byte, time.Time, 
 	}
 	return append(dst, plain[8:]...), sealed, nil
 }
+
+// Sealer seals values kept outside the cookie (a waiting launch's
+// exchange URL in the store) under the session keys, which every instance
+// shares; values sealed under the previous keys still open.
+type Sealer struct{ s *cookieSealer }
+
+// NewSealer seals under c's keys; a value older than maxAge (0: any age)
+// does not open.
+func NewSealer(c SessionConfig, maxAge time.Duration, now func() time.Time) Sealer {
+	if now == nil {
+		now = time.Now
+	}
+	return Sealer{newCookieSealer(c.keys(), c.previousKeys(), maxAge, now)}
+}
+
+// Seal seals payload for name (bound in: it opens only for that name).
+func (s Sealer) Seal(name string, payload []byte) string { return s.s.seal(name, payload) }
+
+// Open opens a value Seal made for name, appending its payload to dst.
+func (s Sealer) Open(dst []byte, name, value string) ([]byte, time.Time, error) {
+	return s.s.open(dst, name, value)
+}

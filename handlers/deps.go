@@ -6,6 +6,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // Store is the account store as the handlers use it: one narrow part for
@@ -57,6 +58,8 @@ type Links interface {
 	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+	// CountLinks counts the linked accounts and the enabled unlinked ones.
+	CountLinks(ctx context.Context) (linked, unlinked int, err error)
 }
 
 // AuditLog records and lists what happened.
@@ -97,6 +100,20 @@ type Regulator interface {
 	Fail(ctx context.Context, a accounts.Attempt) (banStarted bool, err error)
 	// Succeed clears the failures counted for the attempt's email.
 	Succeed(ctx context.Context, a accounts.Attempt) error
+}
+
+// Provisioning runs the console's background provisioning of every
+// unlinked account (provision.Jobs).
+type Provisioning interface {
+	// Start starts a job; accounts.ErrJobRunning while one runs.
+	Start(ctx context.Context, startedBy string) error
+	Latest(ctx context.Context) (accounts.ProvisionJob, error)
+}
+
+// Line keeps users in line for the platform's pace (waitline.Line).
+type Line interface {
+	Join(ctx context.Context, acct accounts.Account, returnTo, requestID string) (waitline.Answer, error)
+	Check(ctx context.Context, ticket string, accountID int64) (waitline.Answer, error)
 }
 
 // Launcher runs "Open video editor" (launch.Service). Its errors are

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math"
 	"net/http"
 	"strconv"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // busyRetry is the Retry-After of the busy page.
@@ -120,6 +122,11 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		info.Detail = err.Error() // the cause, for an admin; the DSN is never in it
 		info.Handoff = c.Path() == "/sso/jwt"
 		return http.StatusServiceUnavailable, views.StoreUnavailable, info
+	case errors.As(err, new(*waitline.TooBusyError)):
+		var tb *waitline.TooBusyError
+		errors.As(err, &tb)
+		info.RetryAfter = int(math.Ceil(tb.RetryAfter.Seconds()))
+		return http.StatusServiceUnavailable, views.PlatformBusy, info
 	case errors.As(err, &le):
 		return launchPage(le.err, info)
 	case errors.As(err, &he):
@@ -182,6 +189,8 @@ func errorClass(err error) string {
 	var ce csrfError
 	var he *echo.HTTPError
 	switch {
+	case errors.As(err, new(*waitline.TooBusyError)):
+		return "platform_busy"
 	case errors.As(err, &le):
 		return launch.Classify(le.err)
 	case errors.As(err, &ce):

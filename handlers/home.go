@@ -3,13 +3,17 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // home is the bridge's start page for a signed-in user: who they are,
@@ -40,19 +44,69 @@ func (h *server) launch(c echo.Context) error {
 // launchTo launches acct to returnTo: a 303 to the exchange URL, kept out
 // of caches and Referer (every way in ends here: the form, /open, /sso/jwt).
 func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string) error {
+	if h.Line != nil {
+		a, err := h.Line.Join(c.Request().Context(), acct, returnTo, requestID(c))
+		return h.lineAnswer(c, acct, a, err)
+	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
 	defer cancel()
 	res, err := h.Launcher.Launch(ctx, acct, returnTo, requestID(c))
 	if err != nil {
 		return launchError{err}
 	}
+	return h.toExchange(c, acct, res, res.ExchangeURL)
+}
+
+// toExchange is the 303 to the exchange URL that ends a launch.
+func (h *server) toExchange(c echo.Context, acct accounts.Account, res launch.Result, exchangeURL string) error {
 	c.Set(ctxLaunched, launched{account: acct.ID, path: res.Path, calls: res.PlatformCalls}) // for the request's log line
 	hd := c.Response().Header()
 	hd["Cache-Control"] = []string{"no-store"}
 	// The exchange URL holds the one-time token: keep it out of Referer.
 	hd["Referrer-Policy"] = []string{"no-referrer"}
-	return c.Redirect(http.StatusSeeOther, res.ExchangeURL)
+	return c.Redirect(http.StatusSeeOther, exchangeURL)
 }
+
+// launchWait is a waiting user's refresh, GET /launch/wait/:ticket: the
+// editor once the launch is done, the waiting page until then.
+func (h *server) launchWait(c echo.Context) error {
+	if h.Line == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	acct, _ := account(c)
+	a, err := h.Line.Check(c.Request().Context(), c.Param("ticket"), acct.ID)
+	if errors.Is(err, waitline.ErrTicketGone) {
+		// Used already (a second tab), expired, or not this user's: the
+		// start page has "Open video editor".
+		noStore(c)
+		return c.Redirect(http.StatusSeeOther, "/")
+	}
+	return h.lineAnswer(c, acct, a, err)
+}
+
+// lineAnswer answers a launch through the line: the editor, or the
+// waiting page, which reloads itself (Refresh header and meta refresh, no
+// JavaScript needed) at most every few seconds.
+func (h *server) lineAnswer(c echo.Context, acct accounts.Account, a waitline.Answer, err error) error {
+	if err != nil {
+		return launchError{err}
+	}
+	if a.Done() {
+		return h.toExchange(c, acct, a.Result, a.ExchangeURL)
+	}
+	secs := max(1, int(math.Ceil(a.Wait.Seconds())))
+	refresh := fmt.Sprintf("%d;url=/launch/wait/%s", min(max(1, secs/2), maxRefresh), a.Ticket)
+	noStore(c)
+	c.Response().Header().Set("Refresh", refresh)
+	p := h.page(c, "Opening the video editor")
+	p.Refresh = refresh
+	return h.render(c, http.StatusOK, views.LaunchWaiting(p, views.LaunchWait{
+		Seconds: secs, WaitedSecs: int(a.Waited / time.Second), Next: "/launch/wait/" + a.Ticket}))
+}
+
+// maxRefresh bounds the waiting page's refresh, in seconds: a turn that
+// comes sooner than estimated is not kept waiting for long.
+const maxRefresh = 5
 
 // launched is what the request's log line tells of a launch that
 // succeeded (never its exchange URL: it holds the token).

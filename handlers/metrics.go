@@ -29,6 +29,8 @@ type Metrics struct {
 	platformRequests *prometheus.CounterVec
 	platformDuration *prometheus.HistogramVec
 	platformRetries  *prometheus.CounterVec
+	lineWait         prometheus.Histogram
+	lineRefused      prometheus.Counter
 }
 
 // NewMetrics registers the metrics on a new registry.
@@ -42,7 +44,11 @@ func NewMetrics() *Metrics {
 	m.platformDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ssobridge_platform_request_duration_seconds", Help: "Partner API attempt latency.",
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}}, []string{"endpoint"})
 	m.platformRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_platform_retries_total", Help: "Partner API retries by endpoint and reason."}, []string{"endpoint", "reason"})
-	m.reg.MustRegister(m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries,
+	m.lineWait = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "ssobridge_line_wait_seconds",
+		Help:    "How long users who waited in line for the platform's pace waited, arrival to the editor.",
+		Buckets: []float64{1, 2, 3, 5, 10, 20, 30, 45, 60, 90, 120, 300}})
+	m.lineRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "ssobridge_line_refused_total", Help: "Arrivals told the platform is too busy (the line was longer than platform.max_wait)."})
+	m.reg.MustRegister(m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries, m.lineWait, m.lineRefused,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -91,12 +97,14 @@ type PlatformBudget struct {
 	Rate, Share float64 // all instances' rate, and this one's part (0: not limited)
 	Instances   int     // instances calling the platform
 	Paused      bool    // a 429 holds every call
+	Waiting     int     // calls waiting for their turn
 }
 
 // WatchPlatformBudget exports the budget, read at each scrape:
 // ssobridge_platform_rate_limit (requests/s, all instances; 0: not
 // limited), ssobridge_platform_rate_share (this instance's),
-// ssobridge_platform_instances and ssobridge_platform_paused.
+// ssobridge_platform_instances, ssobridge_platform_waiting_calls and
+// ssobridge_platform_paused.
 func (m *Metrics) WatchPlatformBudget(budget func() PlatformBudget) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_rate_limit", Help: "The platform rate all instances keep to, requests/s (0: not limited)."},
@@ -105,6 +113,8 @@ func (m *Metrics) WatchPlatformBudget(budget func() PlatformBudget) {
 			func() float64 { return budget().Share }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_instances", Help: "Instances calling the platform, as last counted."},
 			func() float64 { return float64(budget().Instances) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_waiting_calls", Help: "Platform calls waiting for their turn in this instance's budget."},
+			func() float64 { return float64(budget().Waiting) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_platform_paused", Help: "1 while a 429 holds every platform call."},
 			func() float64 {
 				if budget().Paused {
@@ -114,6 +124,21 @@ func (m *Metrics) WatchPlatformBudget(budget func() PlatformBudget) {
 			}),
 	)
 }
+
+// WatchLine exports the line's length, read at each scrape:
+// ssobridge_line_launches, the launches in flight on this instance.
+func (m *Metrics) WatchLine(inFlight func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_line_launches",
+		Help: "Launches in flight on this instance (waiting for the platform's pace or running)."},
+		func() float64 { return float64(inFlight()) }))
+}
+
+// LineLanded observes a user who reached the editor through the line
+// (waitline.Config.OnLanded).
+func (m *Metrics) LineLanded(wait time.Duration) { m.lineWait.Observe(wait.Seconds()) }
+
+// LineRefused counts an arrival turned away (waitline.Config.OnRefused).
+func (m *Metrics) LineRefused() { m.lineRefused.Inc() }
 
 // Handler serves the metrics.
 func (m *Metrics) Handler() http.Handler {

@@ -29,9 +29,15 @@ type Deps struct {
 	// TrustProxyHeaders takes the client IP from X-Forwarded-For.
 	TrustProxyHeaders bool
 	Launcher          Launcher
-	Platform          Platform
-	Sessions          SessionConfig
-	Metrics           *Metrics
+	// Line, when set, runs launches in a fair line for the platform's
+	// pace, with a waiting page for users it holds (waitline.Line); nil:
+	// each launch runs within its request.
+	Line Line
+	// Provisioning, when set, is the console's background provisioning.
+	Provisioning Provisioning
+	Platform     Platform
+	Sessions     SessionConfig
+	Metrics      *Metrics
 	// MetricsElsewhere: /metrics is served on a listener of its own
 	// (server.metrics_addr), not here.
 	MetricsElsewhere bool
@@ -137,6 +143,7 @@ func New(d Deps) *echo.Echo {
 	e.POST("/logout/everywhere", h.logoutEverywhere, h.requireUser(sessionExpiredPage))
 	e.GET("/", h.home, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
+	e.GET("/launch/wait/:ticket", h.launchWait, h.requireUser(sessionExpiredPage))
 	e.GET("/open", h.open)
 	e.GET("/auth/oidc", h.idpStart)
 	e.GET(idpCallback, h.idpCallback)

@@ -162,30 +162,92 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 		return Result{}, fmt.Errorf("launch: read link: %w", err)
 	}
 
+	userID, created, err := s.ensureLinked(ctx, account)
+	if err != nil {
+		return Result{Path: path}, err
+	}
+	if created && path != PathRelinked {
+		path = PathCreated
+	}
+	tok, err := s.platform.IssueLoginToken(ctx, apiclient.UserID(userID), apiclient.TokenProperties{RedirectTo: returnTo})
+	if err != nil {
+		return Result{Path: path, PlatformUserID: userID}, err
+	}
+	return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: userID, Path: path}, nil
+}
+
+// ensureLinked finds or creates account's platform user and links it.
+func (s *Service) ensureLinked(ctx context.Context, account accounts.Account) (userID string, created bool, err error) {
 	// One platform user per email across every instance on the store, even
 	// when the platform's own duplicate check races: the lookup/create of
 	// an email runs under the store's lock for it, held for no longer.
 	unlock, err := s.store.LockProvisioning(ctx, account.Email)
 	if err != nil {
-		return Result{Path: path}, fmt.Errorf("launch: provisioning lock: %w", err)
+		return "", false, fmt.Errorf("launch: provisioning lock: %w", err)
 	}
 	ens, err := s.platform.EnsureUser(ctx, apiclient.NewUser{FirstName: account.FirstName, LastName: account.LastName, Email: account.Email})
 	unlock()
 	if err != nil {
-		return Result{Path: path}, err
+		return "", false, err
 	}
-	if ens.Created && path != PathRelinked {
+	userID = string(ens.User.UserID)
+	if err := s.store.SaveLink(ctx, account.ID, userID); err != nil {
+		return "", false, fmt.Errorf("launch: save link: %w", err)
+	}
+	return userID, ens.Created, nil
+}
+
+// Provisioned is what provisioning did for an account.
+type Provisioned struct {
+	PlatformUserID string
+	Path           Path // PathReturning: it was linked already; PathFound: existed, now linked; PathCreated
+	PlatformCalls  int
+}
+
+// Provision links account to its platform user ahead of its first launch
+// (creating the user if need be), so that the launch is one call: the
+// same check-then-create as a launch, without the token. An account
+// linked already is left as it is. Each one is audited.
+func (s *Service) Provision(ctx context.Context, account accounts.Account) (Provisioned, error) {
+	var calls atomic.Int32
+	ctx = apiclient.WithCallCounter(ctx, &calls)
+	start := s.now()
+	p, err := s.provision(ctx, account)
+	p.PlatformCalls = int(calls.Load())
+	outcome := Classify(err)
+	ev := accounts.Event{Kind: accounts.KindProvision, AccountID: account.ID, Email: account.Email, Outcome: outcome,
+		PlatformCalls: p.PlatformCalls, Latency: s.now().Sub(start), Detail: string(p.Path)}
+	if err != nil {
+		ev.Detail = err.Error()
+	}
+	if p.Path != PathReturning || err != nil {
+		if aerr := s.store.Record(context.WithoutCancel(ctx), ev); aerr != nil {
+			s.logger.Log(ctx, accounts.FailureLevel(aerr), "audit write failed", "err", aerr)
+		}
+	}
+	return p, err
+}
+
+func (s *Service) provision(ctx context.Context, account accounts.Account) (Provisioned, error) {
+	if account.Disabled {
+		return Provisioned{}, ErrAccountDisabled
+	}
+	link, err := s.store.LinkFor(ctx, account.ID)
+	if err == nil {
+		return Provisioned{PlatformUserID: link.PlatformUserID, Path: PathReturning}, nil
+	}
+	if !errors.Is(err, accounts.ErrNotFound) {
+		return Provisioned{}, fmt.Errorf("provision: read link: %w", err)
+	}
+	userID, created, err := s.ensureLinked(ctx, account)
+	if err != nil {
+		return Provisioned{}, err
+	}
+	path := PathFound
+	if created {
 		path = PathCreated
 	}
-	userID := string(ens.User.UserID)
-	if err := s.store.SaveLink(ctx, account.ID, userID); err != nil {
-		return Result{Path: path}, fmt.Errorf("launch: save link: %w", err)
-	}
-	tok, err := s.platform.IssueLoginToken(ctx, ens.User.UserID, apiclient.TokenProperties{RedirectTo: returnTo})
-	if err != nil {
-		return Result{Path: path, PlatformUserID: userID}, err
-	}
-	return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: userID, Path: path}, nil
+	return Provisioned{PlatformUserID: userID, Path: path}, nil
 }
 
 // Outcome classes, used by audit, metrics and error pages.
@@ -205,11 +267,23 @@ const (
 	OutcomeInternalError = "internal_error"
 )
 
+// Reported is a launch failure told again later (to a user who waited in
+// line): what Explain found and the error's text, without the error.
+type Reported struct {
+	Failure Failure
+	Text    string
+}
+
+func (r *Reported) Error() string { return r.Text }
+
 // Classify maps an error to its outcome class.
 func Classify(err error) string {
+	var rp *Reported
 	switch {
 	case err == nil:
 		return OutcomeOK
+	case errors.As(err, &rp):
+		return rp.Failure.Outcome
 	case errors.Is(err, ErrInvalidReturnTo), errors.Is(err, apiclient.ErrInvalidInput):
 		return OutcomeInvalidInput
 	case errors.Is(err, ErrAccountDisabled):
@@ -249,6 +323,10 @@ type Failure struct {
 
 // Explain describes err for the page that reports it.
 func Explain(err error) Failure {
+	var rp *Reported
+	if errors.As(err, &rp) {
+		return rp.Failure
+	}
 	f := Failure{Outcome: Classify(err), Timeout: errors.Is(err, apiclient.ErrTimeout)}
 	var ae *apiclient.APIError
 	if errors.As(err, &ae) {

@@ -3,28 +3,37 @@
 // token bucket per instance holding the instance's share of the configured
 // rate (the rate divided by the instances calling, counted through the
 // store), and a pause that a 429 puts on every caller of every instance.
-// Without a configured rate only the pauses apply: every 429 holds every
-// caller for its Retry-After.
+// Without a configured rate the budget learns one from the 429s: every
+// 429 holds every caller for its Retry-After, and the instance then paces
+// itself at a rate it lowers at each 429 (multiplicatively) and raises a
+// little each second without one (additively).
+//
+// Calls that cannot go at once wait in a line ordered by Priority: a
+// user's calls before background work, and among each the earliest
+// arrival first, so a launch's second and third calls do not queue behind
+// every launch that arrived after it.
 package pacing
 
 import (
+	"container/heap"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/ssobridge/ssobridge/accounts"
 )
 
 // Shared is where the instances calling the platform meet: the store.
 type Shared interface {
-	// PlatformHeartbeat records that instance calls the platform at now
-	// and returns how many instances did within window (itself included)
+	// PlatformHeartbeat records that the caller calls the platform at now
+	// and returns the callers heard from within window (itself included)
 	// and until when every caller is to hold its calls.
-	PlatformHeartbeat(ctx context.Context, instance string, now time.Time, window time.Duration) (live int, pausedUntil time.Time, err error)
+	PlatformHeartbeat(ctx context.Context, c accounts.PlatformCaller, now time.Time, window time.Duration) (accounts.PlatformCallers, error)
 	// PausePlatform holds every instance's calls until then (a later
 	// pause wins).
 	PausePlatform(ctx context.Context, until time.Time) error
@@ -42,7 +51,15 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 	// OnPause, when set, is told of each pause (its length).
 	OnPause func(time.Duration)
+	// Background: this process runs background work only (provisioning)
+	// and serves no users. While users wait on any instance, it takes
+	// BackgroundWeight of a serving instance's share.
+	Background bool
 }
+
+// BackgroundWeight is a background-only process's weight in the shares
+// while users wait somewhere: the rest of the rate goes to the users.
+const BackgroundWeight = 0.05
 
 // Heartbeat is how often an instance tells the others it calls, and reads
 // their pause; an instance unheard of for liveWindow no longer counts.
@@ -59,8 +76,74 @@ type Budget struct {
 
 	mu          sync.Mutex
 	lim         *rate.Limiter
-	live        int       // instances calling, as last counted
-	pausedUntil time.Time // no call before then
+	callers     accounts.PlatformCallers // as last counted
+	busyAt      time.Time                // a user's call last waited in line
+	activeAt    time.Time                // a call last asked
+	activeBeat  time.Time                // the last heartbeat that told the others it calls
+	learn       learning                 // without a configured rate
+	wasActive   bool                     // the others count it among the callers (activeBeat within liveWindow)
+	pausedUntil time.Time                // no call before then
+	line        line                     // the calls waiting, in Priority order
+	seq         uint64                   // arrival order among equal priorities
+	dispatching bool                     // a goroutine hands out the line's turns
+}
+
+// Priority is a call's place in the line: Background work goes after
+// every user's call; within each, the earlier Since goes first.
+type Priority struct {
+	Background bool
+	Since      time.Time // when the work the call belongs to arrived
+}
+
+type priorityKey struct{}
+
+// WithPriority gives the platform calls made with ctx their place in the
+// line. A call without one is a user's, arrived when it asks.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// PriorityOf is ctx's priority and whether it has one.
+func PriorityOf(ctx context.Context) (Priority, bool) {
+	p, ok := ctx.Value(priorityKey{}).(Priority)
+	return p, ok
+}
+
+// waiter is a call in the line.
+type waiter struct {
+	p     Priority
+	seq   uint64
+	turn  chan struct{} // closed when the call may go
+	index int           // in the heap; -1 once out of it
+}
+
+// line is a heap of waiters, the next to go first.
+type line []*waiter
+
+func (l line) Len() int { return len(l) }
+func (l line) Less(i, j int) bool {
+	a, b := l[i], l[j]
+	if a.p.Background != b.p.Background {
+		return !a.p.Background
+	}
+	if !a.p.Since.Equal(b.p.Since) {
+		return a.p.Since.Before(b.p.Since)
+	}
+	return a.seq < b.seq
+}
+func (l line) Swap(i, j int) { l[i], l[j] = l[j], l[i]; l[i].index = i; l[j].index = j }
+func (l *line) Push(x any) {
+	w := x.(*waiter)
+	w.index = len(*l)
+	*l = append(*l, w)
+}
+func (l *line) Pop() any {
+	old := *l
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*l = old[:len(old)-1]
+	w.index = -1
+	return w
 }
 
 // New makes a budget; Run keeps its share and pause current.
@@ -74,7 +157,12 @@ func New(cfg Config, shared Shared) *Budget {
 	if cfg.Burst <= 0 {
 		cfg.Burst = max(1, int(math.Ceil(cfg.Rate)))
 	}
-	b := &Budget{cfg: cfg, shared: shared, instance: randomID(), live: 1, lim: rate.NewLimiter(rate.Inf, 1)}
+	b := &Budget{cfg: cfg, shared: shared, instance: randomID(), lim: rate.NewLimiter(rate.Inf, 1)}
+	if cfg.Background {
+		b.callers.Background = 1
+	} else {
+		b.callers.Serving = 1
+	}
 	b.applyLocked()
 	return b
 }
@@ -96,45 +184,183 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// share is this process's part of the rate among the callers that call
+// (an idle one takes nothing from the others; this one counts itself
+// whether it calls or not, so that its first call has a share): equal
+// parts, except that background-only processes weigh BackgroundWeight
+// while users wait on a serving instance. Between heartbeats the parts
+// may add up to more than the rate (an idle instance's first calls): the
+// platform's burst takes that.
+func share(c accounts.PlatformCallers, background, counted bool) float64 {
+	wb, own := 1.0, 1.0
+	if c.Busy > 0 {
+		wb = BackgroundWeight
+	}
+	if background {
+		own = wb
+	}
+	others := float64(c.ActiveServing) + wb*float64(c.ActiveBackground)
+	if counted {
+		others -= own // the heartbeat counted this process among them
+	}
+	return own / (own + max(0, others))
+}
+
+// learning is the rate learned from the 429s (no rate configured).
+type learning struct {
+	rate     float64     // calls a second; 0: none learned, not paced
+	sent     []time.Time // when the calls of the last second went
+	lowered  time.Time   // the last 429 that lowered the rate
+	raised   time.Time
+	lowering int // times lowered
+}
+
+// Learning: how the rate moves without a configured one.
+const (
+	learnDown     = 0.7             // a 429 lowers the rate to this part
+	learnFirst    = 0.5             // the first 429: this part of the last second's calls
+	learnUpEvery  = time.Second     // no 429 for this long raises the rate
+	learnUp       = 0.05            // by this part (at least learnUpMin)
+	learnUpMin    = 0.5             // calls a second
+	learnCalmDown = 2 * time.Second // after a 429, no raise for this long
+)
+
+// sentLocked records a call sent, when the rate is being learned.
+func (b *Budget) sentLocked(now time.Time) {
+	if b.cfg.Rate > 0 {
+		return
+	}
+	cut := 0
+	for cut < len(b.learn.sent) && now.Sub(b.learn.sent[cut]) > time.Second {
+		cut++
+	}
+	b.learn.sent = append(b.learn.sent[cut:], now)
+}
+
+// lowerLocked lowers the learned rate at a 429: once for a burst of
+// 429s (those within learnUpEvery of the last lowering).
+func (b *Budget) lowerLocked(now time.Time) {
+	if b.cfg.Rate > 0 || now.Sub(b.learn.lowered) < learnUpEvery {
+		return
+	}
+	n := 0
+	for _, t := range b.learn.sent {
+		if now.Sub(t) <= time.Second {
+			n++
+		}
+	}
+	if b.learn.rate == 0 {
+		b.learn.rate = max(1, learnFirst*float64(n))
+	} else {
+		b.learn.rate = max(1, learnDown*b.learn.rate)
+	}
+	b.learn.lowered, b.learn.raised = now, now
+	b.learn.lowering++
+	b.applyLocked()
+}
+
+// raiseLocked raises the learned rate after a calm second.
+func (b *Budget) raiseLocked(now time.Time) {
+	if b.cfg.Rate > 0 || b.learn.rate == 0 || now.Sub(b.learn.lowered) < learnCalmDown || now.Sub(b.learn.raised) < learnUpEvery {
+		return
+	}
+	b.learn.rate += max(learnUpMin, learnUp*b.learn.rate)
+	b.learn.raised = now
+	b.applyLocked()
+}
+
 // applyLocked sets the instance's share of the rate and burst.
 func (b *Budget) applyLocked() {
 	if b.cfg.Rate <= 0 {
-		b.lim.SetLimitAt(b.cfg.Now(), rate.Inf)
+		lim := rate.Inf
+		if b.learn.rate > 0 {
+			lim = rate.Limit(b.learn.rate)
+		}
+		b.lim.SetLimitAt(b.cfg.Now(), lim)
+		b.lim.SetBurstAt(b.cfg.Now(), max(1, int(b.learn.rate/4)))
 		return
 	}
-	n := float64(max(1, b.live))
-	b.lim.SetLimitAt(b.cfg.Now(), rate.Limit(b.cfg.Rate/n))
-	b.lim.SetBurstAt(b.cfg.Now(), max(1, int(math.Ceil(float64(b.cfg.Burst)/n))))
+	f := share(b.callers, b.cfg.Background, b.wasActive)
+	b.lim.SetLimitAt(b.cfg.Now(), rate.Limit(b.cfg.Rate*f))
+	b.lim.SetBurstAt(b.cfg.Now(), max(1, int(math.Ceil(float64(b.cfg.Burst)*f))))
 }
 
 // Wait returns when a call may be sent: after any pause, within the
-// instance's share of the rate. Retries wait too, so they are not a
-// second source of load.
+// instance's share of the rate, and after every call ahead of it in the
+// line (its priority from WithPriority). Retries wait too, so they are
+// not a second source of load.
 func (b *Budget) Wait(ctx context.Context) error {
-	var waited time.Time // the pause already waited out
-	for {
-		now := b.cfg.Now()
-		b.mu.Lock()
-		paused := b.pausedUntil
+	now := b.cfg.Now()
+	p, ok := PriorityOf(ctx)
+	if !ok {
+		p.Since = now
+	}
+	b.mu.Lock()
+	b.activeAt = now
+	// Nobody waits and the bucket has a call: go (no goroutine, no heap).
+	if len(b.line) == 0 && !now.Before(b.pausedUntil) && b.lim.AllowN(now, 1) {
+		b.sentLocked(now)
 		b.mu.Unlock()
-		if paused.After(waited) && now.Before(paused) {
-			if err := b.cfg.Sleep(ctx, paused.Sub(now)); err != nil {
-				return err
+		return nil
+	}
+	b.seq++
+	w := &waiter{p: p, seq: b.seq, turn: make(chan struct{})}
+	if !p.Background {
+		b.busyAt = now
+	}
+	heap.Push(&b.line, w)
+	if !b.dispatching {
+		b.dispatching = true
+		go b.dispatch()
+	}
+	b.mu.Unlock()
+	select {
+	case <-w.turn:
+		return nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		if w.index >= 0 {
+			heap.Remove(&b.line, w.index)
+		}
+		b.mu.Unlock()
+		return ctx.Err()
+	}
+}
+
+// dispatch hands out turns to the line, first in line first, while anyone
+// waits: it waits out pauses and the bucket, then lets the head go.
+func (b *Budget) dispatch() {
+	var held *rate.Reservation // the next turn, reserved in the bucket
+	for {
+		b.mu.Lock()
+		now := b.cfg.Now()
+		if len(b.line) == 0 {
+			if held != nil {
+				held.CancelAt(now)
 			}
-			waited = paused // a later pause, set meanwhile, is waited for too
+			b.dispatching = false
+			b.mu.Unlock()
+			return
+		}
+		if now.Before(b.pausedUntil) {
+			d := b.pausedUntil.Sub(now)
+			b.mu.Unlock()
+			_ = b.cfg.Sleep(context.Background(), d)
 			continue
 		}
-		r := b.lim.ReserveN(now, 1) // rate.Limiter is safe for concurrent use
-		if !r.OK() {
-			return fmt.Errorf("pacing: no budget for a call")
+		if held == nil {
+			held = b.lim.ReserveN(now, 1)
 		}
-		if d := r.DelayFrom(now); d > 0 {
-			if err := b.cfg.Sleep(ctx, d); err != nil {
-				r.CancelAt(b.cfg.Now())
-				return err
-			}
+		if d := held.DelayFrom(now); d > 0 {
+			b.mu.Unlock()
+			_ = b.cfg.Sleep(context.Background(), d)
+			continue // a pause met meanwhile comes first
 		}
-		return nil
+		held = nil
+		w := heap.Pop(&b.line).(*waiter)
+		b.sentLocked(now)
+		close(w.turn)
+		b.mu.Unlock()
 	}
 }
 
@@ -145,11 +371,13 @@ func (b *Budget) Pause(d time.Duration) {
 	if b.cfg.OnPause != nil {
 		b.cfg.OnPause(d)
 	}
-	until := b.cfg.Now().Add(d)
+	now := b.cfg.Now()
+	until := now.Add(d)
 	b.mu.Lock()
 	if until.After(b.pausedUntil) {
 		b.pausedUntil = until
 	}
+	b.lowerLocked(now)
 	b.mu.Unlock()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -176,37 +404,59 @@ func (b *Budget) Run(ctx context.Context) {
 // beat is one heartbeat.
 func (b *Budget) beat(ctx context.Context) {
 	now := b.cfg.Now()
+	b.mu.Lock()
+	me := accounts.PlatformCaller{ID: b.instance, Background: b.cfg.Background,
+		Busy: !b.cfg.Background && now.Sub(b.busyAt) < 2*Heartbeat, Active: now.Sub(b.activeAt) < 2*Heartbeat}
+	b.mu.Unlock()
 	hctx, cancel := context.WithTimeout(ctx, Heartbeat*4)
-	live, paused, err := b.shared.PlatformHeartbeat(hctx, b.instance, now, liveWindow)
+	callers, err := b.shared.PlatformHeartbeat(hctx, me, now, liveWindow)
 	cancel()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err == nil {
-		if paused.After(b.pausedUntil) {
-			b.pausedUntil = paused
-		}
-		if live != b.live {
-			b.live = live
-			b.applyLocked()
-		}
+	b.raiseLocked(now)
+	if err != nil {
+		return
+	}
+	if callers.PausedUntil.After(b.pausedUntil) {
+		b.pausedUntil = callers.PausedUntil
+	}
+	callers.PausedUntil = time.Time{}
+	if me.Active {
+		b.activeBeat = now
+	}
+	counted := now.Sub(b.activeBeat) < liveWindow // as the store counts it
+	if callers != b.callers || counted != b.wasActive {
+		b.callers, b.wasActive = callers, counted
+		b.applyLocked()
 	}
 }
 
 // Stats is the budget as it stands, for metrics.
 type Stats struct {
-	Rate   float64 // the rate for all instances together (0: not limited)
-	Share  float64 // this instance's part of it
-	Live   int     // instances calling
-	Paused bool    // every call is held
+	Rate      float64       // the rate for all instances together (0: not limited)
+	Learned   float64       // without a configured rate: this instance's, learned from the 429s (0: none yet)
+	Share     float64       // this instance's part of it
+	Live      int           // processes calling (serving and background)
+	Busy      int           // serving instances with users waiting
+	Paused    bool          // every call is held
+	PausedFor time.Duration // for how much longer
+	Waiting   int           // calls in this instance's line
 }
 
 // Stats reports the budget.
 func (b *Budget) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	st := Stats{Rate: b.cfg.Rate, Live: b.live, Paused: b.cfg.Now().Before(b.pausedUntil)}
+	now := b.cfg.Now()
+	st := Stats{Rate: b.cfg.Rate, Live: b.callers.Serving + b.callers.Background, Busy: b.callers.Busy,
+		Paused: now.Before(b.pausedUntil), Waiting: len(b.line)}
+	if st.Paused {
+		st.PausedFor = b.pausedUntil.Sub(now)
+	}
 	if b.cfg.Rate > 0 {
-		st.Share = b.cfg.Rate / float64(max(1, b.live))
+		st.Share = b.cfg.Rate * share(b.callers, b.cfg.Background, b.wasActive)
+	} else {
+		st.Learned, st.Share = b.learn.rate, b.learn.rate
 	}
 	return st
 }

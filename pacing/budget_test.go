@@ -71,10 +71,16 @@ func TestBudgetIsSharedByTheInstances(t *testing.T) {
 	pacing.Beat(t.Context(), b)
 	pacing.Beat(t.Context(), a)
 	assert.Equal(t, 2, a.Stats().Live)
-	assert.Equal(t, 10.0, a.Stats().Share)
+	assert.Equal(t, 20.0, a.Stats().Share, "b does not call: a may take it all")
+	require.NoError(t, b.Wait(t.Context()))
+	require.NoError(t, a.Wait(t.Context()))
+	pacing.Beat(t.Context(), b)
+	pacing.Beat(t.Context(), a)
+	assert.Equal(t, 10.0, a.Stats().Share, "both call: half each")
 	assert.InDelta(t, 10*10+1, callsIn(t, a, clock, 10*time.Second), 1, "half the rate")
 
 	clock.Advance(5 * time.Second) // b's heartbeat is old now
+	require.NoError(t, a.Wait(t.Context()))
 	pacing.Beat(t.Context(), a)
 	assert.Equal(t, 1, a.Stats().Live)
 	assert.Equal(t, 20.0, a.Stats().Share)
@@ -120,4 +126,130 @@ func BenchmarkWait(b *testing.B) {
 			})
 		})
 	}
+}
+
+// gatedSleeper moves the fake clock only when the test lets a sleep end.
+type gatedSleeper struct {
+	clock *fakeclock.Clock
+	gate  chan struct{}
+}
+
+func (s *gatedSleeper) sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-s.gate:
+		s.clock.Advance(d)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// The line: a user's calls go before background work, and among each the
+// earliest arrival first, whatever order the calls asked in; a call that
+// gives up leaves the line.
+func TestBudgetLineOrder(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1000, 0))
+	sl := &gatedSleeper{clock: clock, gate: make(chan struct{})}
+	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	require.NoError(t, b.Wait(t.Context()), "the bucket's one call goes at once")
+
+	t0 := clock.Now()
+	done := make(chan string, 8)
+	ask := func(name string, p pacing.Priority) {
+		go func() {
+			if err := b.Wait(pacing.WithPriority(t.Context(), p)); err == nil {
+				done <- name
+			}
+		}()
+	}
+	gone, leave := context.WithCancel(t.Context())
+	go func() { _ = b.Wait(pacing.WithPriority(gone, pacing.Priority{Since: t0.Add(-time.Hour)})) }()
+	require.Eventually(t, func() bool { return b.Stats().Waiting == 1 }, 5*time.Second, time.Millisecond)
+	ask("provisioning", pacing.Priority{Background: true, Since: t0.Add(-time.Minute)})
+	ask("second user", pacing.Priority{Since: t0.Add(2 * time.Second)})
+	ask("first user", pacing.Priority{Since: t0.Add(time.Second)})
+	require.Eventually(t, func() bool { return b.Stats().Waiting == 4 }, 5*time.Second, time.Millisecond)
+	leave()
+	require.Eventually(t, func() bool { return b.Stats().Waiting == 3 }, 5*time.Second, time.Millisecond, "a call that gives up leaves the line")
+
+	for _, want := range []string{"first user", "second user", "provisioning"} {
+		sl.gate <- struct{}{} // the bucket's next call
+		assert.Equal(t, want, <-done)
+	}
+	assert.Equal(t, 0, b.Stats().Waiting)
+}
+
+// A background-only process (provisioning) takes an equal share while no
+// user waits, and BackgroundWeight of one while users wait on a serving
+// instance; the serving instance gets the rest.
+func TestBudgetBackgroundYieldsToUsers(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1000, 0))
+	sl := &gatedSleeper{clock: clock, gate: make(chan struct{})}
+	s := store(t, clock.Now)
+	srv := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep}, s)
+	bg := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep, Background: true}, s)
+	beat := func() {
+		pacing.Beat(t.Context(), srv)
+		pacing.Beat(t.Context(), bg)
+		pacing.Beat(t.Context(), srv)
+	}
+	require.NoError(t, srv.Wait(t.Context()))
+	require.NoError(t, bg.Wait(t.Context()))
+	beat()
+	assert.Equal(t, 10.0, srv.Stats().Share, "nobody waits: equal shares")
+	assert.Equal(t, 10.0, bg.Stats().Share)
+
+	// Ten users at once: the bucket's ten go, the eleventh waits.
+	clock.Advance(time.Second) // the bucket fills
+	for range 10 {
+		require.NoError(t, srv.Wait(t.Context()))
+	}
+	waiting, stop := context.WithCancel(t.Context())
+	defer stop()
+	go func() { _ = srv.Wait(waiting) }()
+	require.Eventually(t, func() bool { return srv.Stats().Waiting == 1 }, 5*time.Second, time.Millisecond)
+	beat()
+	assert.Equal(t, 1, bg.Stats().Busy)
+	assert.InDelta(t, 20*pacing.BackgroundWeight/(1+pacing.BackgroundWeight), bg.Stats().Share, 1e-9, "users wait: a trickle")
+	assert.InDelta(t, 20/(1+pacing.BackgroundWeight), srv.Stats().Share, 1e-9, "and the users the rest")
+
+	stop()
+	require.Eventually(t, func() bool { return srv.Stats().Waiting == 0 }, 5*time.Second, time.Millisecond)
+	clock.Advance(4 * time.Second) // longer than a busy heartbeat counts
+	clock.Advance(time.Second)     // the bucket refills
+	require.NoError(t, srv.Wait(t.Context()))
+	require.NoError(t, bg.Wait(t.Context()))
+	beat()
+	assert.Equal(t, 10.0, bg.Stats().Share, "nobody waits any more")
+}
+
+// Without a configured rate: not paced until a 429; then a rate of half
+// the last second's calls, lowered (x0.7) at a later 429 but once for a
+// burst of them, and raised a little each calm second.
+func TestBudgetLearnsTheRate(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1000, 0))
+	sl := &sleeper{clock: clock}
+	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	for range 40 {
+		require.NoError(t, b.Wait(t.Context()))
+	}
+	assert.Empty(t, sl.waits, "not paced before a 429")
+	assert.Zero(t, b.Stats().Learned)
+
+	b.Pause(time.Second)
+	assert.Equal(t, 20.0, b.Stats().Learned, "half the 40 calls of the last second")
+	b.Pause(time.Second)
+	assert.Equal(t, 20.0, b.Stats().Learned, "one lowering for a burst of 429s")
+	assert.InDelta(t, 20+5, callsIn(t, b, clock, time.Second+time.Second), 1, "paced: the pause, then 20/s after a burst of a quarter of it")
+
+	clock.Advance(2 * time.Second)
+	b.Pause(time.Second)
+	assert.InDelta(t, 14.0, b.Stats().Learned, 1e-9, "a later 429: x0.7")
+
+	clock.Advance(3 * time.Second)
+	pacing.Beat(t.Context(), b)
+	assert.InDelta(t, 14.7, b.Stats().Learned, 1e-9, "a calm second: +5%")
+	clock.Advance(time.Second)
+	pacing.Beat(t.Context(), b)
+	assert.InDelta(t, 14.7+0.735, b.Stats().Learned, 1e-9)
 }

@@ -6,6 +6,7 @@ const (
 	SectionAccounts      = "accounts"
 	SectionPlatformUsers = "platform-users"
 	SectionAudit         = "audit"
+	SectionProvisioning  = "provisioning"
 )
 
 // Pager links a paged list.
@@ -133,4 +134,18 @@ type SessionRow struct {
 	LastSeen   string
 	UserAgent  string
 	ThisDevice bool // the admin's own session
+}
+
+// ProvisioningPage is the console's provisioning: how many accounts are
+// linked to their platform users, and the background job.
+type ProvisioningPage struct {
+	Linked, Unlinked int
+	HasJob           bool
+	Running          bool // running now: the page reloads itself
+	State            string
+	StartedBy        string
+	Total, Done      int
+	Created, Existed int
+	Failed           int
+	Notice, Error    string
 }

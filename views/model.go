@@ -2,6 +2,8 @@
 // imports only what it renders; handlers fill the view models.
 package views
 
+import "strconv"
+
 // Page is what every page's layout needs.
 type Page struct {
 	Title string
@@ -14,6 +16,16 @@ type Page struct {
 	// out, or a session the portal's handoff began), so "back" means the
 	// partner's portal.
 	FromPortal bool
+	// Refresh, when set, reloads the page by itself (a meta refresh:
+	// "seconds;url=path"), for browsers without JavaScript.
+	Refresh string
+}
+
+// LaunchWait is the page of a user waiting in line for the platform.
+type LaunchWait struct {
+	Seconds    int    // about how long still
+	WaitedSecs int    // since the user arrived
+	Next       string // the refresh's path
 }
 
 // User is the signed-in user as the layout shows it.
@@ -68,4 +80,14 @@ type ErrorInfo struct {
 	// Handoff: the request carried a one-time handoff token from the
 	// portal, which cannot be sent again; the way on is a fresh one.
 	Handoff bool
+}
+
+// minutes says a wait in seconds as a person would: "1 minute", "3
+// minutes" (rounded up; at least one).
+func minutes(seconds int) string {
+	m := max(1, (seconds+59)/60)
+	if m == 1 {
+		return "1 minute"
+	}
+	return strconv.Itoa(m) + " minutes"
 }

@@ -54,6 +54,9 @@ func Run(t *testing.T, open Open) {
 		{"single-use ids", func(t *testing.T, s accounts.Store) { singleUse(t, s, s, Now()) }},
 		{"set-password links", testPasswordLinks},
 		{"platform budget", func(t *testing.T, s accounts.Store) { platformBudget(t, s, s) }},
+		{"launch tickets", func(t *testing.T, s accounts.Store) { tickets(t, s, s) }},
+		{"provisioning job", func(t *testing.T, s accounts.Store) { provisionJob(t, s, s) }},
+		{"unlinked accounts", testUnlinked},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
@@ -548,6 +551,8 @@ func RunShared(t *testing.T, pair OpenPair) {
 		{"a ban on one holds on the other", testBanAcross},
 		{"a single-use id used on one is used on the other", func(t *testing.T, a, b accounts.Store) { singleUse(t, a, b, time.Now()) }},
 		{"the platform budget is shared", platformBudget},
+		{"a ticket made on one is answered on the other", tickets},
+		{"one provisioning job across instances", provisionJob},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := pair(t, time.Now)
@@ -791,29 +796,178 @@ func testPasswordLinks(t *testing.T, s accounts.Store) {
 }
 
 // platformBudget: instances count each other by their heartbeats (one
-// unheard of for the window no longer counts), and a pause set through
-// one is read through the other; an earlier pause changes nothing.
+// unheard of for the window no longer counts), serving instances apart
+// from background-only ones and those with users waiting apart; a pause
+// set through one is read through the other; an earlier pause changes
+// nothing.
 func platformBudget(t *testing.T, a, b accounts.Store) {
 	ctx := context.Background()
 	now, window := Now(), 3*time.Second
-	live, paused, err := a.PlatformHeartbeat(ctx, "instance-a", now, window)
+	instA, instB := accounts.PlatformCaller{ID: "instance-a"}, accounts.PlatformCaller{ID: "instance-b"}
+	got, err := a.PlatformHeartbeat(ctx, instA, now, window)
 	require.NoError(t, err)
-	assert.Equal(t, 1, live)
-	assert.True(t, paused.IsZero(), "no pause yet")
-	live, _, err = b.PlatformHeartbeat(ctx, "instance-b", now, window)
+	assert.Equal(t, accounts.PlatformCallers{Serving: 1}, got, "no pause yet, nobody busy")
+	got, err = b.PlatformHeartbeat(ctx, instB, now, window)
 	require.NoError(t, err)
-	assert.Equal(t, 2, live)
-	live, _, err = a.PlatformHeartbeat(ctx, "instance-a", now.Add(time.Second), window)
+	assert.Equal(t, 2, got.Serving)
+	got, err = a.PlatformHeartbeat(ctx, instA, now.Add(time.Second), window)
 	require.NoError(t, err)
-	assert.Equal(t, 2, live, "a heartbeat replaces the instance's last one")
-	live, _, err = a.PlatformHeartbeat(ctx, "instance-a", now.Add(5*time.Second), window)
+	assert.Equal(t, 2, got.Serving, "a heartbeat replaces the instance's last one")
+	got, err = a.PlatformHeartbeat(ctx, instA, now.Add(5*time.Second), window)
 	require.NoError(t, err)
-	assert.Equal(t, 1, live, "b is gone after the window")
+	assert.Equal(t, 1, got.Serving, "b is gone after the window")
 
 	until := now.Add(2 * time.Second)
 	require.NoError(t, a.PausePlatform(ctx, until))
 	require.NoError(t, a.PausePlatform(ctx, now.Add(time.Second)))
-	_, paused, err = b.PlatformHeartbeat(ctx, "instance-b", now.Add(6*time.Second), window)
+	got, err = b.PlatformHeartbeat(ctx, instB, now.Add(6*time.Second), window)
 	require.NoError(t, err)
-	assert.True(t, until.Equal(paused), "the later pause holds: %s", paused)
+	assert.True(t, until.Equal(got.PausedUntil), "the later pause holds: %s", got.PausedUntil)
+
+	// A provisioning run counts apart; a busy instance stays busy for the
+	// window after its last busy heartbeat.
+	at := now.Add(7 * time.Second)
+	busyA := accounts.PlatformCaller{ID: "instance-a", Busy: true}
+	_, err = a.PlatformHeartbeat(ctx, busyA, at, window)
+	require.NoError(t, err)
+	got, err = b.PlatformHeartbeat(ctx, accounts.PlatformCaller{ID: "provision", Background: true}, at, window)
+	require.NoError(t, err)
+	assert.Equal(t, accounts.PlatformCallers{Serving: 2, Background: 1, Busy: 1, PausedUntil: got.PausedUntil}, got)
+	got, err = a.PlatformHeartbeat(ctx, instA, at.Add(time.Second), window)
+	require.NoError(t, err)
+	assert.Equal(t, 1, got.Busy, "a was busy a second ago")
+	got, err = a.PlatformHeartbeat(ctx, instA, at.Add(2*window), window)
+	require.NoError(t, err)
+	assert.Equal(t, accounts.PlatformCallers{Serving: 1, PausedUntil: got.PausedUntil}, got, "no longer busy; the others gone")
+
+	// Only the callers that call share the rate; one stays counted for the
+	// window after its last active heartbeat.
+	at = at.Add(3 * window)
+	_, err = a.PlatformHeartbeat(ctx, accounts.PlatformCaller{ID: "instance-a", Active: true}, at, window)
+	require.NoError(t, err)
+	_, err = b.PlatformHeartbeat(ctx, instB, at, window)
+	require.NoError(t, err)
+	got, err = b.PlatformHeartbeat(ctx, accounts.PlatformCaller{ID: "provision", Background: true, Active: true}, at.Add(time.Second), window)
+	require.NoError(t, err)
+	assert.Equal(t, accounts.PlatformCallers{Serving: 2, Background: 1, ActiveServing: 1, ActiveBackground: 1, PausedUntil: got.PausedUntil}, got)
+}
+
+// tickets: a ticket made on one instance is read, claimed when its owner
+// went quiet (not before), finished only by its owner, and taken once, by
+// its account only, on the other.
+func tickets(t *testing.T, a, b accounts.Store) {
+	ctx := context.Background()
+	acct, err := a.CreateAccount(ctx, newAccount("line@example.com", false))
+	require.NoError(t, err)
+	now := Now().Truncate(time.Millisecond)
+	tk := accounts.Ticket{ID: "t1", AccountID: acct.ID, ReturnTo: "/editor", ArrivedAt: now, ETA: now.Add(30 * time.Second),
+		Owner: "instance-a", SeenAt: now, ExpiresAt: now.Add(10 * time.Minute)}
+	require.NoError(t, a.CreateTicket(ctx, tk))
+	got, err := b.TicketByID(ctx, "t1")
+	require.NoError(t, err)
+	tk.State = accounts.TicketWaiting
+	assert.Equal(t, tk, got)
+	_, err = b.TicketByID(ctx, "t2")
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+
+	_, err = b.TakeTicket(ctx, "t1", acct.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "a waiting ticket is not taken")
+	assert.ErrorIs(t, b.ClaimTicket(ctx, "t1", "instance-b", now, now.Add(time.Second)), accounts.ErrNotFound, "its owner is not quiet")
+	require.NoError(t, a.KeepTickets(ctx, "instance-a", now.Add(5*time.Second)))
+	assert.ErrorIs(t, b.ClaimTicket(ctx, "t1", "instance-b", now.Add(time.Second), now.Add(6*time.Second)), accounts.ErrNotFound, "kept alive")
+	require.NoError(t, b.ClaimTicket(ctx, "t1", "instance-b", now.Add(10*time.Second), now.Add(20*time.Second)), "quiet since 5 s")
+	assert.ErrorIs(t, a.FinishTicket(ctx, "t1", "instance-a", accounts.TicketDone, "sealed", ""), accounts.ErrNotFound, "a no longer owns it")
+	assert.ErrorIs(t, b.FinishTicket(ctx, "t1", "instance-b", "bogus", "", ""), accounts.ErrInvalid)
+	require.NoError(t, b.FinishTicket(ctx, "t1", "instance-b", accounts.TicketDone, "sealed-url", ""))
+	assert.ErrorIs(t, b.FinishTicket(ctx, "t1", "instance-b", accounts.TicketFailed, "", "x"), accounts.ErrNotFound, "finished once")
+
+	_, err = a.TakeTicket(ctx, "t1", acct.ID+1)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "another account's")
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := []accounts.Store{a, b}[i%2]
+			if got, err := s.TakeTicket(ctx, "t1", acct.ID); err == nil && got.Sealed == "sealed-url" {
+				wins.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), wins.Load(), "taken once, even six times at once")
+
+	require.NoError(t, a.CreateTicket(ctx, accounts.Ticket{ID: "old", AccountID: acct.ID, ArrivedAt: now, ETA: now, Owner: "x", SeenAt: now, ExpiresAt: now}))
+	require.NoError(t, a.CreateTicket(ctx, accounts.Ticket{ID: "new", AccountID: acct.ID, ArrivedAt: now, ETA: now, Owner: "x", SeenAt: now, ExpiresAt: now.Add(time.Hour)}))
+	n, err := b.PruneTickets(ctx, now.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	_, err = a.TicketByID(ctx, "new")
+	assert.NoError(t, err)
+}
+
+// testUnlinked: the accounts to provision are the enabled ones without a
+// link, listed page by page by id.
+func testUnlinked(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	var ids []int64
+	for i := range 5 {
+		a, err := s.CreateAccount(ctx, newAccount(fmt.Sprintf("u%d@example.com", i), false))
+		require.NoError(t, err)
+		ids = append(ids, a.ID)
+	}
+	require.NoError(t, s.SaveLink(ctx, ids[1], "p1"))
+	require.NoError(t, s.SetDisabled(ctx, ids[3], true))
+	linked, unlinked, err := s.CountLinks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{1, 3}, [2]int{linked, unlinked})
+
+	first, err := s.UnlinkedAccounts(ctx, 0, 2)
+	require.NoError(t, err)
+	require.Len(t, first, 2)
+	assert.Equal(t, []int64{ids[0], ids[2]}, []int64{first[0].ID, first[1].ID})
+	rest, err := s.UnlinkedAccounts(ctx, first[1].ID, 2)
+	require.NoError(t, err)
+	require.Len(t, rest, 1)
+	assert.Equal(t, ids[4], rest[0].ID)
+	assert.Equal(t, "u4@example.com", rest[0].Email)
+}
+
+// provisionJob: one job runs at a time across instances; a job whose
+// owner went quiet may be replaced; only its owner records progress.
+func provisionJob(t *testing.T, a, b accounts.Store) {
+	ctx := context.Background()
+	_, err := a.LatestProvisionJob(ctx)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "no job yet")
+	now := Now().Truncate(time.Millisecond)
+	j := accounts.ProvisionJob{StartedBy: "admin@example.com", Owner: "instance-a", SeenAt: now, StartedAt: now, Total: 10}
+	require.NoError(t, a.StartProvisionJob(ctx, j, now.Add(-time.Minute)))
+	got, err := b.LatestProvisionJob(ctx)
+	require.NoError(t, err)
+	j.State = accounts.JobRunning
+	assert.Equal(t, j, got)
+	assert.ErrorIs(t, b.StartProvisionJob(ctx, accounts.ProvisionJob{Owner: "instance-b", SeenAt: now, StartedAt: now}, now.Add(-time.Minute)),
+		accounts.ErrJobRunning, "one at a time")
+
+	j.Done, j.Created, j.Existed, j.Failed, j.RateLimited, j.SeenAt = 4, 2, 1, 1, 3, now.Add(time.Second)
+	require.NoError(t, a.UpdateProvisionJob(ctx, j))
+	wrong := j
+	wrong.Owner = "instance-b"
+	assert.ErrorIs(t, b.UpdateProvisionJob(ctx, wrong), accounts.ErrNotFound, "not b's job")
+	got, err = b.LatestProvisionJob(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, j, got)
+
+	// a went quiet: b may start anew, and a's late progress is refused.
+	k := accounts.ProvisionJob{StartedBy: "other@example.com", Owner: "instance-b", SeenAt: now.Add(time.Minute), StartedAt: now.Add(time.Minute), Total: 6}
+	require.NoError(t, b.StartProvisionJob(ctx, k, now.Add(30*time.Second)))
+	assert.ErrorIs(t, a.UpdateProvisionJob(ctx, j), accounts.ErrNotFound)
+	k.State, k.Done, k.Created, k.FinishedAt, k.SeenAt = accounts.JobDone, 6, 6, now.Add(2*time.Minute), now.Add(2*time.Minute)
+	require.NoError(t, b.UpdateProvisionJob(ctx, k))
+	got, err = a.LatestProvisionJob(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, k, got)
+	assert.ErrorIs(t, b.UpdateProvisionJob(ctx, k), accounts.ErrNotFound, "a finished job takes no more progress")
+	require.NoError(t, a.StartProvisionJob(ctx, j, now.Add(-time.Hour)), "after a finished job, a new one starts")
 }

@@ -1,0 +1,300 @@
+package commands
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/provision"
+)
+
+// MaxProvisionRows bounds one provisioning CSV (a school district's roll).
+const MaxProvisionRows = 200000
+
+// ProvisionCmd is `ssobridge provision (--csv FILE | --all)`: it links
+// accounts to their platform users ahead of their first launch, at the
+// pace of the shared platform budget and below users' launches, and
+// writes a report. Run again after a stop, it continues.
+func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
+	cmd := cli.Command{Name: "provision", Synopsis: "(--csv FILE | --all) [--dry-run] [--report FILE] [--workers N] [--config FILE]",
+		Summary: "Create the platform users of accounts ahead of their first launch (the night before a first\n" +
+			"morning), so that each launch is then one platform call. --csv adds the file's missing accounts\n" +
+			"(email,firstName,lastName, no password, as the console's import) and provisions the file's\n" +
+			"accounts; --all provisions every enabled account without a link. Paced by platform.rate_limit,\n" +
+			"shared with the running instances (users' launches go first). Stopped and run again, it goes on\n" +
+			"where it stopped and never creates a platform user twice. Writes a CSV report (next to --csv's\n" +
+			"file). Exits 1 if any account failed."}
+	fs := env.Flags(cmd)
+	cfgPath := fs.String("config", "", "configuration file")
+	csvPath := fs.String("csv", "", "CSV file of email,firstName,lastName (a header line is allowed)")
+	all := fs.Bool("all", false, "provision every enabled account that has no link")
+	dry := fs.Bool("dry-run", false, "say what would be done, and do nothing")
+	reportPath := fs.String("report", "", "where to write the report (default: FILE.report.csv next to --csv's file; provision-report-TIME.csv with --all)")
+	workers := fs.Int("workers", provision.DefaultWorkers, "accounts provisioned at a time (1..64); the platform budget sets the pace")
+	if err := env.Parse(fs, cmd, args); err != nil {
+		return err
+	}
+	if (*csvPath == "") == !*all {
+		return cli.UsageError("provision: give either --csv FILE or --all (see 'ssobridge provision --help')")
+	}
+	if *workers < 1 || *workers > 64 {
+		return cli.UsageError(fmt.Sprintf("provision: --workers %d is out of range; use 1..64", *workers))
+	}
+	var rows []accounts.CSVRow
+	if *csvPath != "" {
+		data, err := os.ReadFile(*csvPath)
+		if err != nil {
+			return cli.UsageError(fmt.Sprintf("provision: %v", err))
+		}
+		var problems []string
+		rows, problems = accounts.ParseCSVUpTo(string(data), MaxProvisionRows)
+		if len(problems) > 0 {
+			return cli.UsageError(fmt.Sprintf("provision: %s has problems; nothing was done:\n  %s", *csvPath, strings.Join(firstN(problems, 20), "\n  ")))
+		}
+		if len(rows) == 0 {
+			return cli.UsageError(fmt.Sprintf("provision: %s has no rows of email,firstName,lastName", *csvPath))
+		}
+		if *reportPath == "" {
+			*reportPath = strings.TrimSuffix(*csvPath, filepath.Ext(*csvPath)) + ".report.csv"
+		}
+	} else if *reportPath == "" {
+		*reportPath = "provision-report-" + time.Now().UTC().Format("20060102-150405") + ".csv"
+	}
+	cfg, err := env.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	p, err := app.NewProvisioning(ctx, cfg, env.Stderr)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if p.Embedded {
+		fmt.Fprintf(env.Stderr, "provision: platform.base_url is %q: the users are created in the built-in emulator, which ends with this command\n", config.Embedded)
+	}
+
+	plan, err := planProvisioning(ctx, p.Store, rows, *all)
+	if err != nil {
+		return err
+	}
+	n := len(plan.todo) + len(plan.missing)
+	calls := 2 * n // look up, create
+	fmt.Fprintf(env.Stdout, "%d accounts to provision (%d already linked)", n, plan.linked)
+	if len(plan.missing) > 0 {
+		fmt.Fprintf(env.Stdout, "; of them %d local accounts to add first (without a password)", len(plan.missing))
+	}
+	fmt.Fprintf(env.Stdout, "; about %d platform calls", calls)
+	if cfg.Platform.RateLimit > 0 {
+		fmt.Fprintf(env.Stdout, ", %s at platform.rate_limit %g/s", (time.Duration(float64(calls)/cfg.Platform.RateLimit) * time.Second).Round(time.Second), cfg.Platform.RateLimit)
+	}
+	fmt.Fprintln(env.Stdout)
+	if *dry {
+		fmt.Fprintln(env.Stdout, "dry run: nothing was done")
+		return nil
+	}
+	if len(plan.missing) > 0 {
+		added, err := addMissing(ctx, p.Store, plan.missing)
+		if err != nil {
+			return err
+		}
+		plan.todo = append(plan.todo, added...)
+	}
+
+	out := progressWriter(env.Stdout)
+	bar := &progress{out: out, total: len(plan.todo), start: time.Now(), rateLimited: p.RateLimited}
+	report := make([]provision.Row, 0, len(plan.todo))
+	var tally provision.Tally
+	tally.Total = len(plan.todo)
+	provision.Run(ctx, p.Service, plan.todo, *workers, func(r provision.Row) {
+		report = append(report, r)
+		tally.Add(r)
+		bar.update(tally)
+	})
+	bar.finish(tally)
+	if err := writeReport(*reportPath, report); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "created %d, existed %d, already linked %d, failed %d; %d answered 429; took %s\nreport: %s\n",
+		tally.Created, tally.Existed, tally.Linked, tally.Failed, p.RateLimited(), time.Since(bar.start).Round(100*time.Millisecond), *reportPath)
+	if ctx.Err() != nil {
+		fmt.Fprintf(env.Stdout, "stopped after %d of %d: run the same command again to continue\n", tally.Done, tally.Total)
+		return cli.ErrFailed
+	}
+	if tally.Failed > 0 {
+		fmt.Fprintf(env.Stdout, "%d accounts failed: the report says why; run again to retry them\n", tally.Failed)
+		return cli.ErrFailed
+	}
+	return nil
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("… and %d more", len(s)-n))
+}
+
+// provisionPlan is what a run will do.
+type provisionPlan struct {
+	todo    []accounts.Account    // accounts to provision (no link yet)
+	missing []accounts.NewAccount // accounts to add first (--csv)
+	linked  int                   // accounts of the file linked already
+}
+
+// planProvisioning reads what is to be done: with rows, the file's
+// accounts (missing ones to add); else every enabled unlinked account.
+func planProvisioning(ctx context.Context, s accounts.Store, rows []accounts.CSVRow, all bool) (provisionPlan, error) {
+	var plan provisionPlan
+	if all {
+		for after := int64(0); ; {
+			page, err := s.UnlinkedAccounts(ctx, after, 1000)
+			if err != nil {
+				return plan, err
+			}
+			if len(page) == 0 {
+				return plan, nil
+			}
+			plan.todo = append(plan.todo, page...)
+			after = page[len(page)-1].ID
+		}
+	}
+	for _, r := range rows {
+		a, err := s.AccountByEmail(ctx, r.Email)
+		if errors.Is(err, accounts.ErrNotFound) {
+			plan.missing = append(plan.missing, r.NewAccount)
+			continue
+		}
+		if err != nil {
+			return plan, err
+		}
+		if _, err := s.LinkFor(ctx, a.ID); err == nil {
+			plan.linked++
+			continue
+		} else if !errors.Is(err, accounts.ErrNotFound) {
+			return plan, err
+		}
+		plan.todo = append(plan.todo, a)
+	}
+	return plan, nil
+}
+
+// addMissing adds the file's missing accounts, 500 at a time, and returns
+// them (one added meanwhile by someone else is taken as it is).
+func addMissing(ctx context.Context, s accounts.Store, ns []accounts.NewAccount) ([]accounts.Account, error) {
+	var out []accounts.Account
+	for i := 0; i < len(ns); i += 500 {
+		chunk := ns[i:min(i+500, len(ns))]
+		if err := s.CreateAccounts(ctx, chunk); err != nil {
+			if !errors.Is(err, accounts.ErrEmailTaken) {
+				return nil, fmt.Errorf("add accounts: %w", err)
+			}
+			for _, n := range chunk { // one by one: another run or import added some
+				if _, err := s.CreateAccount(ctx, n); err != nil && !errors.Is(err, accounts.ErrEmailTaken) {
+					return nil, fmt.Errorf("add %s: %w", n.Email, err)
+				}
+			}
+		}
+		for _, n := range chunk {
+			a, err := s.AccountByEmail(ctx, n.Email)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", n.Email, err)
+			}
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+// writeReport writes one line per account: email, outcome, platform user
+// id, reason.
+func writeReport(path string, rows []provision.Row) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"email", "outcome", "platform_user_id", "reason"})
+	for _, r := range rows {
+		_ = w.Write([]string{r.Email, string(r.Outcome), r.PlatformUserID, r.Reason})
+	}
+	w.Flush()
+	if err := errors.Join(w.Error(), f.Close()); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+// terminalWriter is progress output to a terminal: a bar redrawn in place.
+type terminalWriter struct{ io.Writer }
+
+// progressWriter marks w as a terminal when it is one.
+func progressWriter(w io.Writer) io.Writer {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return terminalWriter{w}
+	}
+	return w
+}
+
+// progress reports a run: a bar redrawn at most 10 times a second at a
+// terminal, else a plain line every 5 s.
+type progress struct {
+	out         io.Writer
+	total       int
+	start       time.Time
+	last        time.Time
+	rateLimited func() int64
+}
+
+func (p *progress) update(t provision.Tally) {
+	_, tty := p.out.(terminalWriter)
+	every := 5 * time.Second
+	if tty {
+		every = 100 * time.Millisecond
+	}
+	if time.Since(p.last) < every {
+		return
+	}
+	p.last = time.Now()
+	p.print(t, tty)
+}
+
+func (p *progress) finish(t provision.Tally) {
+	_, tty := p.out.(terminalWriter)
+	p.print(t, tty)
+	if tty {
+		fmt.Fprintln(p.out)
+	}
+}
+
+func (p *progress) print(t provision.Tally, tty bool) {
+	elapsed := time.Since(p.start).Seconds()
+	rate := float64(t.Done) / math.Max(elapsed, 1e-3)
+	eta := "?"
+	if rate > 0 {
+		eta = (time.Duration(float64(p.total-t.Done)/rate) * time.Second).Round(time.Second).String()
+	}
+	line := fmt.Sprintf("%d/%d  %.1f/s  ETA %s  429s %d  failed %d", t.Done, p.total, rate, eta, p.rateLimited(), t.Failed)
+	if !tty {
+		fmt.Fprintln(p.out, "provision: "+line)
+		return
+	}
+	const width = 30
+	filled := 0
+	if p.total > 0 {
+		filled = width * t.Done / p.total
+	}
+	fmt.Fprintf(p.out, "\r[%s%s] %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), line)
+}

@@ -1,0 +1,184 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/waitline"
+)
+
+// fixedBudget reports fixed budget stats to the line.
+type fixedBudget pacing.Stats
+
+func (b fixedBudget) Stats() pacing.Stats { return pacing.Stats(b) }
+
+// withLine serves launches through a real line (the fixture's store and
+// launcher) that waits for them 50 ms before the waiting page.
+func withLine(f *fixture, b waitline.Budget, maxWait time.Duration) *waitline.Line {
+	ln := waitline.New(waitline.Config{Patience: 50 * time.Millisecond, MaxWait: maxWait, Now: time.Now},
+		f.launcher, f.accts.SQLite, b, NewSealer(f.deps.Sessions, time.Hour, nil))
+	f.t.Cleanup(ln.Close)
+	f.reconfigure(func(d *Deps) { d.Line = ln })
+	return ln
+}
+
+// A launch that takes longer than a moment gives the waiting page at
+// once (200, no-store, Refresh without JavaScript), which lands in the
+// editor once the launch is done, once.
+func TestLaunchWaitsInLine(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	release := make(chan struct{})
+	f.launcher.do = func(acct accounts.Account, returnTo string) (launch.Result, error) {
+		<-release
+		return launch.Result{ExchangeURL: "https://platform.example/exchange?token=TOKEN", Path: launch.PathCreated}, nil
+	}
+	withLine(f, fixedBudget{}, time.Minute)
+	c := f.client()
+	c.signIn("ada@example.com")
+
+	r := c.submit("/", "/launch", nil)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	refresh := r.header.Get("Refresh")
+	require.Regexp(t, `^[1-5];url=/launch/wait/[0-9a-f]{32}$`, refresh)
+	assert.Equal(t, refresh, r.doc.Find(`meta[http-equiv="refresh"]`).AttrOr("content", ""), "a meta refresh too")
+	assert.Contains(t, r.text("#launch-waiting h1"), "Opening the video editor")
+	assert.Contains(t, r.text("#launch-waiting .lead"), "Many people are starting at the same time")
+	assert.NotContains(t, r.body, "TOKEN")
+	next := strings.SplitN(refresh, ";url=", 2)[1]
+
+	r = c.get(next)
+	assert.Equal(t, http.StatusOK, r.status, "still waiting")
+	close(release)
+	require.Eventually(t, func() bool {
+		r = c.get(next)
+		return r.status == http.StatusSeeOther
+	}, 5*time.Second, 10*time.Millisecond)
+	assert.Equal(t, "https://platform.example/exchange?token=TOKEN", r.header.Get("Location"))
+	assert.Equal(t, "no-referrer", r.header.Get("Referrer-Policy"))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+
+	r = c.get(next)
+	assert.Equal(t, http.StatusSeeOther, r.status, "used once: back to the start page")
+	assert.Equal(t, "/", r.header.Get("Location"))
+}
+
+// Another user cannot use a waiting page's ticket, and a signed-out one is
+// sent to sign in.
+func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	f.account("eve@example.com", false)
+	release := make(chan struct{})
+	defer close(release)
+	f.launcher.do = func(accounts.Account, string) (launch.Result, error) {
+		<-release
+		return launch.Result{ExchangeURL: "https://platform.example/exchange?token=TOKEN"}, nil
+	}
+	withLine(f, fixedBudget{}, time.Minute)
+	ada := f.client()
+	ada.signIn("ada@example.com")
+	next := strings.SplitN(ada.submit("/", "/launch", nil).header.Get("Refresh"), ";url=", 2)[1]
+
+	eve := f.client()
+	eve.signIn("eve@example.com")
+	r := eve.get(next)
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, "/", r.header.Get("Location"), "not eve's")
+	r = f.client().get(next)
+	assert.Equal(t, "session-expired", r.class())
+	r = eve.get("/launch/wait/not-a-ticket")
+	assert.Equal(t, "/", r.header.Get("Location"))
+}
+
+// A line longer than max_wait turns the user away at once with the busy
+// page: 503, Retry-After, when to try again; nothing is launched.
+func TestLaunchTooBusy(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	withLine(f, fixedBudget{Rate: 1, Share: 0.01}, time.Minute) // 2 calls at 0.01/s: 200 s
+	c := f.client()
+	c.signIn("ada@example.com")
+	r := c.submit("/", "/launch", nil)
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Equal(t, "platform-busy", r.class())
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	assert.Contains(t, r.text("#retry-at"), "minutes")
+	assert.Empty(t, f.launcher.made())
+}
+
+// fakeJobs is the console's provisioning as the test sets it.
+type fakeJobs struct {
+	started []string
+	err     error
+	latest  accounts.ProvisionJob
+}
+
+func (j *fakeJobs) Start(_ context.Context, by string) error {
+	j.started = append(j.started, by)
+	return j.err
+}
+
+func (j *fakeJobs) Latest(context.Context) (accounts.ProvisionJob, error) {
+	if j.latest.State == "" {
+		return accounts.ProvisionJob{}, accounts.ErrNotFound
+	}
+	return j.latest, nil
+}
+
+// The console's provisioning page counts the linked accounts, starts the
+// background job (one at a time), and shows a running job's progress,
+// reloading itself.
+func TestProvisioningPage(t *testing.T) {
+	f := setup(t)
+	f.account("root@example.com", true)
+	a := f.account("ada@example.com", false)
+	f.account("bob@example.com", false)
+	f.accts.link(a.ID, "p-ada", time.Time{})
+	jobs := &fakeJobs{}
+	f.reconfigure(func(d *Deps) { d.Provisioning = jobs })
+	c := f.client()
+	c.signIn("root@example.com")
+
+	r := c.get("/admin/provisioning")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "1 accounts", r.text("#linked"))
+	assert.Equal(t, "2 enabled accounts", r.text("#unlinked"), "root and bob")
+	assert.Contains(t, r.text("#provision-start"), "Provision all 2 unlinked accounts")
+
+	r = c.submit("/admin/provisioning", "/admin/provisioning/start", nil)
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, []string{"root@example.com"}, jobs.started)
+	assert.Len(t, f.accts.eventsOf(accounts.KindAdmin), 1, "audited")
+
+	jobs.err = accounts.ErrJobRunning
+	r = c.submit("/admin/provisioning", "/admin/provisioning/start", nil)
+	assert.Equal(t, "/admin/provisioning?m=running", r.header.Get("Location"))
+
+	jobs.latest = accounts.ProvisionJob{State: accounts.JobRunning, StartedBy: "root@example.com", SeenAt: f.clock.Now(), Total: 10, Done: 4, Created: 3, Existed: 1}
+	r = c.get("/admin/provisioning")
+	assert.Equal(t, "4", r.doc.Find("#job-progress").AttrOr("value", ""))
+	assert.Equal(t, "10", r.doc.Find("#job-progress").AttrOr("max", ""))
+	assert.Contains(t, r.text("#job-counts"), "3 created, 1 found on the platform, 0 failed")
+	assert.Equal(t, "2", r.doc.Find(`meta[http-equiv="refresh"]`).AttrOr("content", ""), "reloads while running")
+	assert.Empty(t, r.doc.Find("#provision-start").Nodes, "no second start while it runs")
+
+	f.clock.Advance(time.Minute) // its instance stopped
+	r = c.get("/admin/provisioning")
+	assert.Contains(t, r.text("#job-state"), "stopped")
+	assert.Empty(t, r.doc.Find(`meta[http-equiv="refresh"]`).Nodes)
+
+	user := f.client()
+	user.signIn("ada@example.com")
+	assert.Equal(t, http.StatusForbidden, user.get("/admin/provisioning").status)
+}

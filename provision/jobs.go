@@ -1,0 +1,153 @@
+package provision
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+)
+
+// JobStore keeps the console's job (accounts.Store).
+type JobStore interface {
+	UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]accounts.Account, error)
+	StartProvisionJob(ctx context.Context, j accounts.ProvisionJob, staleBefore time.Time) error
+	UpdateProvisionJob(ctx context.Context, j accounts.ProvisionJob) error
+	LatestProvisionJob(ctx context.Context) (accounts.ProvisionJob, error)
+}
+
+// JobStale: a running job whose instance has not recorded progress for
+// this long stopped with its instance; a new one may start (and goes on
+// where it stopped: the accounts it linked are not unlinked).
+const JobStale = 15 * time.Second
+
+// jobBeat is how often a running job records its progress.
+const jobBeat = time.Second
+
+// Jobs runs the console's background provisioning of every unlinked
+// account, one job at a time across the instances, its progress in the
+// store for every instance's console.
+type Jobs struct {
+	store  JobStore
+	p      Provisioner
+	logger *slog.Logger
+	now    func() time.Time
+	owner  string
+	base   context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// NewJobs makes the job runner of this instance; Close stops its job.
+func NewJobs(s JobStore, p Provisioner, logger *slog.Logger, now func() time.Time) *Jobs {
+	if now == nil {
+		now = time.Now
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
+	base, stop := context.WithCancel(context.Background())
+	return &Jobs{store: s, p: p, logger: logger, now: now, owner: hex.EncodeToString(b), base: base, stop: stop}
+}
+
+// Start starts provisioning every enabled unlinked account in the
+// background, unless a job runs (accounts.ErrJobRunning).
+func (j *Jobs) Start(ctx context.Context, startedBy string) error {
+	var todo []accounts.Account
+	for after := int64(0); ; {
+		page, err := j.store.UnlinkedAccounts(ctx, after, 1000)
+		if err != nil {
+			return err
+		}
+		if len(page) == 0 {
+			break
+		}
+		todo = append(todo, page...)
+		after = page[len(page)-1].ID
+	}
+	now := j.now()
+	job := accounts.ProvisionJob{StartedBy: startedBy, Owner: j.owner, SeenAt: now, StartedAt: now, Total: len(todo), State: accounts.JobRunning}
+	if err := j.store.StartProvisionJob(ctx, job, now.Add(-JobStale)); err != nil {
+		return err
+	}
+	j.logger.Info("provisioning job started", "accounts", len(todo), "by", startedBy)
+	j.wg.Add(1)
+	go func() {
+		defer j.wg.Done()
+		j.run(job, todo)
+	}()
+	return nil
+}
+
+// run provisions todo and records the progress every jobBeat.
+func (j *Jobs) run(job accounts.ProvisionJob, todo []accounts.Account) {
+	var mu sync.Mutex
+	var tally Tally
+	record := func(final bool) {
+		mu.Lock()
+		job.Done, job.Created, job.Existed, job.Failed = tally.Done, tally.Created, tally.Existed+tally.Linked, tally.Failed
+		mu.Unlock()
+		job.SeenAt = j.now()
+		if final {
+			job.State, job.FinishedAt = accounts.JobDone, job.SeenAt
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := j.store.UpdateProvisionJob(ctx, job); err != nil {
+			j.logger.Warn("provisioning job: progress not recorded", "err", err)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(jobBeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				record(false)
+			}
+		}
+	}()
+	Run(j.base, j.p, todo, DefaultWorkers, func(r Row) {
+		mu.Lock()
+		tally.Add(r)
+		mu.Unlock()
+		if r.Outcome == Failed {
+			j.logger.Warn("provisioning: an account failed", "email", r.Email, "reason", r.Reason)
+		}
+	})
+	close(done)
+	if j.base.Err() != nil {
+		return // stopped with the instance: it shows as stopped once stale
+	}
+	record(true)
+	j.logger.Info("provisioning job done", "created", tally.Created, "existed", tally.Existed, "failed", tally.Failed)
+}
+
+// Latest is the latest job, as the console shows it.
+func (j *Jobs) Latest(ctx context.Context) (accounts.ProvisionJob, error) {
+	return j.store.LatestProvisionJob(ctx)
+}
+
+// Close stops this instance's job (its accounts done so far stay linked).
+func (j *Jobs) Close() {
+	j.stop()
+	j.wg.Wait()
+}
+
+// Describe says a job's state as the console shows it.
+func Describe(job accounts.ProvisionJob, now time.Time) string {
+	switch {
+	case job.State == accounts.JobRunning && now.Sub(job.SeenAt) > JobStale:
+		return "stopped (the instance running it stopped); start it again to go on"
+	case job.State == accounts.JobRunning:
+		return fmt.Sprintf("running, started by %s", job.StartedBy)
+	default:
+		return fmt.Sprintf("done at %s UTC", job.FinishedAt.UTC().Format("2006-01-02 15:04:05"))
+	}
+}

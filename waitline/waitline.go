@@ -1,0 +1,508 @@
+// Package waitline keeps users in a fair line when the platform's pace is
+// the limit (a first morning of term). A launch runs in the background at
+// its place in the line (its arrival, package pacing's Priority); the user
+// gets the editor at once when it is done within a moment, and otherwise
+// a waiting page that refreshes itself. The launch's ticket is kept in the
+// store, so the refresh may reach any instance: the exchange URL of a
+// finished launch waits there sealed (authenticated encryption under the
+// session keys), and an instance takes over the launch of one that
+// stopped, at the launch's first place.
+package waitline
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/pacing"
+)
+
+// Launcher runs one launch (launch.Service).
+type Launcher interface {
+	Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error)
+}
+
+// Store keeps the tickets (accounts.Store).
+type Store interface {
+	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+	CreateTicket(ctx context.Context, t accounts.Ticket) error
+	TicketByID(ctx context.Context, id string) (accounts.Ticket, error)
+	ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error
+	FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error
+	TakeTicket(ctx context.Context, id string, accountID int64) (accounts.Ticket, error)
+	KeepTickets(ctx context.Context, owner string, now time.Time) error
+}
+
+// Budget is the platform budget the line waits for (pacing.Budget).
+type Budget interface {
+	Stats() pacing.Stats
+}
+
+// Sealer seals the exchange URL kept with a finished ticket (the session
+// cookie's sealer: every instance has its keys).
+type Sealer interface {
+	Seal(name string, payload []byte) string
+	Open(dst []byte, name, value string) ([]byte, time.Time, error)
+}
+
+// Config is how the line behaves.
+type Config struct {
+	// Patience is how long a request waits for its launch before the
+	// waiting page; a launch expected to take longer gets the page at
+	// once. Default DefaultPatience.
+	Patience time.Duration
+	// MaxWait bounds a user's wait in line (platform.max_wait); past it
+	// the user is told the platform is too busy. Default DefaultMaxWait.
+	MaxWait time.Duration
+	Logger  *slog.Logger
+	Now     func() time.Time
+	// OnLanded observes each launch that reached the editor through the
+	// line: how long the user waited since arriving (metrics).
+	OnLanded func(wait time.Duration)
+	// OnRefused observes each arrival turned away: the line was too long.
+	OnRefused func()
+}
+
+// Defaults.
+const (
+	DefaultPatience = 2 * time.Second
+	DefaultMaxWait  = 2 * time.Minute
+	// staleAfter: a waiting ticket whose owner has not kept it this long is
+	// taken over by the instance the user's refresh reaches.
+	staleAfter = 10 * time.Second
+	keepEvery  = 2 * time.Second
+	// ticketLife: a ticket is pruned this long after its launch's bound
+	// (the platform's login tokens are short-lived anyway).
+	ticketLife = 10 * time.Minute
+)
+
+// TooBusyError: the line is longer than MaxWait; try again after
+// RetryAfter.
+type TooBusyError struct{ RetryAfter time.Duration }
+
+func (e *TooBusyError) Error() string {
+	return fmt.Sprintf("the platform is too busy: the line is longer than the wait allowed; try again in %s", e.RetryAfter.Round(time.Second))
+}
+
+// ErrTicketGone: the ticket was used already, expired, or is not the
+// user's.
+var ErrTicketGone = errors.New("waitline: no such launch waiting")
+
+// Answer is where a launch stands for its user: done (ExchangeURL) or
+// waiting (Ticket, about Wait more).
+type Answer struct {
+	ExchangeURL string // done: the browser goes here
+	Result      launch.Result
+	Ticket      string        // waiting: the ticket to refresh with
+	Wait        time.Duration // waiting: the estimate
+	Waited      time.Duration // since the user arrived
+}
+
+// Done reports whether the launch is done.
+func (a Answer) Done() bool { return a.ExchangeURL != "" }
+
+// Line is the line of one instance. It is safe for concurrent use.
+type Line struct {
+	cfg      Config
+	launcher Launcher
+	store    Store
+	budget   Budget
+	sealer   Sealer
+	owner    string
+
+	base context.Context // ends at Close: launches in flight stop
+	stop context.CancelFunc
+
+	perLaunch atomic.Uint64 // float64 bits: recent platform calls a launch, averaged
+	inFlight  sync.WaitGroup
+
+	mu      sync.Mutex
+	jobs    map[*job]struct{}
+	tickets map[string]*job
+	holding bool // tickets are out: logged when it starts and ends
+}
+
+// job is a launch in flight on this instance.
+type job struct {
+	arrived time.Time
+	calls   atomic.Int32
+	done    chan struct{}
+
+	mu       sync.Mutex // taken before Line.mu, never after
+	finished bool
+	res      launch.Result
+	err      error
+	ticket   string // the ticket, once the user got the page
+}
+
+// New makes a line; Run keeps its tickets alive, Close stops it.
+func New(cfg Config, l Launcher, s Store, b Budget, sealer Sealer) *Line {
+	if cfg.Patience <= 0 {
+		cfg.Patience = DefaultPatience
+	}
+	if cfg.MaxWait <= 0 {
+		cfg.MaxWait = DefaultMaxWait
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	base, stop := context.WithCancel(context.Background())
+	ln := &Line{cfg: cfg, launcher: l, store: s, budget: b, sealer: sealer, owner: randomID(8),
+		base: base, stop: stop, jobs: map[*job]struct{}{}, tickets: map[string]*job{}}
+	ln.perLaunch.Store(math.Float64bits(2))
+	return ln
+}
+
+func randomID(n int) string {
+	p := make([]byte, n)
+	_, _ = rand.Read(p) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(p)
+}
+
+// Join puts acct's launch in the line: the answer is done when the launch
+// ends within Patience (a failure is its error), waiting otherwise, at
+// once when the line is long. A line longer than MaxWait refuses the
+// arrival (TooBusyError).
+func (l *Line) Join(ctx context.Context, acct accounts.Account, returnTo, requestID string) (Answer, error) {
+	now := l.cfg.Now()
+	l.mu.Lock()
+	est := l.estimateLocked(nil)
+	l.mu.Unlock()
+	if est > l.cfg.MaxWait {
+		if l.cfg.OnRefused != nil {
+			l.cfg.OnRefused()
+		}
+		return Answer{}, &TooBusyError{RetryAfter: est - l.cfg.MaxWait + time.Minute}
+	}
+	j := l.start(acct, returnTo, requestID, now, "")
+	if est <= l.cfg.Patience {
+		t := time.NewTimer(l.cfg.Patience)
+		defer t.Stop()
+		select {
+		case <-j.done:
+			return l.answerDone(j)
+		case <-t.C:
+		case <-ctx.Done():
+			return Answer{}, ctx.Err() // the launch goes on; its token expires unused
+		}
+	}
+	// The page: the ticket goes into the store first, so that a refresh
+	// reaching another instance finds it.
+	id := randomID(16)
+	tk := accounts.Ticket{ID: id, AccountID: acct.ID, ReturnTo: returnTo, ArrivedAt: now, Owner: l.owner,
+		SeenAt: l.cfg.Now(), ExpiresAt: now.Add(l.cfg.MaxWait + ticketLife)}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.finished {
+		return l.answerDone(j) // done meanwhile: no ticket needed
+	}
+	l.mu.Lock()
+	est = l.estimateLocked(j)
+	l.mu.Unlock()
+	tk.ETA = l.cfg.Now().Add(est)
+	if err := l.store.CreateTicket(context.WithoutCancel(ctx), tk); err != nil {
+		return Answer{}, err
+	}
+	j.ticket = id
+	l.mu.Lock()
+	l.tickets[id] = j
+	l.holdingLocked()
+	l.mu.Unlock()
+	return Answer{Ticket: id, Wait: est, Waited: l.cfg.Now().Sub(now)}, nil
+}
+
+// answerDone is the answer of a job done before it got a ticket.
+func (l *Line) answerDone(j *job) (Answer, error) {
+	if j.err != nil {
+		return Answer{}, j.err
+	}
+	waited := l.cfg.Now().Sub(j.arrived)
+	if l.cfg.OnLanded != nil {
+		l.cfg.OnLanded(waited)
+	}
+	return Answer{ExchangeURL: j.res.ExchangeURL, Result: j.res, Waited: waited}, nil
+}
+
+// start runs acct's launch at its place in the line (arrived), and
+// records its end with its ticket, if it has one by then.
+func (l *Line) start(acct accounts.Account, returnTo, requestID string, arrived time.Time, ticket string) *job {
+	j := &job{arrived: arrived, done: make(chan struct{}), ticket: ticket}
+	l.inFlight.Add(1)
+	l.mu.Lock()
+	l.jobs[j] = struct{}{}
+	if ticket != "" {
+		l.tickets[ticket] = j
+		l.holdingLocked()
+	}
+	l.mu.Unlock()
+	go func() {
+		defer l.inFlight.Done()
+		ctx, cancel := context.WithDeadline(l.base, arrived.Add(l.cfg.MaxWait))
+		defer cancel()
+		ctx = pacing.WithPriority(ctx, pacing.Priority{Since: arrived})
+		ctx = apiclient.WithCallCounter(ctx, &j.calls)
+		res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
+		if err != nil && l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Its turn did not come within the bound.
+			err = &TooBusyError{RetryAfter: time.Minute}
+		}
+		if err == nil {
+			l.learn(res.PlatformCalls)
+		}
+		j.mu.Lock()
+		j.res, j.err, j.finished = res, err, true
+		tid := j.ticket
+		j.mu.Unlock()
+		close(j.done)
+		l.mu.Lock()
+		delete(l.jobs, j)
+		l.mu.Unlock()
+		if tid != "" && l.base.Err() == nil {
+			l.finish(tid, j)
+		}
+		// Stopped (Close): the ticket stays waiting, and the instance the
+		// user's refresh reaches takes the launch over.
+	}()
+	return j
+}
+
+// failure is a failed launch as kept with its ticket.
+type failure struct {
+	launch.Failure
+	Text     string `json:"text"`
+	TooBusy  bool   `json:"too_busy,omitempty"`
+	RetrySec int    `json:"retry_s,omitempty"`
+}
+
+// finish records the job's end with its ticket.
+func (l *Line) finish(id string, j *job) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	state, sealed, failed := accounts.TicketDone, "", ""
+	if j.err != nil {
+		state = accounts.TicketFailed
+		f := failure{Failure: launch.Explain(j.err), Text: j.err.Error()}
+		var tb *TooBusyError
+		if errors.As(j.err, &tb) {
+			f.TooBusy, f.RetrySec = true, int(tb.RetryAfter/time.Second)
+		}
+		b, _ := json.Marshal(f) // plain fields: never fails
+		failed = string(b)
+	} else {
+		sealed = l.sealer.Seal(sealName(id), []byte(j.res.ExchangeURL))
+	}
+	if err := l.store.FinishTicket(ctx, id, l.owner, state, sealed, failed); err != nil {
+		// Another instance took it over (it will finish it), or the store
+		// is away: the user's refresh finds the ticket waiting, stale, and
+		// the launch runs again there (its token here expires unused).
+		l.cfg.Logger.Warn("waiting launch: could not record its end", "err", err)
+	}
+	l.mu.Lock()
+	delete(l.tickets, id)
+	l.holdingLocked()
+	l.mu.Unlock()
+}
+
+// sealName binds a sealed exchange URL to its ticket.
+func sealName(id string) string { return "launch-ticket:" + id }
+
+// Check answers a waiting user's refresh of ticket id: done (once: the
+// ticket is used up), still waiting, or the launch's failure. The ticket
+// must be accountID's (ErrTicketGone otherwise). A ticket whose instance
+// stopped is taken over here, at its place.
+func (l *Line) Check(ctx context.Context, id string, accountID int64) (Answer, error) {
+	if !validID(id) {
+		return Answer{}, ErrTicketGone
+	}
+	t, err := l.store.TicketByID(ctx, id)
+	if errors.Is(err, accounts.ErrNotFound) || (err == nil && t.AccountID != accountID) {
+		return Answer{}, ErrTicketGone
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	now := l.cfg.Now()
+	waited := now.Sub(t.ArrivedAt)
+	if t.State != accounts.TicketWaiting {
+		return l.take(ctx, id, accountID, waited)
+	}
+	l.mu.Lock()
+	j, local := l.tickets[id]
+	var est time.Duration
+	if local {
+		est = l.estimateLocked(j)
+	}
+	l.mu.Unlock()
+	if local {
+		return Answer{Ticket: id, Wait: est, Waited: waited}, nil
+	}
+	if now.Sub(t.SeenAt) > staleAfter {
+		if err := l.takeOver(ctx, t, now); err != nil {
+			return Answer{}, err
+		}
+	}
+	return Answer{Ticket: id, Wait: max(time.Second, t.ETA.Sub(now)), Waited: waited}, nil
+}
+
+// take uses a finished ticket up.
+func (l *Line) take(ctx context.Context, id string, accountID int64, waited time.Duration) (Answer, error) {
+	t, err := l.store.TakeTicket(ctx, id, accountID)
+	if errors.Is(err, accounts.ErrNotFound) {
+		return Answer{}, ErrTicketGone // taken by a refresh a moment before
+	}
+	if err != nil {
+		return Answer{}, err
+	}
+	if t.State == accounts.TicketFailed {
+		var f failure
+		if err := json.Unmarshal([]byte(t.Failure), &f); err != nil {
+			return Answer{}, fmt.Errorf("waitline: ticket's failure: %w", err)
+		}
+		if f.TooBusy {
+			return Answer{}, &TooBusyError{RetryAfter: time.Duration(f.RetrySec) * time.Second}
+		}
+		return Answer{}, &launch.Reported{Failure: f.Failure, Text: f.Text}
+	}
+	url, _, err := l.sealer.Open(nil, sealName(id), t.Sealed)
+	if err != nil {
+		return Answer{}, fmt.Errorf("waitline: ticket's exchange URL: %w", err)
+	}
+	if l.cfg.OnLanded != nil {
+		l.cfg.OnLanded(waited)
+	}
+	return Answer{ExchangeURL: string(url), Waited: waited}, nil
+}
+
+// takeOver runs the launch of a ticket whose instance stopped.
+func (l *Line) takeOver(ctx context.Context, t accounts.Ticket, now time.Time) error {
+	if err := l.store.ClaimTicket(ctx, t.ID, l.owner, now.Add(-staleAfter), now); err != nil {
+		if errors.Is(err, accounts.ErrNotFound) {
+			return nil // another instance took it a moment before
+		}
+		return err
+	}
+	acct, err := l.store.AccountByID(ctx, t.AccountID)
+	if err != nil {
+		return err
+	}
+	l.cfg.Logger.Info("waiting launch taken over from a stopped instance", "account_id", t.AccountID, "waited", now.Sub(t.ArrivedAt).Round(time.Millisecond).String())
+	l.start(acct, t.ReturnTo, "", t.ArrivedAt, t.ID)
+	return nil
+}
+
+// validID: a ticket id is 32 hex digits.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(id)
+	return err == nil
+}
+
+// learn averages the platform calls a launch makes (for the estimate).
+func (l *Line) learn(calls int) {
+	for {
+		old := l.perLaunch.Load()
+		v := 0.9*math.Float64frombits(old) + 0.1*float64(calls)
+		if l.perLaunch.CompareAndSwap(old, math.Float64bits(v)) {
+			return
+		}
+	}
+}
+
+// estimateLocked is how long until j is done (nil: a launch arriving now):
+// the platform calls the launches ahead of it still make, and its own, at
+// this instance's share of the rate, after any pause.
+func (l *Line) estimateLocked(j *job) time.Duration {
+	st := l.budget.Stats()
+	if st.Share <= 0 {
+		return st.PausedFor // not paced: only a pause holds it
+	}
+	per := math.Float64frombits(l.perLaunch.Load())
+	calls := per // its own
+	for o := range l.jobs {
+		if o == j || (j != nil && !o.arrived.Before(j.arrived)) {
+			continue
+		}
+		calls += max(0, per-float64(o.calls.Load()))
+	}
+	return st.PausedFor + time.Duration(calls/st.Share*float64(time.Second))
+}
+
+// Waiting is the number of launches in flight on this instance (the
+// line's length, for metrics).
+func (l *Line) Waiting() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.jobs)
+}
+
+// holdingLocked logs when the line starts and stops holding users on the
+// waiting page.
+func (l *Line) holdingLocked() {
+	switch {
+	case len(l.tickets) > 0 && !l.holding:
+		l.holding = true
+		l.cfg.Logger.Info("holding users in line: the platform's pace is the limit", "in_flight", len(l.jobs))
+	case len(l.tickets) == 0 && l.holding:
+		l.holding = false
+		l.cfg.Logger.Info("no longer holding users in line", "in_flight", len(l.jobs))
+	}
+}
+
+// Run keeps this instance's tickets alive (their owner's heartbeat) until
+// ctx ends.
+func (l *Line) Run(ctx context.Context) {
+	t := time.NewTicker(keepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		n := len(l.tickets)
+		l.mu.Unlock()
+		if n == 0 {
+			continue
+		}
+		kctx, cancel := context.WithTimeout(ctx, keepEvery)
+		if err := l.store.KeepTickets(kctx, l.owner, l.cfg.Now()); err != nil {
+			l.cfg.Logger.Warn("waiting launches: heartbeat failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+// Drain waits until the launches in flight have ended (their ends
+// recorded with their tickets), or ctx ends: a stopping instance lets its
+// waiting users' launches finish, for their next refresh on any instance.
+func (l *Line) Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { l.inFlight.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the launches in flight; their tickets stay waiting, for
+// another instance (or this one, started again) to take over.
+func (l *Line) Close() { l.stop() }

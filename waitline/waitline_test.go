@@ -1,0 +1,204 @@
+package waitline_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/internal/fakeclock"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/waitline"
+)
+
+// launcher finishes a launch when the test lets it (release closed; nil:
+// at once), with err if set.
+type launcher struct {
+	release chan struct{}
+	err     error
+	started atomic.Int32
+}
+
+func (f *launcher) Launch(ctx context.Context, acct accounts.Account, returnTo, _ string) (launch.Result, error) {
+	f.started.Add(1)
+	if f.release != nil {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+			return launch.Result{}, ctx.Err()
+		}
+	}
+	if f.err != nil {
+		return launch.Result{}, f.err
+	}
+	return launch.Result{ExchangeURL: "https://platform.example/exchange?token=secret-" + acct.Email + "&next=" + returnTo, PlatformCalls: 1}, nil
+}
+
+// budget reports fixed stats.
+type budget pacing.Stats
+
+func (b budget) Stats() pacing.Stats { return pacing.Stats(b) }
+
+type env struct {
+	store  *accounts.SQLite
+	clock  *fakeclock.Clock
+	sealer handlers.Sealer
+	acct   accounts.Account
+	other  accounts.Account
+}
+
+func newEnv(t *testing.T) *env {
+	clock := fakeclock.New(time.Now())
+	s, err := accounts.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "line.db"), clock.Now)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	a, err := s.CreateAccount(t.Context(), accounts.NewAccount{Email: "pupil@example.com", FirstName: "P", LastName: "Upil", PasswordHash: accounts.NoPassword})
+	require.NoError(t, err)
+	b, err := s.CreateAccount(t.Context(), accounts.NewAccount{Email: "other@example.com", FirstName: "O", LastName: "Ther", PasswordHash: accounts.NoPassword})
+	require.NoError(t, err)
+	keys := handlers.SessionConfig{HashKey: []byte(strings.Repeat("h", 32)), BlockKey: []byte(strings.Repeat("b", 32))}
+	return &env{store: s, clock: clock, sealer: handlers.NewSealer(keys, time.Hour, clock.Now), acct: a, other: b}
+}
+
+func (e *env) line(t *testing.T, l waitline.Launcher, b waitline.Budget, maxWait time.Duration) *waitline.Line {
+	ln := waitline.New(waitline.Config{Patience: 50 * time.Millisecond, MaxWait: maxWait, Now: e.clock.Now}, l, e.store, b, e.sealer)
+	t.Cleanup(ln.Close)
+	return ln
+}
+
+// A launch done within the patience answers at once: no ticket, no page.
+func TestQuickLaunchIsDoneAtOnce(t *testing.T) {
+	e := newEnv(t)
+	ln := e.line(t, &launcher{}, budget{}, time.Minute)
+	a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
+	require.NoError(t, err)
+	assert.True(t, a.Done())
+	assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", a.ExchangeURL)
+	assert.Empty(t, a.Ticket)
+}
+
+// A slow launch gives the waiting page (a ticket); the ticket answers
+// "waiting" until the launch is done, then the editor once, only to its
+// own user; the store never holds the exchange URL in the clear.
+func TestWaitingLaunchLandsOnce(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	ln := e.line(t, l, budget{}, time.Minute)
+	a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
+	require.NoError(t, err)
+	require.False(t, a.Done())
+	require.Len(t, a.Ticket, 32)
+
+	again, err := ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	require.NoError(t, err)
+	assert.False(t, again.Done(), "still waiting")
+	assert.Equal(t, a.Ticket, again.Ticket)
+	for _, bad := range []struct {
+		id      string
+		account int64
+	}{{a.Ticket, e.other.ID}, {"nope", e.acct.ID}, {strings.Repeat("0", 32), e.acct.ID}, {a.Ticket + "x", e.acct.ID}} {
+		_, err := ln.Check(t.Context(), bad.id, bad.account)
+		assert.ErrorIs(t, err, waitline.ErrTicketGone, "%+v", bad)
+	}
+
+	close(l.release)
+	require.Eventually(t, func() bool {
+		tk, err := e.store.TicketByID(t.Context(), a.Ticket)
+		return err == nil && tk.State == accounts.TicketDone
+	}, 5*time.Second, 5*time.Millisecond)
+	tk, err := e.store.TicketByID(t.Context(), a.Ticket)
+	require.NoError(t, err)
+	assert.NotContains(t, tk.Sealed, "secret", "sealed, not in the clear")
+	assert.NotContains(t, tk.Sealed, "platform.example")
+
+	_, err = ln.Check(t.Context(), a.Ticket, e.other.ID)
+	assert.ErrorIs(t, err, waitline.ErrTicketGone, "not another user's, even when done")
+	done, err := ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", done.ExchangeURL)
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	assert.ErrorIs(t, err, waitline.ErrTicketGone, "used once")
+}
+
+// A launch that fails while its user waits is told on the next refresh,
+// with what the error page needs (the platform's 403 here).
+func TestWaitingLaunchFailureIsTold(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{}), err: &apiclient.APIError{Status: http.StatusForbidden, Endpoint: "create_user"}}
+	ln := e.line(t, l, budget{}, time.Minute)
+	a, err := ln.Join(t.Context(), e.acct, "", "r1")
+	require.NoError(t, err)
+	close(l.release)
+	require.Eventually(t, func() bool {
+		tk, err := e.store.TicketByID(t.Context(), a.Ticket)
+		return err == nil && tk.State == accounts.TicketFailed
+	}, 5*time.Second, 5*time.Millisecond)
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	var rp *launch.Reported
+	require.ErrorAs(t, err, &rp)
+	assert.Equal(t, launch.OutcomeForbidden, launch.Classify(err))
+	assert.Equal(t, "create_user", launch.Explain(err).Endpoint)
+}
+
+// An arrival that would wait longer than MaxWait is turned away at once,
+// told when to try again; a launch whose turn does not come within
+// MaxWait ends "too busy" too.
+func TestTooBusy(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{}
+	ln := e.line(t, l, budget{Rate: 1, Share: 0.1}, 10*time.Second) // 2 calls at 0.1/s: 20 s
+	_, err := ln.Join(t.Context(), e.acct, "", "r1")
+	var tb *waitline.TooBusyError
+	require.ErrorAs(t, err, &tb)
+	assert.Greater(t, tb.RetryAfter, 10*time.Second)
+	assert.Zero(t, l.started.Load(), "nothing started")
+
+	real := waitline.New(waitline.Config{Patience: 10 * time.Millisecond, MaxWait: 300 * time.Millisecond},
+		&launcher{release: make(chan struct{})}, e.store, budget{}, e.sealer)
+	defer real.Close()
+	a, err := real.Join(t.Context(), e.acct, "", "r2")
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		_, err := real.Check(t.Context(), a.Ticket, e.acct.ID)
+		return errors.As(err, &tb)
+	}, 5*time.Second, 20*time.Millisecond, "its turn did not come within max_wait")
+}
+
+// An instance that stops leaves its users' tickets waiting; the instance
+// a refresh reaches takes the launch over once the ticket's heartbeat is
+// old, and the user lands.
+func TestTicketTakenOverWhenItsInstanceStops(t *testing.T) {
+	e := newEnv(t)
+	a := e.line(t, &launcher{release: make(chan struct{})}, budget{}, time.Minute)
+	bl := &launcher{}
+	b := e.line(t, bl, budget{}, time.Minute)
+	w, err := a.Join(t.Context(), e.acct, "/x", "r1")
+	require.NoError(t, err)
+	a.Close() // its launch stops; the ticket stays
+
+	got, err := b.Check(t.Context(), w.Ticket, e.acct.ID)
+	require.NoError(t, err)
+	assert.False(t, got.Done())
+	assert.Zero(t, bl.started.Load(), "a's heartbeat is fresh: not taken over yet")
+
+	e.clock.Advance(11 * time.Second)
+	_, err = b.Check(t.Context(), w.Ticket, e.acct.ID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err = b.Check(t.Context(), w.Ticket, e.acct.ID)
+		return err == nil && got.Done()
+	}, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(1), bl.started.Load())
+	assert.Contains(t, got.ExchangeURL, "next=/x", "with its return_to")
+}
