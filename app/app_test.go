@@ -341,3 +341,23 @@ func TestUrgentLinesAreWrittenAtOnce(t *testing.T) {
 	a.logger.With("k", "v").Error("error line")
 	assert.Contains(t, read(), `msg="error line" k=v`, "ERROR too, through a derived logger")
 }
+
+// The hourly prune drops the tickets of waiting launches nobody came back
+// for, once expired, and keeps the others.
+func TestPruneDropsExpiredTickets(t *testing.T) {
+	a, err := New(context.Background(), testConfig(t, ""), Options{LogOutput: io.Discard})
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	acct, err := a.Store().CreateAccount(ctx, accounts.NewAccount{Email: "p@example.com", FirstName: "P", LastName: "Q", PasswordHash: accounts.NoPassword})
+	require.NoError(t, err)
+	now := time.Now().Truncate(time.Millisecond)
+	for id, expires := range map[string]time.Time{"expired": now.Add(-time.Minute), "fresh": now.Add(time.Hour)} {
+		require.NoError(t, a.Store().CreateTicket(ctx, accounts.Ticket{ID: id, AccountID: acct.ID, ArrivedAt: now, ETA: now, Owner: "x", SeenAt: now, ExpiresAt: expires}))
+	}
+	a.prunePass(ctx, now)
+	_, err = a.Store().TicketByID(ctx, "expired")
+	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	_, err = a.Store().TicketByID(ctx, "fresh")
+	assert.NoError(t, err)
+}

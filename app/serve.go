@@ -178,6 +178,10 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 	if _, err := a.store.PruneUsedIDs(ctx, now); failed("single-use id", err) {
 		return
 	}
+	// A waiting launch's ticket nobody came back for: its token expired.
+	if _, err := a.store.PruneTickets(ctx, now); failed("waiting launch", err) {
+		return
+	}
 	// A session idle past the timeout is void anyway: drop its record.
 	_, err := a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout))
 	failed("session", err)

@@ -115,3 +115,27 @@ func TestUserAddAtATerminal(t *testing.T) {
 		})
 	}
 }
+
+// TestProvisionProgressAtATerminal: at a terminal, `provision` draws a
+// progress bar in place (done/total, rate, ETA, 429s) and ends with its
+// summary.
+func TestProvisionProgressAtATerminal(t *testing.T) {
+	sim := morningPlatform(t)
+	cred := sim.Credentials()[0]
+	cfg, _ := writeConfig(t, fmt.Sprintf("platform:\n  base_url: %s\n  api_key: %s\n  api_secret: %s\n  rate_limit: 20\n", sim.URL, cred.Key, cred.Secret))
+	roll := morningCSV(t, 40, "tty") // 80 calls at 20/s: 4 s
+	tm := openTerminal(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := command(t, ctx, nil, "provision", "--csv", roll, "--config", cfg)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tm.slave, tm.slave, tm.slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	require.NoError(t, cmd.Run())
+	require.Eventually(t, func() bool { return strings.Contains(tm.out.String(), "report: ") }, 10*time.Second, 5*time.Millisecond, tm.out.String())
+	out := tm.out.String()
+	assert.Greater(t, strings.Count(out, "\r["), 3, "a bar redrawn in place: %q", out)
+	assert.Contains(t, out, "] 40/40 ")
+	assert.Regexp(t, `\d+/40  [0-9.]+/s  ETA \S+  429s 0  failed 0`, out)
+	assert.Contains(t, out, "created 40, existed 0, already linked 0, failed 0")
+	assert.NotContains(t, out, "provision: 40/40", "no plain progress lines at a terminal")
+}

@@ -106,7 +106,7 @@ func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
 func TestLaunchTooBusy(t *testing.T) {
 	f := setup(t)
 	f.account("ada@example.com", false)
-	withLine(f, fixedBudget{Rate: 1, Share: 0.01}, time.Minute) // 2 calls at 0.01/s: 200 s
+	withLine(f, fixedBudget{Rate: 1, Share: 0.01, Waiting: 3}, time.Minute) // calls wait; 2 calls at 0.01/s: 200 s
 	c := f.client()
 	c.signIn("ada@example.com")
 	r := c.submit("/", "/launch", nil)

@@ -329,8 +329,14 @@ func (b *Budget) Wait(ctx context.Context) error {
 
 // dispatch hands out turns to the line, first in line first, while anyone
 // waits: it waits out pauses and the bucket, then lets the head go.
+//
+// A sleep is trusted to have waited out what it was asked to: the pause
+// or the turn it slept for is not waited for again (a clock that did not
+// move, as in tests with waiting switched off, does not make it spin).
 func (b *Budget) dispatch() {
 	var held *rate.Reservation // the next turn, reserved in the bucket
+	heldDue := false           // slept until held's time
+	var pauseDone time.Time    // the pause already slept through
 	for {
 		b.mu.Lock()
 		now := b.cfg.Now()
@@ -342,18 +348,19 @@ func (b *Budget) dispatch() {
 			b.mu.Unlock()
 			return
 		}
-		if now.Before(b.pausedUntil) {
-			d := b.pausedUntil.Sub(now)
+		if until := b.pausedUntil; now.Before(until) && until.After(pauseDone) {
 			b.mu.Unlock()
-			_ = b.cfg.Sleep(context.Background(), d)
+			_ = b.cfg.Sleep(context.Background(), until.Sub(now))
+			pauseDone = until
 			continue
 		}
 		if held == nil {
-			held = b.lim.ReserveN(now, 1)
+			held, heldDue = b.lim.ReserveN(now, 1), false
 		}
-		if d := held.DelayFrom(now); d > 0 {
+		if d := held.DelayFrom(now); d > 0 && !heldDue {
 			b.mu.Unlock()
 			_ = b.cfg.Sleep(context.Background(), d)
+			heldDue = true
 			continue // a pause met meanwhile comes first
 		}
 		held = nil

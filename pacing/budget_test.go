@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,4 +253,16 @@ func TestBudgetLearnsTheRate(t *testing.T) {
 	clock.Advance(time.Second)
 	pacing.Beat(t.Context(), b)
 	assert.InDelta(t, 14.7+0.735, b.Stats().Learned, 1e-9)
+}
+
+// A sleep is trusted: with waiting switched off (a clock that does not
+// move), a paused call waits out the pause once and goes, it does not spin.
+func TestBudgetTrustsItsSleep(t *testing.T) {
+	var sleeps atomic.Int32
+	noWait := func(ctx context.Context, _ time.Duration) error { sleeps.Add(1); return ctx.Err() }
+	frozen := time.Unix(1000, 0)
+	b := pacing.New(pacing.Config{Now: func() time.Time { return frozen }, Sleep: noWait}, store(t, nil))
+	b.Pause(7 * time.Second)
+	require.NoError(t, b.Wait(t.Context()))
+	assert.Equal(t, int32(1), sleeps.Load(), "one sleep for the pause")
 }

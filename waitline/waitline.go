@@ -429,8 +429,10 @@ func (l *Line) learn(calls int) {
 // this instance's share of the rate, after any pause.
 func (l *Line) estimateLocked(j *job) time.Duration {
 	st := l.budget.Stats()
-	if st.Share <= 0 {
-		return st.PausedFor // not paced: only a pause holds it
+	if st.Share <= 0 || (st.Waiting == 0 && !st.Paused) {
+		// Not paced (only a pause holds it), or no call waits for its turn:
+		// the launches go at the platform's speed, not its pace.
+		return st.PausedFor
 	}
 	per := math.Float64frombits(l.perLaunch.Load())
 	calls := per // its own

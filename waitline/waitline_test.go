@@ -157,7 +157,7 @@ func TestWaitingLaunchFailureIsTold(t *testing.T) {
 func TestTooBusy(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{}
-	ln := e.line(t, l, budget{Rate: 1, Share: 0.1}, 10*time.Second) // 2 calls at 0.1/s: 20 s
+	ln := e.line(t, l, budget{Rate: 1, Share: 0.1, Waiting: 3}, 10*time.Second) // calls wait; 2 calls at 0.1/s: 20 s
 	_, err := ln.Join(t.Context(), e.acct, "", "r1")
 	var tb *waitline.TooBusyError
 	require.ErrorAs(t, err, &tb)
