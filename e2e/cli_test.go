@@ -29,16 +29,20 @@ func writeConfig(t *testing.T, body string) (path, dsn string) {
 	return path, dsn
 }
 
+// countAccounts counts the accounts in the SQLite store at dsn.
+func countAccounts(t *testing.T, dsn string) int {
+	t.Helper()
+	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	n, err := s.CountAccounts(context.Background())
+	require.NoError(t, err)
+	return n
+}
+
 func TestUserAdd(t *testing.T) {
 	cfg, dsn := writeConfig(t, "")
-	count := func() int {
-		s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
-		require.NoError(t, err)
-		defer s.Close()
-		n, err := s.CountAccounts(context.Background())
-		require.NoError(t, err)
-		return n
-	}
+	count := func() int { return countAccounts(t, dsn) }
 	tests := []struct {
 		name   string
 		stdin  string
@@ -380,14 +384,7 @@ func TestProvisionCommandInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, []byte("email,firstName,lastName\nok@example.com,Ok,Fine\nnot-an-address,A,B\nshort@example.com,Only\n"), 0o600))
 	good := filepath.Join(dir, "good.csv")
 	require.NoError(t, os.WriteFile(good, []byte("a@example.com,A,One\nb@example.com,B,Two\n"), 0o600))
-	count := func() int {
-		s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
-		require.NoError(t, err)
-		defer s.Close()
-		n, err := s.CountAccounts(context.Background())
-		require.NoError(t, err)
-		return n
-	}
+	count := func() int { return countAccounts(t, dsn) }
 	for _, tc := range []struct {
 		name string
 		args []string

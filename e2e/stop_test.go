@@ -86,8 +86,8 @@ func simControl(t *testing.T, sim, path, body string) {
 // TestStopLetsLaunchesFinish: a SIGTERM while launches wait 16 s for the
 // platform (longer than the old 15 s grace) makes /readyz fail at once and
 // takes no new connection, but every launch in flight finishes with its
-// audit row, and the process exits 0. The users got the waiting page
-// (the launch took longer than a moment): each launch's end is kept with
+// audit row, and the process exits 0: a launch without a line ends in its
+// request with its 303; one whose user got the waiting page is kept with
 // its ticket, done, for the user's next refresh on any instance.
 func TestStopLetsLaunchesFinish(t *testing.T) {
 	t.Parallel() // mostly waiting (on a slow platform, on a lock): overlaps the other
@@ -171,8 +171,7 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
 	require.NoError(t, err)
 	defer s.Close()
-	assert.Len(t, tickets, len(clients), "16 s is longer than a moment: each user got the waiting page")
-	for _, id := range tickets {
+	for _, id := range tickets { // users who got the waiting page (a line had formed)
 		tk, err := s.TicketByID(context.Background(), id)
 		require.NoError(t, err)
 		assert.Equal(t, accounts.TicketDone, tk.State, "its end is kept for the next refresh")

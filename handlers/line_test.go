@@ -42,7 +42,7 @@ func TestLaunchWaitsInLine(t *testing.T) {
 		<-release
 		return launch.Result{ExchangeURL: "https://platform.example/exchange?token=TOKEN", Path: launch.PathCreated}, nil
 	}
-	withLine(f, fixedBudget{}, time.Minute)
+	withLine(f, fixedBudget{Waiting: 1}, time.Minute)
 	c := f.client()
 	c.signIn("ada@example.com")
 
@@ -85,7 +85,7 @@ func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
 		<-release
 		return launch.Result{ExchangeURL: "https://platform.example/exchange?token=TOKEN"}, nil
 	}
-	withLine(f, fixedBudget{}, time.Minute)
+	withLine(f, fixedBudget{Waiting: 1}, time.Minute)
 	ada := f.client()
 	ada.signIn("ada@example.com")
 	next := strings.SplitN(ada.submit("/", "/launch", nil).header.Get("Refresh"), ";url=", 2)[1]

@@ -267,3 +267,51 @@ func TestExplain(t *testing.T) {
 		})
 	}
 }
+
+// Provision is a launch's check-then-create without the token: a new
+// account's user is created and linked (2 calls), an existing one found
+// and linked (1), a linked account left alone (0), a disabled one
+// refused; each but the last-linked is audited as provisioning, and the
+// launch after it is one call.
+func TestProvision(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	ada := e.account(t, "ada@example.com")
+	p, err := e.svc.Provision(ctx, ada)
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathCreated, p.Path)
+	assert.Equal(t, 2, p.PlatformCalls)
+	assert.Equal(t, map[string]int{"list_users": 1, "create_user": 1}, e.calls(), "no token")
+
+	p, err = e.svc.Provision(ctx, ada)
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathReturning, p.Path, "linked already: left alone")
+	assert.Zero(t, p.PlatformCalls)
+	assert.Empty(t, e.calls())
+
+	_, err = e.sim.AddUser("Bob", "B", "bob@example.com")
+	require.NoError(t, err)
+	bob := e.account(t, "bob@example.com")
+	p, err = e.svc.Provision(ctx, bob)
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathFound, p.Path)
+	assert.Len(t, e.sim.Users("bob@example.com"), 1, "found, not created again")
+	e.calls()
+
+	res, err := e.svc.Launch(ctx, bob, "", "r1")
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathReturning, res.Path)
+	assert.Equal(t, map[string]int{"issue_token": 1}, e.calls(), "the launch after provisioning: one call")
+
+	eve := e.account(t, "eve@example.com")
+	require.NoError(t, e.store.SetDisabled(ctx, eve.ID, true))
+	eve.Disabled = true
+	_, err = e.svc.Provision(ctx, eve)
+	assert.ErrorIs(t, err, launch.ErrAccountDisabled)
+	assert.Empty(t, e.calls())
+
+	evs, total, err := e.store.ListEvents(ctx, accounts.AuditFilter{Kind: accounts.KindProvision})
+	require.NoError(t, err)
+	assert.Equal(t, 3, total, "created, found, refused: audited; already linked: not")
+	assert.Equal(t, launch.OutcomeDisabled, evs[0].Outcome)
+}

@@ -180,6 +180,14 @@ func randomID(n int) string {
 func (l *Line) Join(ctx context.Context, acct accounts.Account, returnTo, requestID string) (Answer, error) {
 	now := l.cfg.Now()
 	l.mu.Lock()
+	st := l.budget.Stats()
+	if len(l.jobs) == 0 && st.Waiting == 0 && !st.Paused {
+		// No line: the launch runs here, in its request, as it would
+		// without one (no goroutine, no ticket); should a line form
+		// meanwhile, it is at its head.
+		l.mu.Unlock()
+		return l.inline(ctx, acct, returnTo, requestID, now)
+	}
 	est := l.estimateLocked(nil)
 	l.mu.Unlock()
 	if est > l.cfg.MaxWait {
@@ -223,6 +231,18 @@ func (l *Line) Join(ctx context.Context, acct accounts.Account, returnTo, reques
 	l.holdingLocked()
 	l.mu.Unlock()
 	return Answer{Ticket: id, Wait: est, Waited: l.cfg.Now().Sub(now)}, nil
+}
+
+// inline runs a launch within its request, bounded by MaxWait.
+func (l *Line) inline(ctx context.Context, acct accounts.Account, returnTo, requestID string, arrived time.Time) (Answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.MaxWait)
+	defer cancel()
+	res, err := l.launcher.Launch(pacing.WithPriority(ctx, pacing.Priority{Since: arrived}), acct, returnTo, requestID)
+	if err != nil {
+		return Answer{}, err
+	}
+	l.learn(res.PlatformCalls)
+	return Answer{ExchangeURL: res.ExchangeURL, Result: res, Waited: l.cfg.Now().Sub(arrived)}, nil
 }
 
 // answerDone is the answer of a job done before it got a ticket.

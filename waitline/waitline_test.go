@@ -50,6 +50,9 @@ type budget pacing.Stats
 
 func (b budget) Stats() pacing.Stats { return pacing.Stats(b) }
 
+// queued is a budget with a call waiting for its turn: there is a line.
+var queued = budget{Waiting: 1}
+
 type env struct {
 	store  *accounts.SQLite
 	clock  *fakeclock.Clock
@@ -77,15 +80,21 @@ func (e *env) line(t *testing.T, l waitline.Launcher, b waitline.Budget, maxWait
 	return ln
 }
 
-// A launch done within the patience answers at once: no ticket, no page.
+// A launch done within the patience answers at once: no ticket, no page;
+// without a line (no call waiting, no pause) it runs in its request.
 func TestQuickLaunchIsDoneAtOnce(t *testing.T) {
-	e := newEnv(t)
-	ln := e.line(t, &launcher{}, budget{}, time.Minute)
-	a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
-	require.NoError(t, err)
-	assert.True(t, a.Done())
-	assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", a.ExchangeURL)
-	assert.Empty(t, a.Ticket)
+	for name, b := range map[string]budget{"no line": {}, "a line": queued} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ln := e.line(t, &launcher{}, b, time.Minute)
+			a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
+			require.NoError(t, err)
+			assert.True(t, a.Done())
+			assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", a.ExchangeURL)
+			assert.Empty(t, a.Ticket)
+			assert.Zero(t, ln.Waiting(), "nothing left in flight")
+		})
+	}
 }
 
 // A slow launch gives the waiting page (a ticket); the ticket answers
@@ -94,7 +103,7 @@ func TestQuickLaunchIsDoneAtOnce(t *testing.T) {
 func TestWaitingLaunchLandsOnce(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{release: make(chan struct{})}
-	ln := e.line(t, l, budget{}, time.Minute)
+	ln := e.line(t, l, queued, time.Minute)
 	a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
 	require.NoError(t, err)
 	require.False(t, a.Done())
@@ -136,7 +145,7 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 func TestWaitingLaunchFailureIsTold(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{release: make(chan struct{}), err: &apiclient.APIError{Status: http.StatusForbidden, Endpoint: "create_user"}}
-	ln := e.line(t, l, budget{}, time.Minute)
+	ln := e.line(t, l, queued, time.Minute)
 	a, err := ln.Join(t.Context(), e.acct, "", "r1")
 	require.NoError(t, err)
 	close(l.release)
@@ -165,7 +174,7 @@ func TestTooBusy(t *testing.T) {
 	assert.Zero(t, l.started.Load(), "nothing started")
 
 	real := waitline.New(waitline.Config{Patience: 10 * time.Millisecond, MaxWait: 300 * time.Millisecond},
-		&launcher{release: make(chan struct{})}, e.store, budget{}, e.sealer)
+		&launcher{release: make(chan struct{})}, e.store, queued, e.sealer)
 	defer real.Close()
 	a, err := real.Join(t.Context(), e.acct, "", "r2")
 	require.NoError(t, err)
@@ -180,9 +189,9 @@ func TestTooBusy(t *testing.T) {
 // old, and the user lands.
 func TestTicketTakenOverWhenItsInstanceStops(t *testing.T) {
 	e := newEnv(t)
-	a := e.line(t, &launcher{release: make(chan struct{})}, budget{}, time.Minute)
+	a := e.line(t, &launcher{release: make(chan struct{})}, queued, time.Minute)
 	bl := &launcher{}
-	b := e.line(t, bl, budget{}, time.Minute)
+	b := e.line(t, bl, queued, time.Minute)
 	w, err := a.Join(t.Context(), e.acct, "/x", "r1")
 	require.NoError(t, err)
 	a.Close() // its launch stops; the ticket stays
