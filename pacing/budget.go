@@ -208,11 +208,12 @@ func share(c accounts.PlatformCallers, background, counted bool) float64 {
 
 // learning is the rate learned from the 429s (no rate configured).
 type learning struct {
-	rate     float64     // calls a second; 0: none learned, not paced
-	sent     []time.Time // when the calls of the last second went
-	lowered  time.Time   // the last 429 that lowered the rate
+	rate     float64   // calls a second; 0: none learned, not paced
+	second   time.Time // start of the current second of counting
+	sent     int       // calls sent in it
+	sentPrev int       // calls sent in the second before
+	lowered  time.Time // the last 429 that lowered the rate
 	raised   time.Time
-	lowering int // times lowered
 }
 
 // Learning: how the rate moves without a configured one.
@@ -225,16 +226,33 @@ const (
 	learnCalmDown = 2 * time.Second // after a 429, no raise for this long
 )
 
-// sentLocked records a call sent, when the rate is being learned.
+// sentLocked counts a call sent, when the rate is being learned: per
+// second, this one and the one before (O(1) on every call).
 func (b *Budget) sentLocked(now time.Time) {
 	if b.cfg.Rate > 0 {
 		return
 	}
-	cut := 0
-	for cut < len(b.learn.sent) && now.Sub(b.learn.sent[cut]) > time.Second {
-		cut++
+	b.rollLocked(now)
+	b.learn.sent++
+}
+
+// rollLocked moves the count's second forward to the one holding now.
+func (b *Budget) rollLocked(now time.Time) {
+	switch el := now.Sub(b.learn.second); {
+	case el < time.Second:
+	case el < 2*time.Second:
+		b.learn.second, b.learn.sentPrev, b.learn.sent = b.learn.second.Add(time.Second), b.learn.sent, 0
+	default:
+		b.learn.second, b.learn.sentPrev, b.learn.sent = now, 0, 0
 	}
-	b.learn.sent = append(b.learn.sent[cut:], now)
+}
+
+// sentLastSecond is about how many calls went in the second before now:
+// this second's, and the part of the previous one still within it.
+func (b *Budget) sentLastSecond(now time.Time) float64 {
+	b.rollLocked(now)
+	part := 1 - float64(now.Sub(b.learn.second))/float64(time.Second)
+	return float64(b.learn.sent) + part*float64(b.learn.sentPrev)
 }
 
 // lowerLocked lowers the learned rate at a 429: once for a burst of
@@ -243,19 +261,12 @@ func (b *Budget) lowerLocked(now time.Time) {
 	if b.cfg.Rate > 0 || now.Sub(b.learn.lowered) < learnUpEvery {
 		return
 	}
-	n := 0
-	for _, t := range b.learn.sent {
-		if now.Sub(t) <= time.Second {
-			n++
-		}
-	}
 	if b.learn.rate == 0 {
-		b.learn.rate = max(1, learnFirst*float64(n))
+		b.learn.rate = max(1, learnFirst*b.sentLastSecond(now))
 	} else {
 		b.learn.rate = max(1, learnDown*b.learn.rate)
 	}
 	b.learn.lowered, b.learn.raised = now, now
-	b.learn.lowering++
 	b.applyLocked()
 }
 

@@ -266,3 +266,24 @@ func TestBudgetTrustsItsSleep(t *testing.T) {
 	require.NoError(t, b.Wait(t.Context()))
 	assert.Equal(t, int32(1), sleeps.Load(), "one sleep for the pause")
 }
+
+// The first 429's rate counts the calls of the last second only: this
+// second's, and the part of the previous one still within it.
+func TestBudgetLearnsFromTheLastSecond(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1000, 0))
+	sl := &sleeper{clock: clock}
+	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	for range 30 {
+		require.NoError(t, b.Wait(t.Context()))
+	}
+	clock.Advance(3 * time.Second) // those are long gone
+	for range 10 {
+		require.NoError(t, b.Wait(t.Context()))
+	}
+	clock.Advance(1500 * time.Millisecond)
+	for range 10 {
+		require.NoError(t, b.Wait(t.Context()))
+	}
+	b.Pause(time.Second)
+	assert.InDelta(t, 0.5*(10+0.5*10), b.Stats().Learned, 1e-9, "half of 10 now and half of the 10 a second and a half ago")
+}
