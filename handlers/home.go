@@ -44,12 +44,14 @@ func (h *server) launch(c echo.Context) error {
 // launchTo launches acct to returnTo: a 303 to the exchange URL, kept out
 // of caches and Referer (every way in ends here: the form, /open, /sso/jwt).
 func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string) error {
-	if h.Line != nil {
-		a, err := h.Line.Join(c.Request().Context(), acct, returnTo, requestID(c))
-		return h.lineAnswer(c, acct, a, err)
-	}
+	// The launch's bound within its request (the line bounds a launch
+	// that waits in it by platform.max_wait, from its arrival).
 	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
 	defer cancel()
+	if h.Line != nil {
+		a, err := h.Line.Join(ctx, acct, returnTo, requestID(c))
+		return h.lineAnswer(c, acct, a, err)
+	}
 	res, err := h.Launcher.Launch(ctx, acct, returnTo, requestID(c))
 	if err != nil {
 		return launchError{err}

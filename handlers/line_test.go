@@ -182,3 +182,20 @@ func TestProvisioningPage(t *testing.T) {
 	user.signIn("ada@example.com")
 	assert.Equal(t, http.StatusForbidden, user.get("/admin/provisioning").status)
 }
+
+// Without a line the launch runs in its request, bounded, and answers the
+// 303 at once.
+func TestLaunchWithoutALine(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	ln := withLine(f, fixedBudget{}, time.Minute)
+	c := f.client()
+	c.signIn("ada@example.com")
+	r := c.submit("/", "/launch", nil)
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-ada@example.com", r.header.Get("Location"))
+	calls := f.launcher.made()
+	require.Len(t, calls, 1)
+	assert.True(t, calls[0].hasDeadline, "bounded")
+	assert.Zero(t, ln.Waiting())
+}

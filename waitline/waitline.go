@@ -233,7 +233,8 @@ func (l *Line) Join(ctx context.Context, acct accounts.Account, returnTo, reques
 	return Answer{Ticket: id, Wait: est, Waited: l.cfg.Now().Sub(now)}, nil
 }
 
-// inline runs a launch within its request, bounded by MaxWait.
+// inline runs a launch within its request (and its bound), and at most
+// MaxWait.
 func (l *Line) inline(ctx context.Context, acct accounts.Account, returnTo, requestID string, arrived time.Time) (Answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.MaxWait)
 	defer cancel()
