@@ -134,7 +134,7 @@ func (s *sqlStore) PruneTickets(ctx context.Context, before time.Time) (int64, e
 // unlinked account: one at a time, its progress kept in the store so
 // every instance shows it.
 type ProvisionJob struct {
-	State       string // JobRunning, JobDone, JobFailed
+	State       string // JobRunning or JobDone
 	StartedBy   string // the admin's email
 	Owner       string // the instance running it
 	SeenAt      time.Time
@@ -145,15 +145,13 @@ type ProvisionJob struct {
 	Created     int
 	Existed     int
 	Failed      int
-	RateLimited int // 429s met
-	Error       string
+	RateLimited int // 429s the instance met while it ran
 }
 
 // Provisioning job states.
 const (
 	JobRunning = "running"
 	JobDone    = "done"
-	JobFailed  = "failed"
 )
 
 // ErrJobRunning: a provisioning job runs already.
@@ -166,7 +164,7 @@ func (s *sqlStore) StartProvisionJob(ctx context.Context, j ProvisionJob, staleB
 		VALUES (1, $1, $2, $3, $4, $5, $6)
 		ON CONFLICT (id) DO UPDATE SET state = excluded.state, started_by = excluded.started_by, owner = excluded.owner,
 			seen_at = excluded.seen_at, started_at = excluded.started_at, finished_at = 0, total = excluded.total,
-			done = 0, created = 0, existed = 0, failed = 0, rate_limited = 0, error = ''
+			done = 0, created = 0, existed = 0, failed = 0, rate_limited = 0
 		WHERE provision_job.state <> $1 OR provision_job.seen_at < $7`,
 		JobRunning, j.StartedBy, j.Owner, ms(j.SeenAt), ms(j.StartedAt), j.Total, ms(staleBefore))
 	if err != nil {
@@ -183,8 +181,8 @@ func (s *sqlStore) StartProvisionJob(ctx context.Context, j ProvisionJob, staleB
 // if not.
 func (s *sqlStore) UpdateProvisionJob(ctx context.Context, j ProvisionJob) error {
 	n, err := s.exec(ctx, `UPDATE provision_job SET state = $1, seen_at = $2, finished_at = $3, total = $4, done = $5,
-		created = $6, existed = $7, failed = $8, rate_limited = $9, error = $10 WHERE id = 1 AND owner = $11 AND state = $12`,
-		j.State, ms(j.SeenAt), ms(j.FinishedAt), j.Total, j.Done, j.Created, j.Existed, j.Failed, j.RateLimited, j.Error, j.Owner, JobRunning)
+		created = $6, existed = $7, failed = $8, rate_limited = $9 WHERE id = 1 AND owner = $10 AND state = $11`,
+		j.State, ms(j.SeenAt), ms(j.FinishedAt), j.Total, j.Done, j.Created, j.Existed, j.Failed, j.RateLimited, j.Owner, JobRunning)
 	if err != nil {
 		return fmt.Errorf("accounts: update provisioning job: %w", err)
 	}
@@ -198,9 +196,9 @@ func (s *sqlStore) UpdateProvisionJob(ctx context.Context, j ProvisionJob) error
 func (s *sqlStore) LatestProvisionJob(ctx context.Context) (ProvisionJob, error) {
 	var j ProvisionJob
 	var seen, started, finished int64
-	err := s.row(ctx, `SELECT state, started_by, owner, seen_at, started_at, finished_at, total, done, created, existed, failed, rate_limited, error
+	err := s.row(ctx, `SELECT state, started_by, owner, seen_at, started_at, finished_at, total, done, created, existed, failed, rate_limited
 		FROM provision_job WHERE id = 1`).Scan(&j.State, &j.StartedBy, &j.Owner, &seen, &started, &finished,
-		&j.Total, &j.Done, &j.Created, &j.Existed, &j.Failed, &j.RateLimited, &j.Error)
+		&j.Total, &j.Done, &j.Created, &j.Existed, &j.Failed, &j.RateLimited)
 	if err != nil {
 		err = notFoundIfNoRows(err)
 		if !errors.Is(err, ErrNotFound) {

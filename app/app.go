@@ -40,12 +40,15 @@ type App struct {
 	guard    *accounts.Guard
 	budget   *pacing.Budget // the platform's rate limit, shared by the instances
 	line     *waitline.Line // users waiting for the platform's pace
-	hasher   *accounts.Hasher
-	client   *apiclient.Client
-	sim      *platformsim.Running // nil unless the platform is embedded
-	handler  http.Handler
-	metrics  *handlers.Metrics
-	closers  []func() error
+	// rateLimited counts the platform's 429s (the provisioning job shows
+	// those met while it ran).
+	rateLimited atomic.Int64
+	hasher      *accounts.Hasher
+	client      *apiclient.Client
+	sim         *platformsim.Running // nil unless the platform is embedded
+	handler     http.Handler
+	metrics     *handlers.Metrics
+	closers     []func() error
 	// stopping is set when Serve begins to drain; /readyz reads it.
 	stopping atomic.Bool
 	// demoPortal: the embedded demo's sample partner portal is served.
@@ -147,7 +150,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	})
 	var closePlatform func() error
 	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
-		co.Hooks = apiclient.Hooks{OnAttempt: metrics.PlatformAttempt, OnRetry: metrics.PlatformRetry}
+		co.Hooks = apiclient.Hooks{OnRetry: metrics.PlatformRetry, OnAttempt: func(endpoint string, status int, d time.Duration) {
+			metrics.PlatformAttempt(endpoint, status, d)
+			if status == http.StatusTooManyRequests {
+				a.rateLimited.Add(1) // for the console's provisioning job
+			}
+		}}
 		co.Pacer = a.budget
 		if o.Client != nil {
 			o.Client(co)
@@ -189,7 +197,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	go a.line.Run(lineCtx)
 	a.closers = append(a.closers, func() error { stopLine(); a.line.Close(); return nil })
 	metrics.WatchLine(a.line.Waiting)
-	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now)
+	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
 	a.handler = handlers.New(handlers.Deps{
 		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulator, Launcher: launcher, Line: a.line, Provisioning: jobs,

@@ -531,7 +531,7 @@ func (h *server) provisioningPage(c echo.Context) error {
 	switch {
 	case err == nil:
 		d.HasJob, d.StartedBy, d.Total, d.Done = true, job.StartedBy, job.Total, job.Done
-		d.Created, d.Existed, d.Failed = job.Created, job.Existed, job.Failed
+		d.Created, d.Existed, d.Failed, d.RateLimited = job.Created, job.Existed, job.Failed, job.RateLimited
 		d.State = provision.Describe(job, h.Now())
 		d.Running = job.State == accounts.JobRunning && h.Now().Sub(job.SeenAt) <= provision.JobStale
 	case !errors.Is(err, accounts.ErrNotFound):

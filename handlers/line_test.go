@@ -165,11 +165,12 @@ func TestProvisioningPage(t *testing.T) {
 	r = c.submit("/admin/provisioning", "/admin/provisioning/start", nil)
 	assert.Equal(t, "/admin/provisioning?m=running", r.header.Get("Location"))
 
-	jobs.latest = accounts.ProvisionJob{State: accounts.JobRunning, StartedBy: "root@example.com", SeenAt: f.clock.Now(), Total: 10, Done: 4, Created: 3, Existed: 1}
+	jobs.latest = accounts.ProvisionJob{State: accounts.JobRunning, StartedBy: "root@example.com", SeenAt: f.clock.Now(), Total: 10, Done: 4, Created: 3, Existed: 1, RateLimited: 2}
 	r = c.get("/admin/provisioning")
 	assert.Equal(t, "4", r.doc.Find("#job-progress").AttrOr("value", ""))
 	assert.Equal(t, "10", r.doc.Find("#job-progress").AttrOr("max", ""))
 	assert.Contains(t, r.text("#job-counts"), "3 created, 1 found on the platform, 0 failed")
+	assert.Contains(t, r.text("#job-counts"), "answered 2 calls with 429")
 	assert.Equal(t, "2", r.doc.Find(`meta[http-equiv="refresh"]`).AttrOr("content", ""), "reloads while running")
 	assert.Empty(t, r.doc.Find("#provision-start").Nodes, "no second start while it runs")
 

@@ -37,20 +37,27 @@ type Jobs struct {
 	logger *slog.Logger
 	now    func() time.Time
 	owner  string
-	base   context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
+	// rateLimited counts the 429s this instance met (nil: not counted).
+	rateLimited func() int64
+	base        context.Context
+	stop        context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // NewJobs makes the job runner of this instance; Close stops its job.
-func NewJobs(s JobStore, p Provisioner, logger *slog.Logger, now func() time.Time) *Jobs {
+// rateLimited, when set, counts the 429s this instance met: a job records
+// those met while it ran.
+func NewJobs(s JobStore, p Provisioner, logger *slog.Logger, now func() time.Time, rateLimited func() int64) *Jobs {
 	if now == nil {
 		now = time.Now
+	}
+	if rateLimited == nil {
+		rateLimited = func() int64 { return 0 }
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	base, stop := context.WithCancel(context.Background())
-	return &Jobs{store: s, p: p, logger: logger, now: now, owner: hex.EncodeToString(b), base: base, stop: stop}
+	return &Jobs{store: s, p: p, logger: logger, now: now, owner: hex.EncodeToString(b), rateLimited: rateLimited, base: base, stop: stop}
 }
 
 // Start starts provisioning every enabled unlinked account in the
@@ -86,7 +93,9 @@ func (j *Jobs) Start(ctx context.Context, startedBy string) error {
 func (j *Jobs) run(job accounts.ProvisionJob, todo []accounts.Account) {
 	var mu sync.Mutex
 	var tally Tally
+	limitedAtStart := j.rateLimited()
 	record := func(final bool) {
+		job.RateLimited = int(j.rateLimited() - limitedAtStart)
 		mu.Lock()
 		job.Done, job.Created, job.Existed, job.Failed = tally.Done, tally.Created, tally.Existed+tally.Linked, tally.Failed
 		mu.Unlock()

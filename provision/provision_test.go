@@ -110,8 +110,10 @@ func TestJobs(t *testing.T) {
 		require.NoError(t, err)
 	}
 	p := &fakeProvisioner{block: make(chan struct{})}
-	a := provision.NewJobs(s, p, slog.New(slog.DiscardHandler), nil)
-	b := provision.NewJobs(s, p, slog.New(slog.DiscardHandler), nil)
+	var limited atomic.Int64
+	limited.Store(7) // 429s before the job: not its
+	a := provision.NewJobs(s, p, slog.New(slog.DiscardHandler), nil, limited.Load)
+	b := provision.NewJobs(s, p, slog.New(slog.DiscardHandler), nil, nil)
 	defer b.Close()
 	require.NoError(t, a.Start(t.Context(), "root@example.com"))
 	assert.ErrorIs(t, b.Start(t.Context(), "other@example.com"), accounts.ErrJobRunning, "one at a time, across instances")
@@ -120,6 +122,7 @@ func TestJobs(t *testing.T) {
 	assert.Equal(t, accounts.JobRunning, j.State)
 	assert.Equal(t, 5, j.Total)
 
+	limited.Add(3) // met while it runs
 	close(p.block)
 	require.Eventually(t, func() bool {
 		j, err = b.Latest(t.Context())
@@ -127,6 +130,7 @@ func TestJobs(t *testing.T) {
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 5, j.Done)
 	assert.Equal(t, 5, j.Created)
+	assert.Equal(t, 3, j.RateLimited, "the 429s met while it ran")
 	a.Close()
 	require.NoError(t, b.Start(t.Context(), "other@example.com"), "after it ended, another may start")
 }

@@ -147,5 +147,6 @@ type ProvisioningPage struct {
 	Total, Done      int
 	Created, Existed int
 	Failed           int
+	RateLimited      int // 429s met while it ran
 	Notice, Error    string
 }

@@ -44,8 +44,7 @@ CREATE TABLE provision_job (
     created     BIGINT NOT NULL DEFAULT 0,
     existed     BIGINT NOT NULL DEFAULT 0,
     failed      BIGINT NOT NULL DEFAULT 0,
-    rate_limited BIGINT NOT NULL DEFAULT 0,
-    error       TEXT    NOT NULL DEFAULT ''
+    rate_limited BIGINT NOT NULL DEFAULT 0
 );
 
 -- +goose Down

@@ -44,8 +44,7 @@ CREATE TABLE provision_job (
     created     INTEGER NOT NULL DEFAULT 0,
     existed     INTEGER NOT NULL DEFAULT 0,
     failed      INTEGER NOT NULL DEFAULT 0,
-    rate_limited INTEGER NOT NULL DEFAULT 0,
-    error       TEXT    NOT NULL DEFAULT ''
+    rate_limited INTEGER NOT NULL DEFAULT 0
 );
 
 -- +goose Down
