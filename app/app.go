@@ -27,6 +27,7 @@ import (
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/waitline"
 )
 
@@ -53,6 +54,25 @@ type App struct {
 	stopping atomic.Bool
 	// demoPortal: the embedded demo's sample partner portal is served.
 	demoPortal bool
+}
+
+// watchSAML reads the SAML IdP's metadata again every interval (every
+// 15 s while it has never been read) until Close, logging once when the
+// reads start failing and once when they succeed again.
+func (a *App) watchSAML(sp *samlsso.SP, every time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go logbuf.FlushingPanics(a.flushLog, func() {
+		defer close(done)
+		sp.Watch(ctx, every, func(err error) {
+			if err != nil {
+				a.logger.Error("SAML identity provider's metadata unreadable: the metadata read last stays in use (none: sign-in shows the unavailable page)", "err", err)
+				return
+			}
+			a.logger.Info("SAML identity provider's metadata read")
+		})
+	})
+	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
 }
 
 // watchIdP checks the identity provider's health in the background until
@@ -183,6 +203,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if in.idpProvider != nil {
 		a.watchIdP(in.idpProvider, cmp.Or(o.IdPHealthInterval, 15*time.Second))
 	}
+	var samlIdP handlers.SAML
+	if in.saml != nil {
+		a.watchSAML(in.saml, cfg.SAML.MetadataRefresh)
+		samlIdP = in.saml
+	}
 
 	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
@@ -208,6 +233,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
 		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
 		IdP: in.idp, IdPOptions: in.idpOptions,
+		SAML: samlIdP, SAMLOptions: in.samlOptions,
 	})
 	return a, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -44,6 +45,8 @@ type arrivals struct {
 	idp                  handlers.IdP
 	idpProvider          *oidc.Provider // the same IdP, for its health watch
 	idpOptions           handlers.IdPOptions
+	saml                 *samlsso.SP // nil: SAML is off
+	samlOptions          handlers.SAMLOptions
 }
 
 // arrivalsOf wires them from cfg. An identity provider that does not
@@ -84,7 +87,39 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 		in.idpOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, CreateAccounts: oc.CreateAccounts, AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
 			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
 	}
+	if sc := cfg.SAML; sc.Enabled() {
+		sp, err := NewSAML(cfg, store, now)
+		if err != nil {
+			return arrivals{}, err
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if err := sp.Refresh(rctx); err != nil {
+			logger.Warn("SAML identity provider's metadata unreadable at start: sign-in with it shows the unavailable page until it is read (tried every 15 s); /readyz reports it",
+				"err", err)
+		}
+		cancel()
+		in.saml = sp
+		in.samlOptions = handlers.SAMLOptions{DisplayName: sc.DisplayName, CreateAccounts: sc.CreateAccounts, ManageAdmin: sc.AdminGroup != ""}
+	}
 	return in, nil
+}
+
+// NewSAML is the SAML service provider cfg describes (its metadata not
+// read yet).
+func NewSAML(cfg config.Config, store samlsso.OneTime, now func() time.Time) (*samlsso.SP, error) {
+	sc := cfg.SAML
+	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
+		ACSURL: cfg.PublicURL(cfg.Server.Addr) + "/saml/acs", EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
+		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup,
+		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: store}
+	if sc.SPCertFile != "" {
+		key, cert, err := samlsso.LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("config: saml.sp_cert_file, saml.sp_key_file: %w", err)
+		}
+		c.Key, c.Certificate = key, cert
+	}
+	return samlsso.New(c)
 }
 
 // portalKey is how portal tokens are checked: the configured key, or the

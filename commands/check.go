@@ -1,7 +1,9 @@
 package commands
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -33,10 +35,44 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	printCheck(env.Stdout, conn, report)
-	if !report.OK() {
+	samlOK := true
+	if cfg.SAML.Enabled() {
+		samlOK = checkSAML(ctx, env.Stdout, cfg)
+	}
+	if !report.OK() || !samlOK {
 		return cli.ErrFailed
 	}
 	return nil
+}
+
+// checkSAML reads the SAML IdP's metadata as the bridge would and says
+// what it names, and what to enter at the IdP.
+func checkSAML(ctx context.Context, w io.Writer, cfg config.Config) bool {
+	from := cmp.Or(cfg.SAML.IdPMetadataURL, cfg.SAML.IdPMetadataFile)
+	sp, err := app.NewSAML(cfg, checkOnly{}, time.Now)
+	if err == nil {
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = sp.Refresh(rctx)
+		cancel()
+	}
+	fmt.Fprintf(w, "saml:      metadata from %s\n", from)
+	fmt.Fprintf(w, "           at the IdP, enter: entity ID %s, ACS URL %s (HTTP-POST), NameID format emailAddress\n",
+		cfg.SAMLEntityID(cfg.Server.Addr), cfg.PublicURL(cfg.Server.Addr)+"/saml/acs")
+	if err != nil {
+		fmt.Fprintf(w, "verdict:   SAML UNAVAILABLE\n%s\n", err)
+		return false
+	}
+	entity, sso, certs, _ := sp.Describe()
+	fmt.Fprintf(w, "           the IdP: entity %s, sign-in at %s, %d signing certificate(s)\n", entity, sso, certs)
+	fmt.Fprintf(w, "verdict:   SAML OK\n")
+	return true
+}
+
+// checkOnly is the single-use store of a check, which signs no one in.
+type checkOnly struct{}
+
+func (checkOnly) UseOnce(context.Context, string, string, time.Time) error {
+	return errors.New("check signs no one in")
 }
 
 // printCheck writes the verdict the way an admin reads it. A check of the

@@ -60,6 +60,13 @@ func (h *server) loginPage(c echo.Context) error {
 // password form when it is off (oidc.local_login), unless /login?local=1
 // asks for it and that is allowed (oidc.local_login_fallback).
 func (h *server) loginForm(c echo.Context, f views.LoginForm) views.LoginForm {
+	if h.SAML != nil {
+		f.SAMLName = h.SAMLOptions.DisplayName
+		f.SAMLURL = samlStartPath
+		if f.Next != "" && f.Next != "/" {
+			f.SAMLURL += "?next=" + url.QueryEscape(f.Next)
+		}
+	}
 	if h.IdP == nil {
 		return f
 	}

@@ -58,7 +58,9 @@ func newCSRFGuard(cfg SessionConfig, now func() time.Time) *csrfGuard {
 		name = csrfSecureName
 	}
 	origins := http.NewCrossOriginProtection()
-	origins.AddInsecureBypassPattern(csrfExemptPath) // cross-site by design
+	for _, p := range []string{portalHandoffPath, samlACSPath} {
+		origins.AddInsecureBypassPattern(p) // cross-site by design
+	}
 	return &csrfGuard{sealer: newCookieSealer(cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: origins, name: name, secure: cfg.Secure}
 }
 
@@ -141,7 +143,7 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			c.SetCookie(g.cookie(g.sealer.seal(g.name, secret), int(csrfCookieAge/time.Second)))
 		}
 		c.Set(ctxCSRFSecret, secret) // masked only for a page that shows a form
-		if safeMethod(req.Method) || req.URL.Path == csrfExemptPath {
+		if safeMethod(req.Method) || csrfExempt(req.URL.Path) {
 			return next(c)
 		}
 		if err := g.origins.Check(req); err != nil {
@@ -197,16 +199,19 @@ func readForm(r *http.Request) error {
 	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
 }
 
-// csrfExemptPath is the state-changing route that needs no token: the
-// portal's handoff arrives cross-site by design, and its signed,
-// single-use token is the proof.
-const csrfExemptPath = "/sso/jwt"
+// portalHandoffPath is where the portal's signed JWT handoff arrives.
+const portalHandoffPath = "/sso/jwt"
+
+// csrfExempt reports the state-changing routes that need no token: the
+// portal's handoff and the SAML IdP's response arrive cross-site by
+// design, and their signed, single-use tokens are the proof.
+func csrfExempt(path string) bool { return path == portalHandoffPath || path == samlACSPath }
 
 // noSession reports paths that machines and caches fetch: they set no
 // cookie (they are all GET routes).
 func noSession(path string) bool {
 	switch path {
-	case "/healthz", "/readyz", "/metrics":
+	case "/healthz", "/readyz", "/metrics", samlMetadataPath:
 		return true
 	}
 	return strings.HasPrefix(path, "/static/")

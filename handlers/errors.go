@@ -100,9 +100,13 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	var he *echo.HTTPError
 	var le launchError
 	var ie idpError
+	if errors.As(err, &ie) {
+		if status, page, info, ok := idpPage(ie.err, info); ok {
+			return status, page, info
+		}
+		err = ie.err // the store's, say: its own page
+	}
 	switch {
-	case errors.As(err, &ie):
-		return idpPage(ie.err, info)
 	case errors.As(err, &ce):
 		info.Status = ce.status
 		return ce.status, views.CSRFFailed, info

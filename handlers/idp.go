@@ -40,7 +40,7 @@ type IdPOptions struct {
 
 // Errors of an IdP sign-in that are the bridge's own.
 var (
-	errIdPNoAccount  = errors.New("oidc: no account for this email and oidc.create_accounts is off")
+	errIdPNoAccount  = errors.New("no account for this email, and the identity provider's create_accounts is off")
 	errIdPUnverified = errors.New("oidc: the email is not verified")
 )
 
@@ -138,7 +138,26 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
 		return accounts.Account{}, errIdPUnverified
 	}
-	acct, err := accounts.FindOrCreate(ctx, h.Store.Accounts, id.Email, accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, h.IdPOptions.CreateAccounts)
+	return h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
+		admin: id.Admin, create: h.IdPOptions.CreateAccounts, manageAdmin: h.IdPOptions.ManageAdmin, groupKey: "oidc.admin_group"})
+}
+
+// arrival is who an identity provider (OIDC or SAML) says signed in, with
+// that way in's rules.
+type arrival struct {
+	email       string
+	names       accounts.Names
+	admin       bool   // a member of the admin group
+	create      bool   // create the account on a first sign-in
+	manageAdmin bool   // the admin group is set: it grants and takes away admin
+	groupKey    string // the setting that names the group, for the log
+}
+
+// arrivedAccount applies the account rules every identity provider shares:
+// the account found by email, created on first sign-in when allowed,
+// refused when disabled, made admin (or not) by the admin group.
+func (h *server) arrivedAccount(ctx context.Context, a arrival) (accounts.Account, error) {
+	acct, err := accounts.FindOrCreate(ctx, h.Store.Accounts, a.email, a.names, a.create)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, errIdPNoAccount
 	}
@@ -148,11 +167,11 @@ func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Acc
 	if acct.Disabled {
 		return accounts.Account{}, launch.ErrAccountDisabled
 	}
-	if h.IdPOptions.ManageAdmin && acct.Admin != id.Admin {
-		switch err := h.Store.Accounts.SetAdmin(ctx, acct.ID, id.Admin); {
+	if a.manageAdmin && acct.Admin != a.admin {
+		switch err := h.Store.Accounts.SetAdmin(ctx, acct.ID, a.admin); {
 		case errors.Is(err, accounts.ErrLastAdmin):
 			// The group no longer lists the last admin; the bridge keeps one.
-			h.Logger.Warn("identity provider: the last admin is not in oidc.admin_group; kept as admin", "email", acct.Email)
+			h.Logger.Warn("identity provider: the last admin is not in "+a.groupKey+"; kept as admin", "email", acct.Email)
 		case err != nil:
 			return accounts.Account{}, err
 		default:
@@ -177,23 +196,29 @@ type idpError struct{ err error }
 func (e idpError) Error() string { return e.err.Error() }
 func (e idpError) Unwrap() error { return e.err }
 
-// idpPage maps an IdP sign-in failure to its page.
-func idpPage(err error, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+// idpPage maps an IdP sign-in failure (OIDC or SAML) to its page; ok is
+// false for an error of no sign-in class (the store's, say), which gets
+// its own page.
+func idpPage(err error, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo, bool) {
+	if status, page, info, ok := samlPage(err, info); ok {
+		return status, page, info, true
+	}
 	info.Detail = err.Error()
 	switch {
 	case errors.Is(err, errIdPUnverified):
-		return http.StatusForbidden, views.IdPUnverified, info
+		return http.StatusForbidden, views.IdPUnverified, info, true
 	case errors.Is(err, launch.ErrAccountDisabled):
 		info.Detail = ""
-		return http.StatusForbidden, views.AccountDisabled, info
+		return http.StatusForbidden, views.AccountDisabled, info, true
 	case errors.Is(err, oidc.ErrDenied), errors.Is(err, errIdPNoAccount):
-		return http.StatusForbidden, views.IdPDenied, info
+		return http.StatusForbidden, views.IdPDenied, info, true
 	case errors.Is(err, oidc.ErrBadState):
-		return http.StatusBadRequest, views.IdPStateMismatch, info
+		return http.StatusBadRequest, views.IdPStateMismatch, info, true
 	case errors.Is(err, oidc.ErrExpired):
-		return http.StatusBadRequest, views.IdPExpired, info
+		return http.StatusBadRequest, views.IdPExpired, info, true
 	case errors.Is(err, oidc.ErrUnavailable), errors.Is(err, oidc.ErrInvalidToken):
-		return http.StatusBadGateway, views.IdPUnavailable, info
+		return http.StatusBadGateway, views.IdPUnavailable, info, true
 	}
-	return http.StatusInternalServerError, views.InternalError, info
+	info.Detail = ""
+	return 0, nil, info, false
 }

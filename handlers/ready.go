@@ -15,6 +15,7 @@ type readiness struct {
 	store    interface{ Ping(context.Context) error }
 	platform func(ctx context.Context) error
 	idp      func(ctx context.Context) error // nil: OIDC is off
+	saml     func(ctx context.Context) error // nil: SAML is off
 	now      func() time.Time
 	logger   *slog.Logger
 
@@ -35,6 +36,7 @@ type ReadyStatus struct {
 	Store    string `json:"store,omitempty"`
 	Platform string `json:"platform,omitempty"`
 	IdP      string `json:"idp,omitempty"`      // the identity provider's discovery, when OIDC is on
+	SAML     string `json:"saml,omitempty"`     // the SAML identity provider's metadata, when SAML is on
 	Stopping bool   `json:"stopping,omitempty"` // the process is draining before it exits
 }
 
@@ -55,6 +57,13 @@ func (r *readiness) check(ctx context.Context) ReadyStatus {
 		if err := r.idp(ctx); err != nil {
 			st.IdP, st.Ready = "unavailable", false
 			r.logger.Warn("not ready: the identity provider does not answer", "err", err)
+		}
+	}
+	if r.saml != nil {
+		st.SAML = "ok"
+		if err := r.saml(ctx); err != nil {
+			st.SAML, st.Ready = "unavailable", false
+			r.logger.Warn("not ready: the SAML identity provider's metadata has not been read", "err", err)
 		}
 	}
 	return st

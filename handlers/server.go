@@ -67,6 +67,9 @@ type Deps struct {
 	// IdP is sign-in with the partner's identity provider; nil: off.
 	IdP        IdP
 	IdPOptions IdPOptions
+	// SAML is sign-in with the partner's SAML identity provider; nil: off.
+	SAML        SAML
+	SAMLOptions SAMLOptions
 	// PortalURL is the partner's portal (portal.url): "back" links of users
 	// who came from it lead there. Empty: none.
 	PortalURL string
@@ -82,10 +85,11 @@ const DefaultLaunchTimeout = 60 * time.Second
 // server holds the dependencies of every route.
 type server struct {
 	Deps
-	sessions *sessionManager
-	csrf     *csrfGuard
-	ready    *readiness
-	idpFlows *idpFlows
+	sessions  *sessionManager
+	csrf      *csrfGuard
+	ready     *readiness
+	idpFlows  *idpFlows
+	samlFlows *samlFlows
 }
 
 // New builds the Echo app.
@@ -110,6 +114,10 @@ func New(d Deps) *echo.Echo {
 	h.idpFlows = newIdPFlows(d.Sessions)
 	if d.IdP != nil {
 		h.ready.idp = d.IdP.Discover
+	}
+	h.samlFlows = newSAMLFlows(d.Sessions, d.Now)
+	if d.SAML != nil {
+		h.ready.saml = d.SAML.Ready
 	}
 
 	e := echo.New()
@@ -147,6 +155,9 @@ func New(d Deps) *echo.Echo {
 	e.GET("/open", h.open)
 	e.GET("/auth/oidc", h.idpStart)
 	e.GET(idpCallback, h.idpCallback)
+	e.GET(samlStartPath, h.samlStart)
+	e.POST(samlACSPath, h.samlACS)
+	e.GET(samlMetadataPath, h.samlMetadata)
 	e.GET("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt", h.ssoJWT)
 	e.GET("/set-password", h.setPasswordPage)

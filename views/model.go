@@ -43,8 +43,10 @@ type LoginForm struct {
 	Next   string // where a sign-in continues (a local path; "" or "/": the portal)
 	// IdPName, when set, offers "Sign in with <IdPName>" at IdPURL.
 	IdPName, IdPURL string
-	HideLocal       bool // the password form is off (oidc.local_login)
-	Local           bool // the form was asked for with ?local=1: posts keep asking
+	// SAMLName, when set, offers "Sign in with <SAMLName>" at SAMLURL.
+	SAMLName, SAMLURL string
+	HideLocal         bool // the password form is off (oidc.local_login)
+	Local             bool // the form was asked for with ?local=1: posts keep asking
 }
 
 // SetPasswordForm is the page of a set-password link.

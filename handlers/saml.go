@@ -1,0 +1,224 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gorilla/securecookie"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// SAML is sign-in with the partner's SAML 2.0 identity provider
+// (samlsso.SP).
+type SAML interface {
+	Start(ctx context.Context, next string) (string, samlsso.Flow, error)
+	Finish(ctx context.Context, flows []samlsso.Flow, form url.Values) (samlsso.Identity, error)
+	Metadata() ([]byte, error)
+	Ready(ctx context.Context) error
+}
+
+// SAMLOptions are the account rules of SAML sign-in (saml.* settings).
+type SAMLOptions struct {
+	DisplayName    string
+	CreateAccounts bool // create the account on a first sign-in
+	ManageAdmin    bool // saml.admin_group is set: membership makes an admin at each sign-in, its absence takes it away
+}
+
+// The SAML routes. The ACS takes the IdP's auto-submitted form, a
+// cross-site POST: it is exempt from the anti-forgery guards, as the
+// portal's handoff is; the signed response, bound to this browser's flow
+// by InResponseTo, and its single use protect it.
+const (
+	samlStartPath    = "/auth/saml"
+	samlACSPath      = "/saml/acs"
+	samlMetadataPath = "/saml/metadata"
+)
+
+// samlFlowCookie carries the browser's pending SAML sign-ins (a few, so
+// two tabs do not undo each other), sealed with the session keys, from
+// /auth/saml to the ACS.
+const (
+	samlFlowCookie = "ssobridge_saml"
+	samlMaxFlows   = 4
+)
+
+// samlFlows seals flows into the cookie and back.
+type samlFlows struct {
+	codec  *securecookie.SecureCookie
+	name   string
+	secure bool
+	now    func() time.Time
+}
+
+func newSAMLFlows(cfg SessionConfig, now func() time.Time) *samlFlows {
+	c := securecookie.New(cfg.HashKey, cfg.BlockKey).SetSerializer(securecookie.JSONEncoder{}).MaxAge(int(samlsso.FlowTTL / time.Second))
+	name := samlFlowCookie
+	if cfg.Secure {
+		name = "__Host-" + samlFlowCookie
+	}
+	return &samlFlows{codec: c, name: name, secure: cfg.Secure, now: now}
+}
+
+// read is the browser's pending flows that have not expired.
+func (f *samlFlows) read(c echo.Context) []samlsso.Flow {
+	ck, err := c.Cookie(f.name)
+	if err != nil {
+		return nil
+	}
+	var flows []samlsso.Flow
+	if f.codec.Decode(f.name, ck.Value, &flows) != nil {
+		return nil
+	}
+	return flows
+}
+
+// write keeps flows (the newest samlMaxFlows still in time) in the
+// browser; none clears the cookie.
+func (f *samlFlows) write(c echo.Context, flows []samlsso.Flow) error {
+	var keep []samlsso.Flow
+	now := f.now()
+	for _, fl := range flows {
+		if now.Before(fl.Expires) {
+			keep = append(keep, fl)
+		}
+	}
+	if len(keep) > samlMaxFlows {
+		keep = keep[len(keep)-samlMaxFlows:]
+	}
+	if len(keep) == 0 {
+		c.SetCookie(f.cookie("", -1))
+		return nil
+	}
+	enc, err := f.codec.Encode(f.name, keep)
+	if err != nil {
+		return err
+	}
+	c.SetCookie(f.cookie(enc, int(samlsso.FlowTTL/time.Second)))
+	return nil
+}
+
+// cookie: the ACS is reached by a cross-site POST, which carries a cookie
+// only with SameSite=None (and so Secure). Over plain http (development,
+// on loopback) browsers refuse SameSite=None without Secure: Lax, which
+// a same-site IdP's post still carries.
+func (f *samlFlows) cookie(value string, maxAge int) *http.Cookie {
+	ss := http.SameSiteLaxMode
+	if f.secure {
+		ss = http.SameSiteNoneMode
+	}
+	return &http.Cookie{Name: f.name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: f.secure, SameSite: ss}
+}
+
+// samlMetadata is GET /saml/metadata: the bridge's SP metadata, for the
+// IdP's administrator (or the IdP itself) to read.
+func (h *server) samlMetadata(c echo.Context) error {
+	if h.SAML == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	md, err := h.SAML.Metadata()
+	if err != nil {
+		return err
+	}
+	return c.Blob(http.StatusOK, "application/samlmetadata+xml", md)
+}
+
+// samlStart is GET /auth/saml?next=P: to the IdP with an AuthnRequest,
+// the flow kept in this browser.
+func (h *server) samlStart(c echo.Context) error {
+	if h.SAML == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	u, flow, err := h.SAML.Start(c.Request().Context(), portal.SafeNext(c.QueryParam("next")))
+	if err != nil {
+		return h.samlRefused(c, err, "")
+	}
+	if err := h.samlFlows.write(c, append(h.samlFlows.read(c), flow)); err != nil {
+		return err
+	}
+	noStore(c)
+	return c.Redirect(http.StatusSeeOther, u)
+}
+
+// samlACS is POST /saml/acs: the IdP's response, checked against this
+// browser's flows (the one it answers is used up), then the account rules
+// every way in shares. A browser already signed in is not passed over: its
+// response is checked like any other.
+func (h *server) samlACS(c echo.Context) error {
+	if h.SAML == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ctx := c.Request().Context()
+	flows := h.samlFlows.read(c)
+	if err := c.Request().ParseForm(); err != nil {
+		return h.samlRefused(c, fmt.Errorf("%w: the form could not be read", samlsso.ErrInvalid), "")
+	}
+	form := c.Request().PostForm // never the query string
+	relay := form.Get("RelayState")
+	rest := make([]samlsso.Flow, 0, len(flows))
+	for _, f := range flows {
+		if f.Relay != relay {
+			rest = append(rest, f)
+		}
+	}
+	if err := h.samlFlows.write(c, rest); err != nil { // used once, whatever happens
+		return err
+	}
+	id, err := h.SAML.Finish(ctx, flows, form)
+	if err != nil {
+		return h.samlRefused(c, err, "")
+	}
+	acct, err := h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
+		admin: id.Admin, create: h.SAMLOptions.CreateAccounts, manageAdmin: h.SAMLOptions.ManageAdmin, groupKey: "saml.admin_group"})
+	if err != nil {
+		return h.samlRefused(c, err, id.Email)
+	}
+	if err := h.signIn(c, acct, "SAML identity provider"); err != nil {
+		return err
+	}
+	next := "/"
+	if !id.Unsolicited {
+		next = portal.SafeNext(id.Flow.Next)
+	}
+	return c.Redirect(http.StatusSeeOther, next)
+}
+
+// samlRefused records a refused SAML sign-in (one log line and the audit
+// say why) and answers its page.
+func (h *server) samlRefused(c echo.Context, err error, email string) error {
+	h.Logger.Warn("SAML sign-in refused", "reason", err.Error(), "email", email, "request_id", requestID(c))
+	h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate("SAML identity provider: "+err.Error(), 300)})
+	h.Metrics.login("failed")
+	return idpError{err}
+}
+
+// samlPage maps a SAML sign-in failure to its page; ok is false for an
+// error of no SAML class (the store's, say), which gets its own page.
+func samlPage(err error, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo, bool) {
+	info.Detail = err.Error()
+	switch {
+	case errors.Is(err, samlsso.ErrUnavailable):
+		info.RetryAfter = 30
+		return http.StatusServiceUnavailable, views.IdPUnavailable, info, true
+	case errors.Is(err, samlsso.ErrDenied):
+		return http.StatusForbidden, views.IdPDenied, info, true
+	case errors.Is(err, samlsso.ErrBadState), errors.Is(err, samlsso.ErrReplayed):
+		return http.StatusBadRequest, views.IdPStateMismatch, info, true
+	case errors.Is(err, samlsso.ErrFlowExpired):
+		return http.StatusBadRequest, views.IdPExpired, info, true
+	case errors.Is(err, samlsso.ErrExpired), errors.Is(err, samlsso.ErrNotYetValid):
+		return http.StatusBadRequest, views.IdPClock, info, true
+	case errors.Is(err, samlsso.ErrInvalid):
+		return http.StatusBadRequest, views.IdPInvalidAnswer, info, true
+	}
+	return 0, nil, info, false
+}
