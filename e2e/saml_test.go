@@ -431,3 +431,40 @@ func TestBrowserSignInWithSAML(t *testing.T) {
 	assert.Equal(t, "Signed in as Ada Lovelace", who)
 	assert.Len(t, ta.sim.Users(samlAda.Email), 1)
 }
+
+// `ssobridge check` reads the SAML metadata as the bridge would: what the
+// IdP names and what to enter there; unreadable, it fails (exit 1).
+func TestCheckSAML(t *testing.T) {
+	idp := samlIdP(t)
+	cfg, _ := writeConfig(t, "server:\n  public_url: https://sso.partner.example\n"+samlYAML(idp, ""))
+	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "at the IdP, enter: entity ID https://sso.partner.example/saml/metadata, ACS URL https://sso.partner.example/saml/acs (HTTP-POST), NameID format emailAddress")
+	assert.Contains(t, out, "the IdP: entity "+idp.MetadataURL()+", sign-in at "+idp.URL+"/sso, 1 signing certificate(s)")
+	assert.Contains(t, out, "verdict:   SAML OK")
+
+	idp.SetDown(true)
+	code, out, _ = runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "verdict:   SAML UNAVAILABLE")
+	assert.Contains(t, out, "503 Service Unavailable")
+
+	bad, _ := writeConfig(t, "saml:\n  idp_metadata_url: http://idp.example/metadata\n  sp_cert_file: /nonexistent.pem\n")
+	code, _, stderr = runCLI(t, "", nil, "check", "--config", bad)
+	assert.Equal(t, 2, code, "bad configuration: exit 2")
+	assert.Contains(t, stderr, "saml.idp_metadata_url")
+	assert.Contains(t, stderr, "must be the https URL")
+	assert.Contains(t, stderr, "saml.sp_cert_file")
+}
+
+// With SAML off its routes are not there.
+func TestSAMLRoutesOffWithoutMetadata(t *testing.T) {
+	ta := startTestApp(t, testOptions{})
+	b := ta.browser(t)
+	for _, path := range []string{"/auth/saml", "/saml/metadata"} {
+		assert.Equal(t, http.StatusNotFound, b.get(path).status, path)
+	}
+	assert.Equal(t, http.StatusNotFound, b.postACS(url.Values{"SAMLResponse": {"x"}}).status)
+	assert.NotContains(t, b.get("/login").body, "saml-sign-in")
+	assert.NotContains(t, b.get("/readyz").body, "saml")
+}

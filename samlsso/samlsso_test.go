@@ -528,3 +528,36 @@ func FuzzFinish(f *testing.F) {
 		t.Fatalf("an error of no class: %v", err)
 	})
 }
+
+// BenchmarkFinishHostile: how long the refusal of a hostile body of the
+// largest size taken (256 KiB of base64) takes, beside a genuine response
+// checked in full (its replay refused after the first).
+func BenchmarkFinishHostile(b *testing.B) {
+	fx := setup(b, nil)
+	flow, form := signIn(b, fx.sp)
+	raw := (samlsso.MaxResponseBytes / 4) * 3
+	bodies := map[string][]byte{
+		"deep nesting":        []byte(strings.Repeat("<a>", raw/3)),
+		"entity declarations": []byte(`<!DOCTYPE r [` + strings.Repeat(`<!ENTITY a "&a;&a;">`, raw/21) + `]><r>&a;</r>`),
+		"many attributes":     []byte(`<r ` + strings.Repeat(`a="1" `, raw/6-2) + `/>`),
+		"one long text":       []byte(`<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol">` + strings.Repeat("x", raw-120) + `</samlp:Response>`),
+		"many unsigned assertions": []byte(`<samlp:Response xmlns:samlp="urn:oasis:names:tc:SAML:2.0:protocol" xmlns:saml="urn:oasis:names:tc:SAML:2.0:assertion">` +
+			strings.Repeat(`<saml:Assertion ID="x"><saml:Subject/></saml:Assertion>`, raw/60) + `</samlp:Response>`),
+	}
+	for name, doc := range bodies {
+		b.Run(name, func(b *testing.B) {
+			f := url.Values{"SAMLResponse": {base64.StdEncoding.EncodeToString(doc)}, "RelayState": {flow.Relay}}
+			require.LessOrEqual(b, len(f.Get("SAMLResponse")), samlsso.MaxResponseBytes)
+			for b.Loop() {
+				if _, err := fx.sp.Finish(context.Background(), []samlsso.Flow{flow}, f); err == nil {
+					b.Fatal("taken")
+				}
+			}
+		})
+	}
+	b.Run("genuine response", func(b *testing.B) {
+		for b.Loop() {
+			_, _ = fx.sp.Finish(context.Background(), []samlsso.Flow{flow}, form)
+		}
+	})
+}
