@@ -16,6 +16,7 @@ import (
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/stretchr/testify/require"
 )
 
@@ -268,4 +269,56 @@ func idpAnswer(c *client, extra string) *response {
 	r := c.get("/auth/oidc")
 	u, _ := url.Parse(r.header.Get("Location"))
 	return c.get("/auth/oidc/callback?state=" + u.Query().Get("state") + extra)
+}
+
+// fakeSAML is the SAML IdP of the handler tests: Start and Finish answer
+// as set (the real service provider is tested in samlsso and e2e).
+type fakeSAML struct {
+	mu        sync.Mutex
+	n         int
+	startErr  error
+	finishErr error
+	id        samlsso.Identity
+}
+
+func (s *fakeSAML) Start(_ context.Context, next string) (string, samlsso.Flow, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.startErr != nil {
+		return "", samlsso.Flow{}, s.startErr
+	}
+	s.n++
+	f := samlsso.Flow{RequestID: fmt.Sprintf("id-%d", s.n), Relay: fmt.Sprintf("relay-%d", s.n), Next: next, Expires: time.Now().Add(samlsso.FlowTTL)}
+	return "https://idp.example/sso?RelayState=" + f.Relay, f, nil
+}
+
+func (s *fakeSAML) Finish(_ context.Context, flows []samlsso.Flow, form url.Values) (samlsso.Identity, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finishErr != nil {
+		return samlsso.Identity{}, s.finishErr
+	}
+	for _, f := range flows {
+		if f.Relay == form.Get("RelayState") {
+			id := s.id
+			id.Flow = f
+			return id, nil
+		}
+	}
+	return samlsso.Identity{}, samlsso.ErrBadState
+}
+
+func (s *fakeSAML) Metadata() ([]byte, error) { return []byte("<EntityDescriptor/>"), nil }
+func (s *fakeSAML) Ready(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.startErr
+}
+
+// samlAnswer starts a SAML sign-in with c and posts the IdP's answer to
+// the ACS as a cross-site form.
+func samlAnswer(c *client) *response {
+	r := c.get("/auth/saml")
+	u, _ := url.Parse(r.header.Get("Location"))
+	return c.post("/saml/acs", url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {u.Query().Get("RelayState")}})
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/samlsso"
 )
 
 func TestPortal(t *testing.T) {
@@ -154,6 +155,21 @@ func errorPageCases() []errorPageCase {
 			request: func(f *fixture, c *client) *response {
 				f.idp.startErr = fmt.Errorf("%w: discovery: connection refused", oidc.ErrUnavailable)
 				return c.get("/auth/oidc")
+			}},
+		{name: "SAML answer outside its time", page: "IdPClock", class: "idp-clock", status: 400, mention: "clocks",
+			request: func(f *fixture, c *client) *response {
+				f.saml.finishErr = fmt.Errorf("%w: NotOnOrAfter has passed", samlsso.ErrExpired)
+				return samlAnswer(c)
+			}},
+		{name: "SAML answer refused", page: "IdPInvalidAnswer", class: "idp-invalid", status: 400, mention: "did not pass the bridge's checks",
+			request: func(f *fixture, c *client) *response {
+				f.saml.finishErr = fmt.Errorf("%w: cannot validate signature on Response", samlsso.ErrInvalid)
+				return samlAnswer(c)
+			}},
+		{name: "SAML metadata never read", page: "IdPUnavailable", class: "idp-unavailable", status: 503, retryAfter: "30", mention: "could not reach",
+			request: func(f *fixture, c *client) *response {
+				f.saml.startErr = fmt.Errorf("%w: reading https://idp.example/metadata: connection refused", samlsso.ErrUnavailable)
+				return c.get("/auth/saml")
 			}},
 		{name: "IdP email unverified", page: "IdPUnverified", class: "idp-unverified", status: 403, mention: "not been verified",
 			request: func(f *fixture, c *client) *response {

@@ -19,6 +19,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/samlsso"
 )
 
 func TestHealthz(t *testing.T) {
@@ -35,19 +36,22 @@ func TestReadyz(t *testing.T) {
 		storeGone bool
 		checkErr  error
 		idpErr    error
+		samlErr   error
 		status    int
 		want      ReadyStatus
 	}{
-		{"ready", false, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", IdP: "ok"}},
-		{"store file gone", true, nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", IdP: "ok"}},
-		{"platform refuses", false, apiErr("list_users", 403), nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", IdP: "ok"}},
-		{"platform down", false, &apiclient.TransportError{Err: errors.New("refused")}, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", IdP: "ok"}},
-		{"identity provider down", false, nil, oidc.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "unavailable"}},
+		{"ready", false, nil, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", IdP: "ok", SAML: "ok"}},
+		{"store file gone", true, nil, nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", IdP: "ok", SAML: "ok"}},
+		{"platform refuses", false, apiErr("list_users", 403), nil, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", IdP: "ok", SAML: "ok"}},
+		{"platform down", false, &apiclient.TransportError{Err: errors.New("refused")}, nil, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", IdP: "ok", SAML: "ok"}},
+		{"identity provider down", false, nil, oidc.ErrUnavailable, nil, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "unavailable", SAML: "ok"}},
+		{"SAML metadata never read", false, nil, nil, samlsso.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "ok", SAML: "unavailable"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := setup(t)
 			f.idp.startErr = tt.idpErr
+			f.saml.startErr = tt.samlErr
 			if tt.storeGone {
 				require.NoError(t, os.Remove(f.accts.path))
 			}

@@ -31,6 +31,7 @@ type fixture struct {
 	launcher *fakeLauncher
 	platform *fakePlatform
 	idp      *fakeIdP
+	saml     *fakeSAML
 	clock    *fakeclock.Clock
 	logs     *syncbuf.Buffer
 	srv      *httptest.Server
@@ -67,7 +68,7 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	t.Helper()
 	clock := fakeclock.New(time.Time{})
 	f := &fixture{t: t, accts: newTestStore(t, clock.Now), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
-		launcher: &fakeLauncher{}, idp: &fakeIdP{}, clock: clock, logs: &syncbuf.Buffer{},
+		launcher: &fakeLauncher{}, idp: &fakeIdP{}, saml: &fakeSAML{}, clock: clock, logs: &syncbuf.Buffer{},
 		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
 			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
 	d := Deps{Store: StoreOf(f.accts.SQLite), Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
@@ -79,6 +80,8 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	d.PortalTokens = v
 	d.IdP = f.idp
 	d.IdPOptions = IdPOptions{DisplayName: "Test IdP", CreateAccounts: true, ManageAdmin: true, LocalLogin: true, LocalLoginFallback: true}
+	d.SAML = f.saml
+	d.SAMLOptions = SAMLOptions{DisplayName: "Test SAML", CreateAccounts: true, ManageAdmin: true}
 	for _, fn := range tweak {
 		fn(&d)
 	}

@@ -212,6 +212,10 @@ func (s *SP) provider(md *saml.EntityDescriptor) *saml.ServiceProvider {
 		EntityID: s.cfg.EntityID, AcsURL: s.acs, IDPMetadata: md, HTTPClient: s.cfg.HTTPClient, Clock: s.clock,
 		AuthnNameIDFormat: saml.EmailAddressNameIDFormat, AllowIDPInitiated: s.cfg.AllowIDPInitiated,
 		AssertionConsumerServiceBindings: []string{saml.HTTPPostBinding},
+		// The metadata says how long to cache it, not a validUntil: an IdP
+		// that keeps a saved copy (a Shibboleth file) would otherwise
+		// refuse the bridge two days later.
+		MetadataOmitValidUntil: true,
 		// Only HTTP-POST is taken: no artifact resolution (a call from
 		// the bridge to the IdP on a browser's say-so).
 		RejectSHA1Signatures: true,

@@ -432,6 +432,8 @@ func TestMetadata(t *testing.T) {
 	assert.Equal(t, acsURL, d.AssertionConsumerServices[0].Location)
 	assert.Equal(t, []saml.NameIDFormat{saml.EmailAddressNameIDFormat}, d.NameIDFormats)
 	assert.Empty(t, d.KeyDescriptors, "no key configured: none published")
+	assert.True(t, ed.ValidUntil.IsZero(), "no validUntil: a saved copy does not expire")
+	assert.NotZero(t, ed.CacheDuration)
 	assert.False(t, *d.AuthnRequestsSigned)
 
 	key, cert := samlidptest.KeyPair(t, "bridge")

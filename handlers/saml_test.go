@@ -1,0 +1,73 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/samlsso"
+)
+
+// The ACS takes the IdP's cross-site POST without an anti-forgery token,
+// lands where the flow says, and uses the flow once; the account rules are
+// those of every way in.
+func TestSAMLACS(t *testing.T) {
+	f := setup(t)
+	f.saml.id = samlsso.Identity{Email: "grace@example.com", GivenName: "Grace", FamilyName: "Hopper", Admin: true}
+	c := f.client()
+	r := c.get("/auth/saml?next=" + url.QueryEscape("/open?return_to=/editor/projects/3"))
+	require.Equal(t, http.StatusSeeOther, r.status)
+	relay, _ := url.Parse(r.header.Get("Location"))
+	form := url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {relay.Query().Get("RelayState")}}
+	r = c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site", "Origin", "https://idp.example")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "/open?return_to=/editor/projects/3", r.header.Get("Location"))
+	acct, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, "Hopper", acct.LastName)
+	assert.True(t, acct.Admin, "a member of saml.admin_group")
+	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
+
+	r = c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusBadRequest, r.status, "the flow is used once")
+	assert.Equal(t, "idp-state", r.class())
+	assert.Equal(t, 1, strings.Count(f.logs.String(), "SAML sign-in refused"), "one log line")
+}
+
+// The flow cookie: over https SameSite=None and Secure (the IdP's post is
+// cross-site), over http Lax; the newest four flows are kept.
+func TestSAMLFlowCookie(t *testing.T) {
+	for _, secure := range []bool{false, true} {
+		f := setup(t, func(d *Deps) { d.Sessions.Secure = secure })
+		c := f.client()
+		var ck *http.Cookie
+		for range 6 {
+			r := c.get("/auth/saml")
+			require.Equal(t, http.StatusSeeOther, r.status)
+			for _, k := range (&http.Response{Header: r.header}).Cookies() {
+				if strings.HasSuffix(k.Name, samlFlowCookie) {
+					ck = k
+				}
+			}
+		}
+		require.NotNil(t, ck)
+		if secure {
+			assert.Equal(t, "__Host-"+samlFlowCookie, ck.Name)
+			assert.Equal(t, http.SameSiteNoneMode, ck.SameSite)
+			assert.True(t, ck.Secure)
+		} else {
+			assert.Equal(t, http.SameSiteLaxMode, ck.SameSite)
+		}
+		assert.True(t, ck.HttpOnly)
+		var flows []samlsso.Flow
+		h := f.deps.Sessions
+		require.NoError(t, newSAMLFlows(h, f.clock.Now).codec.Decode(ck.Name, ck.Value, &flows))
+		require.Len(t, flows, samlMaxFlows)
+		assert.Equal(t, "relay-6", flows[3].Relay, "the newest kept")
+		assert.Equal(t, "relay-3", flows[0].Relay)
+	}
+}
