@@ -63,6 +63,9 @@ func newTab(t *testing.T) context.Context {
 		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
 			chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true),
 			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-sync", true),
+			// Names under .test are sites of their own on loopback, over
+			// httptest's certificate: a cross-site sign-in as in service.
+			chromedp.Flag("host-resolver-rules", "MAP *.test 127.0.0.1"), chromedp.Flag("ignore-certificate-errors", true),
 			chromedp.UserDataDir(dir), chromedp.WindowSize(1100, 900))
 		actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 		bctx, bcancel := chromedp.NewContext(actx)

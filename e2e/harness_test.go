@@ -90,6 +90,7 @@ type testOptions struct {
 	// realPacing: the platform budget waits for real (a rate-limit test),
 	// where other tests record its waits and go on.
 	realPacing bool
+	tls        bool // serve https (httptest's certificate)
 }
 
 // Session keys every instance of a test shares.
@@ -149,7 +150,11 @@ log:
 		srv.Listener.Close()
 		srv.Listener = o.listener
 	}
-	srv.Start()
+	if o.tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	t.Cleanup(func() {
 		srv.Close()
 		a.Close()

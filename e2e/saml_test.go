@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -467,4 +470,44 @@ func TestSAMLRoutesOffWithoutMetadata(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, b.postACS(url.Values{"SAMLResponse": {"x"}}).status)
 	assert.NotContains(t, b.get("/login").body, "saml-sign-in")
 	assert.NotContains(t, b.get("/readyz").body, "saml")
+}
+
+// The sign-in as it runs in service: the bridge over https at one site,
+// the IdP over https at another, so the IdP's self-submitting form is a
+// cross-site POST. The flow cookie (SameSite=None; Secure) comes back with
+// it, and the session cookie set in its answer holds on the landing page.
+func TestBrowserSAMLAcrossSites(t *testing.T) {
+	idp := samlidptest.StartTLS(t, "idp.test")
+	idp.AddUser(t, samlAda)
+	file := filepath.Join(t.TempDir(), "idp-metadata.xml")
+	require.NoError(t, os.WriteFile(file, idp.Metadata(t), 0o600))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	public := "https://bridge.test:" + port
+	ta := startTestApp(t, testOptions{listener: ln, tls: true, yaml: "server:\n  public_url: " + public + "\n" +
+		"saml:\n  idp_metadata_file: " + file + "\n  display_name: Springfield Schools\n"})
+	md := ta.srv.Client().Get
+	resp, err := md(ta.srv.URL + "/saml/metadata")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	idp.AddService(t, "bridge", body)
+
+	ctx := newTab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(public+"/login"),
+		chromedp.WaitVisible(chromedp.ID("saml-sign-in")),
+		chromedp.Click(chromedp.ID("saml-sign-in")),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="user"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="user"]`), samlAda.Name),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), samlAda.Password),
+		chromedp.Click(chromedp.CSS(`input[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.ID("open-editor"))))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, public+"/", loc, "signed in, on the bridge's home page")
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("signed-in-as")))
+	require.NoError(t, err)
+	assert.Equal(t, "Ada Lovelace", who)
+	assert.NotContains(t, ta.logs.String(), "SAML sign-in refused")
 }

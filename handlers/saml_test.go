@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/samlsso"
 )
 
@@ -70,4 +72,16 @@ func TestSAMLFlowCookie(t *testing.T) {
 		assert.Equal(t, "relay-6", flows[3].Relay, "the newest kept")
 		assert.Equal(t, "relay-3", flows[0].Relay)
 	}
+}
+
+// A store outage during a SAML sign-in (recording the assertion) is the
+// "back in a moment" page, not the internal-error page.
+func TestSAMLStoreOutage(t *testing.T) {
+	f := setup(t)
+	f.saml.finishErr = fmt.Errorf("saml: recording the assertion: %w", accounts.ErrUnavailable)
+	r := samlAnswer(f.client())
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Equal(t, "store-unavailable", r.class())
+	assert.NotEmpty(t, r.header.Get("Retry-After"))
+	assert.Contains(t, f.logs.String(), "SAML sign-in refused")
 }

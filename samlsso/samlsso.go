@@ -211,13 +211,15 @@ func (s *SP) provider(md *saml.EntityDescriptor) *saml.ServiceProvider {
 	sp := &saml.ServiceProvider{
 		EntityID: s.cfg.EntityID, AcsURL: s.acs, IDPMetadata: md, HTTPClient: s.cfg.HTTPClient, Clock: s.clock,
 		AuthnNameIDFormat: saml.EmailAddressNameIDFormat, AllowIDPInitiated: s.cfg.AllowIDPInitiated,
+		// Only HTTP-POST is offered and taken: no artifact resolution (a
+		// call from the bridge to the IdP on a browser's say-so).
 		AssertionConsumerServiceBindings: []string{saml.HTTPPostBinding},
 		// The metadata says how long to cache it, not a validUntil: an IdP
 		// that keeps a saved copy (a Shibboleth file) would otherwise
 		// refuse the bridge two days later.
 		MetadataOmitValidUntil: true,
-		// Only HTTP-POST is taken: no artifact resolution (a call from
-		// the bridge to the IdP on a browser's say-so).
+		// SHA-1 digests admit forged collisions; every IdP named in
+		// docs/saml.md signs with SHA-256.
 		RejectSHA1Signatures: true,
 	}
 	if s.cfg.Key != nil {
@@ -319,9 +321,9 @@ func signingCertCount(md *saml.EntityDescriptor) int {
 	return n
 }
 
-// Status is the metadata's state: nil while the metadata in use is the
-// last read's, else why not (ErrUnavailable: never read; otherwise the
-// last good metadata is in use and the last read failed).
+// Status is the metadata's state: loaded once a read has succeeded (the
+// metadata in use is the last good one), and the last read's error (nil
+// when it succeeded).
 func (s *SP) Status() (loaded bool, lastErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -31,7 +32,8 @@ import (
 
 // IdP is a running identity provider.
 type IdP struct {
-	URL    string // its base URL: /metadata, /sso, /login
+	URL    string // its base URL as browsers reach it: /metadata, /sso, /login
+	admin  string // its base URL on loopback, for the test's own calls
 	Server *samlidp.Server
 	srv    *httptest.Server
 	down   atomic.Bool
@@ -40,8 +42,15 @@ type IdP struct {
 	cert   *x509.Certificate
 }
 
-// Start runs an IdP until the test ends.
-func Start(t testing.TB) *IdP {
+// Start runs an IdP over http on 127.0.0.1 until the test ends.
+func Start(t testing.TB) *IdP { return start(t, "") }
+
+// StartTLS runs an IdP over https (httptest's certificate) that browsers
+// reach as host (a name the browser resolves to 127.0.0.1), so that it is
+// another site than the service provider.
+func StartTLS(t testing.TB, host string) *IdP { return start(t, host) }
+
+func start(t testing.TB, host string) *IdP {
 	t.Helper()
 	i := &IdP{}
 	i.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,9 +63,16 @@ func Start(t testing.TB) *IdP {
 		i.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
-	i.srv.Start()
+	if host == "" {
+		i.srv.Start()
+		i.URL = i.srv.URL
+	} else {
+		i.srv.StartTLS()
+		_, port, _ := net.SplitHostPort(i.srv.Listener.Addr().String())
+		i.URL = "https://" + net.JoinHostPort(host, port)
+	}
+	i.admin = i.srv.URL
 	t.Cleanup(i.srv.Close)
-	i.URL = i.srv.URL
 	u, _ := url.Parse(i.URL)
 	i.key, i.cert = KeyPair(t, "test IdP")
 	s, err := samlidp.New(samlidp.Options{URL: *u, Key: i.key, Certificate: i.cert, Store: &samlidp.MemoryStore{},
@@ -83,6 +99,21 @@ func (quiet) Panicln(v ...any)          { panic(fmt.Sprint(v...)) }
 
 // MetadataURL is where the IdP publishes its metadata.
 func (i *IdP) MetadataURL() string { return i.URL + "/metadata" }
+
+// Metadata is the IdP's metadata as it is now.
+func (i *IdP) Metadata(t testing.TB) []byte {
+	t.Helper()
+	resp, err := i.srv.Client().Get(i.admin + "/metadata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the IdP's metadata: %s %v", resp.Status, err)
+	}
+	return b
+}
 
 // SetDown makes every request answer 503 (true) or be served again.
 func (i *IdP) SetDown(down bool) { i.down.Store(down) }
@@ -139,7 +170,7 @@ func (i *IdP) AddService(t testing.TB, id string, metadata []byte) {
 
 func (i *IdP) put(t testing.TB, path, contentType string, body []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPut, i.URL+path, bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPut, i.admin+path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", contentType)
 	resp, err := i.srv.Client().Do(req)
 	if err != nil {
