@@ -2,11 +2,14 @@ package samlsso_test
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -562,4 +565,27 @@ func BenchmarkFinishHostile(b *testing.B) {
 			_, _ = fx.sp.Finish(context.Background(), []samlsso.Flow{flow}, form)
 		}
 	})
+}
+
+func TestLoadKeyPair(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, blockType string, der []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: blockType, Bytes: der}), 0o600))
+		return p
+	}
+	key, cert := samlidptest.KeyPair(t, "bridge")
+	other, _ := samlidptest.KeyPair(t, "other")
+	certFile := write("cert.pem", "CERTIFICATE", cert.Raw)
+	keyFile := write("key.pem", "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(key))
+	otherFile := write("other.pem", "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(other))
+
+	signer, got, err := samlsso.LoadKeyPair(certFile, keyFile)
+	require.NoError(t, err)
+	assert.Equal(t, cert.Raw, got.Raw)
+	assert.Equal(t, &key.PublicKey, signer.Public())
+	_, _, err = samlsso.LoadKeyPair(certFile, otherFile)
+	assert.ErrorContains(t, err, "does not match", "a key that is not the certificate's")
+	_, _, err = samlsso.LoadKeyPair(certFile, filepath.Join(dir, "missing.pem"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
 }
