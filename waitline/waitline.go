@@ -288,10 +288,12 @@ func (l *Line) start(acct accounts.Account, returnTo, requestID string, arrived 
 		j.res, j.err, j.finished = res, err, true
 		tid := j.ticket
 		j.mu.Unlock()
-		close(j.done)
+		// Out of the line before its waiter wakes: whoever it answers
+		// sees it no longer in flight.
 		l.mu.Lock()
 		delete(l.jobs, j)
 		l.mu.Unlock()
+		close(j.done)
 		if tid != "" && l.base.Err() == nil {
 			l.finish(tid, j)
 		}
