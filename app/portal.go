@@ -109,7 +109,7 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 func NewSAML(cfg config.Config, store samlsso.OneTime, now func() time.Time) (*samlsso.SP, error) {
 	sc := cfg.SAML
 	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
-		ACSURL: cfg.PublicURL(cfg.Server.Addr) + "/saml/acs", EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
+		ACSURL: cfg.SAMLACSURL(cfg.Server.Addr), EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
 		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup,
 		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: store}
 	if sc.SPCertFile != "" {

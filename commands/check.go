@@ -57,7 +57,7 @@ func checkSAML(ctx context.Context, w io.Writer, cfg config.Config) bool {
 	}
 	fmt.Fprintf(w, "saml:      metadata from %s\n", from)
 	fmt.Fprintf(w, "           at the IdP, enter: entity ID %s, ACS URL %s (HTTP-POST), NameID format emailAddress\n",
-		cfg.SAMLEntityID(cfg.Server.Addr), cfg.PublicURL(cfg.Server.Addr)+"/saml/acs")
+		cfg.SAMLEntityID(cfg.Server.Addr), cfg.SAMLACSURL(cfg.Server.Addr))
 	if err != nil {
 		fmt.Fprintf(w, "verdict:   SAML UNAVAILABLE\n%s\n", err)
 		return false

@@ -95,6 +95,12 @@ func (c *Config) SAMLEntityID(listenAddr string) string {
 	return c.PublicURL(listenAddr) + "/saml/metadata"
 }
 
+// SAMLACSURL is where the IdP posts its responses: the public URL's
+// /saml/acs.
+func (c *Config) SAMLACSURL(listenAddr string) string {
+	return c.PublicURL(listenAddr) + "/saml/acs"
+}
+
 // Portal is the signed JWT handoff from the partner's portal (/sso/jwt).
 type Portal struct {
 	JWTSecret        string `yaml:"jwt_secret"`          // HS256: the secret's bytes as written, at least 32

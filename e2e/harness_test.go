@@ -110,6 +110,9 @@ func startTestApp(t testing.TB, o testOptions) *testApp {
 	}
 	store := fmt.Sprintf("store:\n  dsn: %s\n", dsn)
 	if o.postgres != "" {
+		// With postgres the data directory is ./data: the embedded demo
+		// would write its portal key into the source tree.
+		require.NotNil(t, o.platform, "a bridge on PostgreSQL needs a platform of its own (sharedPlatform)")
 		store = fmt.Sprintf("store:\n  driver: postgres\n  dsn: %q\nsession:\n  hash_key: %s\n  block_key: %s\n", o.postgres, sharedHashKey, sharedBlockKey)
 	}
 	platform := "platform:\n  timeout: 2s\n" + o.platformYAML

@@ -319,8 +319,9 @@ func TestSAMLReplayAcrossInstances(t *testing.T) {
 	lnA, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	public := "http://" + lnA.Addr().String()
-	a := samlBridge(t, idp, testOptions{postgres: dsn, listener: lnA}, public, "")
-	b := samlBridge(t, idp, testOptions{postgres: dsn}, public, "")
+	sim := sharedPlatform(t, nil) // one platform for both, as behind one URL
+	a := samlBridge(t, idp, testOptions{postgres: dsn, platform: sim, listener: lnA}, public, "")
+	b := samlBridge(t, idp, testOptions{postgres: dsn, platform: sim}, public, "")
 
 	onA := a.browser(t)
 	form := onA.samlSignIn(t, "", samlAda).Values

@@ -62,22 +62,25 @@ func (h *server) loginPage(c echo.Context) error {
 func (h *server) loginForm(c echo.Context, f views.LoginForm) views.LoginForm {
 	if h.SAML != nil {
 		f.SAMLName = h.SAMLOptions.DisplayName
-		f.SAMLURL = samlStartPath
-		if f.Next != "" && f.Next != "/" {
-			f.SAMLURL += "?next=" + url.QueryEscape(f.Next)
-		}
+		f.SAMLURL = withNext(samlStartPath, f.Next)
 	}
 	if h.IdP == nil {
 		return f
 	}
 	f.IdPName = h.IdPOptions.DisplayName
-	f.IdPURL = "/auth/oidc"
-	if f.Next != "" && f.Next != "/" {
-		f.IdPURL += "?next=" + url.QueryEscape(f.Next)
-	}
+	f.IdPURL = withNext("/auth/oidc", f.Next)
 	f.HideLocal = !h.localLogin(c)
 	f.Local = !h.IdPOptions.LocalLogin && !f.HideLocal
 	return f
+}
+
+// withNext is path carrying where a sign-in continues, when that is not
+// the portal.
+func withNext(path, next string) string {
+	if next == "" || next == "/" {
+		return path
+	}
+	return path + "?next=" + url.QueryEscape(next)
 }
 
 // localLogin reports whether password sign-in is offered on this request.

@@ -321,10 +321,10 @@ func signingCertCount(md *saml.EntityDescriptor) int {
 	return n
 }
 
-// Status is the metadata's state: loaded once a read has succeeded (the
+// status is the metadata's state: loaded once a read has succeeded (the
 // metadata in use is the last good one), and the last read's error (nil
 // when it succeeded).
-func (s *SP) Status() (loaded bool, lastErr error) {
+func (s *SP) status() (loaded bool, lastErr error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.sp != nil, s.lastErr
@@ -354,10 +354,10 @@ func (s *SP) current() (*saml.ServiceProvider, error) {
 // when a read's outcome differs from the one before: with the error when
 // it starts failing, nil when it succeeds again.
 func (s *SP) Watch(ctx context.Context, interval time.Duration, changed func(err error)) {
-	_, lastErr := s.Status()
+	_, lastErr := s.status()
 	for {
 		wait := interval
-		if loaded, _ := s.Status(); !loaded {
+		if loaded, _ := s.status(); !loaded {
 			wait = min(interval, s.cfg.RetryEvery)
 		}
 		select {
