@@ -33,6 +33,9 @@ var (
 	ErrStoreBusy = errors.New("accounts: the database is busy (another process holds its write lock)")
 	// ErrUsed: a single-use id was used before (UseOnce).
 	ErrUsed = errors.New("accounts: already used")
+	// ErrLinkTaken: the platform user is linked to another account (one
+	// platform user is one account's at most).
+	ErrLinkTaken = errors.New("accounts: the platform user is linked to another account")
 )
 
 // Account is a local partner account.

@@ -422,7 +422,8 @@ func (s *sqlStore) LinkFor(ctx context.Context, accountID int64) (Link, error) {
 	return l, nil
 }
 
-// SaveLink stores (or replaces) the account's link.
+// SaveLink stores (or replaces) the account's link. A platform user
+// linked to another account is refused with ErrLinkTaken.
 func (s *sqlStore) SaveLink(ctx context.Context, accountID int64, platformUserID string) error {
 	if platformUserID == "" {
 		return fmt.Errorf("%w: empty platform user id", ErrInvalid)
@@ -435,6 +436,9 @@ func (s *sqlStore) SaveLink(ctx context.Context, accountID int64, platformUserID
 		}
 		return s.d.changed(ctx, tx, "l:"+strconv.FormatInt(accountID, 10))
 	})
+	if s.d.unique(err) {
+		return fmt.Errorf("%w: platform user %s", ErrLinkTaken, platformUserID)
+	}
 	if err != nil {
 		return fmt.Errorf("accounts: save link: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -119,6 +120,10 @@ type Options struct {
 	IdPHealthInterval time.Duration
 }
 
+// EmulatorUsersFile, in the data directory, keeps the embedded emulator's
+// users across restarts.
+const EmulatorUsersFile = "platform-users.jsonl"
+
 // New wires every piece from cfg. Close releases them.
 func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) {
 	if o.LogOutput == nil {
@@ -169,7 +174,15 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		return handlers.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused, Waiting: st.Waiting}
 	})
 	var closePlatform func() error
-	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, o.Emulator, func(co *apiclient.Options) {
+	// The embedded emulator keeps its users beside the store, so a
+	// restarted demo's links keep meaning the same people.
+	keepUsers := func(sc *platformsim.Config) {
+		sc.UsersFile = filepath.Join(cfg.DataDir(), EmulatorUsersFile)
+		if o.Emulator != nil {
+			o.Emulator(sc)
+		}
+	}
+	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, keepUsers, func(co *apiclient.Options) {
 		co.Hooks = apiclient.Hooks{OnRetry: metrics.PlatformRetry, OnAttempt: func(endpoint string, status int, d time.Duration) {
 			metrics.PlatformAttempt(endpoint, status, d)
 			if status == http.StatusTooManyRequests {
@@ -361,6 +374,11 @@ func startEmbeddedPlatform(p config.Platform, logger *slog.Logger, tweak func(*p
 	}
 	if tweak != nil {
 		tweak(&sc)
+	}
+	if sc.UsersFile != "" {
+		if err := os.MkdirAll(filepath.Dir(sc.UsersFile), 0o700); err != nil {
+			return nil, fmt.Errorf("platform emulator: %w", err)
+		}
 	}
 	sim, err := platformsim.New(sc)
 	if err != nil {

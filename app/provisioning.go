@@ -22,9 +22,6 @@ type Provisioning struct {
 	Store   accounts.Store
 	Service *launch.Service
 	Budget  *pacing.Budget
-	// Embedded: the platform is the built-in emulator, which ends with
-	// the command (a demo, not a real provisioning).
-	Embedded bool
 
 	rateLimited atomic.Int64
 	closers     []func() error
@@ -48,7 +45,7 @@ func NewProvisioning(ctx context.Context, cfg config.Config, logOut io.Writer) (
 	bctx, stop := context.WithCancel(context.Background())
 	go p.Budget.Run(bctx)
 	p.closers = append(p.closers, func() error { stop(); return nil })
-	client, sim, closePlatform, err := connectPlatform(cfg, logger, nil, func(o *apiclient.Options) {
+	client, _, closePlatform, err := connectPlatform(cfg, logger, nil, func(o *apiclient.Options) {
 		o.Pacer = p.Budget
 		o.Hooks.OnAttempt = func(_ string, status int, _ time.Duration) {
 			if status == 429 {
@@ -60,7 +57,6 @@ func NewProvisioning(ctx context.Context, cfg config.Config, logOut io.Writer) (
 		p.Close()
 		return nil, fmt.Errorf("platform: %w", err)
 	}
-	p.Embedded = sim != nil
 	p.closers = append(p.closers, closePlatform)
 	p.Service = launch.New(client, p.Store, launch.Options{Logger: logger})
 	return p, nil

@@ -80,7 +80,7 @@ func (checkOnly) UseOnce(context.Context, string, string, time.Time) error {
 // connection to the real platform.
 func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 	if conn.Embedded {
-		fmt.Fprintf(w, "platform:  the built-in emulator at %s (platform.base_url is %q)\n", conn.BaseURL, config.Embedded)
+		fmt.Fprintf(w, "platform:  a built-in emulator started for this check at %s (platform.base_url is %q), not the one a running demo serves\n", conn.BaseURL, config.Embedded)
 	} else {
 		fmt.Fprintf(w, "platform:  %s\n", conn.BaseURL)
 	}
@@ -98,7 +98,7 @@ func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 	}
 	verdict := strings.ToUpper(r.Verdict)
 	if conn.Embedded {
-		verdict += " (the built-in emulator, not the real platform)"
+		verdict += " (a throwaway built-in emulator, not the real platform)"
 	}
 	fmt.Fprintf(w, "verdict:   %s\n", verdict)
 	fmt.Fprintf(w, "%s\n", r.Summary)

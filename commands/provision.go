@@ -53,6 +53,18 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 	if *workers < 1 || *workers > 64 {
 		return cli.UsageError(fmt.Sprintf("provision: --workers %d is out of range; use 1..64", *workers))
 	}
+	cfg, err := env.LoadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	if cfg.Platform.BaseURL == config.Embedded {
+		// A platform of its own would end with the command, and the links
+		// it stored would point at ids the demo's own emulator gives to
+		// other people.
+		return cli.UsageError(fmt.Sprintf("provision: platform.base_url is %q: this command has no platform to create users on (the demo's built-in\n"+
+			"emulator runs inside 'ssobridge serve'). Nothing was done. Use the running demo's console instead (its\n"+
+			"Provisioning page; a CSV is imported on its Accounts page), or set platform.base_url (%s) to your platform.", config.Embedded, config.EnvName("platform.base_url")))
+	}
 	var rows []accounts.CSVRow
 	if *csvPath != "" {
 		data, err := os.ReadFile(*csvPath)
@@ -73,18 +85,11 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 	} else if *reportPath == "" {
 		*reportPath = "provision-report-" + time.Now().UTC().Format("20060102-150405") + ".csv"
 	}
-	cfg, err := env.LoadConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
 	p, err := app.NewProvisioning(ctx, cfg, env.Stderr)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	if p.Embedded {
-		fmt.Fprintf(env.Stderr, "provision: platform.base_url is %q: the users are created in the built-in emulator, which ends with this command\n", config.Embedded)
-	}
 
 	plan, err := planProvisioning(ctx, p.Store, rows, *all)
 	if err != nil {

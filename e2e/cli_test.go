@@ -143,8 +143,9 @@ func TestCheckEmbedded(t *testing.T) {
 	cfg, _ := writeConfig(t, "")
 	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
 	assert.Equal(t, 0, code, stderr)
-	assert.Contains(t, out, "platform:  the built-in emulator at http://127.0.0.1:")
-	assert.Contains(t, out, "verdict:   OK (the built-in emulator, not the real platform)")
+	assert.Contains(t, out, "platform:  a built-in emulator started for this check at http://127.0.0.1:")
+	assert.Contains(t, out, "not the one a running demo serves")
+	assert.Contains(t, out, "verdict:   OK (a throwaway built-in emulator, not the real platform)")
 	assert.Contains(t, out, "To check the real platform, set platform.base_url (SSOBRIDGE_PLATFORM_BASE_URL)")
 }
 
@@ -371,6 +372,27 @@ func TestLoadToolIsAProgramOfItsOwn(t *testing.T) {
 	code, _, stderr := runCLI(t, "", nil, "bench")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "go run ./cmd/ssobridge-bench")
+}
+
+// On the embedded demo, `provision` has no platform of its own to work
+// on: it refuses before doing anything (a throwaway emulator's ids would
+// link the demo's accounts to other people's platform users).
+func TestProvisionRefusesTheEmbeddedDemo(t *testing.T) {
+	cfg, dsn := writeConfig(t, "")
+	roll := filepath.Join(t.TempDir(), "roll.csv")
+	require.NoError(t, os.WriteFile(roll, []byte("alan@example.com,Alan,Turing\nkat@example.com,Katherine,Johnson\n"), 0o600))
+	for _, args := range [][]string{{"--csv", roll}, {"--all"}} {
+		code, out, stderr := runCLI(t, "", nil, append([]string{"provision", "--config", cfg}, args...)...)
+		assert.Equal(t, 2, code, stderr)
+		assert.Empty(t, out)
+		assert.Contains(t, stderr, `platform.base_url is "embedded"`)
+		assert.Contains(t, stderr, "Nothing was done")
+		assert.Contains(t, stderr, "Provisioning page")
+		assert.Contains(t, stderr, "SSOBRIDGE_PLATFORM_BASE_URL")
+	}
+	assert.Zero(t, countAccounts(t, dsn), "no account added")
+	_, err := os.Stat(strings.TrimSuffix(roll, ".csv") + ".report.csv")
+	assert.ErrorIs(t, err, os.ErrNotExist, "no report written")
 }
 
 // `provision` refuses a bad command line or file with exit 2 and changes

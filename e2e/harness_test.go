@@ -42,6 +42,7 @@ type testApp struct {
 	waits  *waitLog // the waits the Partner API client asked for
 	budget *pacing.Budget
 	yaml   string // its configuration (for the commands run on its store)
+	stop   func() // closes the server and the app (as the test's end does), e.g. to restart on the same data
 }
 
 // waitLog records the back-off waits of the Partner API client, which
@@ -158,15 +159,16 @@ log:
 	} else {
 		srv.Start()
 	}
-	t.Cleanup(func() {
+	stop := sync.OnceFunc(func() {
 		srv.Close()
 		a.Close()
 	})
+	t.Cleanup(stop)
 	sim := a.Emulator()
 	if o.platform != nil {
 		sim = o.platform
 	}
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {

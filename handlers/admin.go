@@ -422,6 +422,7 @@ func (h *server) platformUsersPage(c echo.Context) error {
 		if aid, ok := linked[u.ID]; ok {
 			if a, err := h.Store.Accounts.AccountByID(ctx, aid); err == nil {
 				row.LinkedTo = a.Email
+				row.AddressDiffers = !mailaddr.Equal(a.Email, u.Email)
 			}
 		}
 		d.Rows = append(d.Rows, row)

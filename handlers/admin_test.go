@@ -327,6 +327,17 @@ func TestAdminPlatformUsers(t *testing.T) {
 	prev := r.doc.Find(`a[rel="prev"]`).AttrOr("href", "")
 	assert.Equal(t, "/admin/platform-users?page=1&q=example", prev, "the pager keeps the query")
 
+	assert.Zero(t, r.doc.Find(".address-differs").Length(), "a link between one address is not marked")
+
+	// A link to a platform user with another address is marked.
+	f.platform.set(func(p *fakePlatform) {
+		p.users = UserPage{Total: 1, Users: []PlatformUser{{ID: "u-2", FirstName: "Grace", LastName: "H", Email: "grace@example.com"}}}
+	})
+	r = c.get("/admin/platform-users")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.text("tbody tr"), "other address")
+	assert.Contains(t, r.text("tbody tr .address-differs"), "Unlink it")
+
 	f.platform.set(func(p *fakePlatform) { p.listErr = apiErr("list_users", 503) })
 	r = c.get("/admin/platform-users")
 	assert.Equal(t, http.StatusBadGateway, r.status)

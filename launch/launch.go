@@ -191,10 +191,39 @@ func (s *Service) ensureLinked(ctx context.Context, account accounts.Account) (u
 		return "", false, err
 	}
 	userID = string(ens.User.UserID)
-	if err := s.store.SaveLink(ctx, account.ID, userID); err != nil {
+	err = s.store.SaveLink(ctx, account.ID, userID)
+	if errors.Is(err, accounts.ErrLinkTaken) {
+		err = s.takeLink(ctx, account, userID)
+	}
+	if err != nil {
 		return "", false, fmt.Errorf("launch: save link: %w", err)
 	}
 	return userID, ens.Created, nil
+}
+
+// takeLink links account to userID, which another account holds. The
+// platform has just matched userID to account's address (EnsureUser looks
+// up by exact address), so the other account's link is the wrong one: a
+// platform that handed the id out again, or a demo emulator that forgot
+// its users. That link is dropped (only if it still points there), so the
+// other account's next launch finds its own platform user by its own
+// address and never opens this person's editor.
+func (s *Service) takeLink(ctx context.Context, account accounts.Account, userID string) error {
+	holders, err := s.store.ListLinks(ctx, []string{userID})
+	if err != nil {
+		return err
+	}
+	if holder, ok := holders[userID]; ok && holder != account.ID {
+		if err := s.store.DeleteLink(ctx, holder, userID); err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("link of account %d to platform user %s dropped: the platform gives that user the address %s", holder, userID, account.Email)
+		s.logger.Warn("a platform user was linked to another account", "platform_user_id", userID, "account_id", account.ID, "other_account_id", holder)
+		if err := s.store.Record(ctx, accounts.Event{Kind: accounts.KindProvision, AccountID: holder, Outcome: OutcomeOK, Detail: detail}); err != nil {
+			s.logger.Log(ctx, accounts.FailureLevel(err), "audit write failed", "err", err)
+		}
+	}
+	return s.store.SaveLink(ctx, account.ID, userID)
 }
 
 // Provisioned is what provisioning did for an account.

@@ -116,6 +116,42 @@ func TestLaunchStaleLinkIsDroppedAndRelinked(t *testing.T) {
 	assert.Len(t, e.sim.Users("ada@example.com"), 1)
 }
 
+// A platform that hands an id out again (the demo's emulator before it
+// kept its users) leaves an account linked to another person's platform
+// user. The store holds one account per platform user, so the person's
+// own launch takes the link back, and the other account's next launch
+// finds its own platform user by its own address: nobody opens anyone
+// else's editor.
+func TestLaunchTakesBackALinkAnotherAccountHolds(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	admin := e.account(t, "admin@example.com")
+	grace := e.account(t, "grace@example.com")
+	graceUser, err := e.sim.AddUser("Grace", "Hopper", "grace@example.com")
+	require.NoError(t, err)
+	require.NoError(t, e.store.SaveLink(ctx, admin.ID, graceUser.ID), "the admin's link points at Grace's platform user")
+
+	res, err := e.svc.Launch(ctx, grace, "", "")
+	require.NoError(t, err)
+	assert.Equal(t, graceUser.ID, res.PlatformUserID, "Grace lands as herself")
+	l, err := e.store.LinkFor(ctx, grace.ID)
+	require.NoError(t, err)
+	assert.Equal(t, graceUser.ID, l.PlatformUserID)
+	_, err = e.store.LinkFor(ctx, admin.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "the wrong link is dropped")
+	evs, _, err := e.store.ListEvents(ctx, accounts.AuditFilter{AccountID: admin.ID, Kind: accounts.KindProvision})
+	require.NoError(t, err)
+	require.Len(t, evs, 1, "the dropped link is audited on the account that held it")
+	assert.Contains(t, evs[0].Detail, graceUser.ID)
+
+	res, err = e.svc.Launch(ctx, admin, "", "")
+	require.NoError(t, err)
+	assert.Equal(t, launch.PathCreated, res.Path)
+	assert.NotEqual(t, graceUser.ID, res.PlatformUserID, "the admin no longer opens Grace's editor")
+	require.Len(t, e.sim.Users("admin@example.com"), 1)
+	assert.Equal(t, e.sim.Users("admin@example.com")[0].ID, res.PlatformUserID)
+}
+
 func TestLaunchFailuresLeaveNothingHalfDone(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()

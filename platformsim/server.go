@@ -60,6 +60,10 @@ type Config struct {
 	// Shapes say how the open parts of the API are shaped (LoadShapes);
 	// the zero value is the default shape.
 	Shapes Shapes
+	// UsersFile, when set, keeps the users across restarts: read at New,
+	// a line appended for every user created or deleted. Without it the
+	// users live in memory only, and a new emulator starts its ids afresh.
+	UsersFile string
 }
 
 // Server is the emulated platform. It is an http.Handler.
@@ -147,6 +151,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("platformsim: duplicate credential key %q", c.Key)
 		}
 		s.creds[c.Key] = c
+	}
+	if cfg.UsersFile != "" {
+		if err := s.loadUsers(cfg.UsersFile); err != nil {
+			return nil, err
+		}
 	}
 	s.admins = map[string]bool{}
 	for _, c := range cfg.Credentials {

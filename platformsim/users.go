@@ -90,14 +90,50 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, body []byte)
 		time.Sleep(s.cfg.RacyPause)
 		s.mu.Lock()
 	}
-	u := &user{ID: s.nextID, FirstName: fields["firstName"], LastName: fields["lastName"], Email: email, Role: "USER"}
-	s.nextID++
-	s.users = append(s.users, u)
-	s.byEmail[emailKey(email)] = u
-	s.byID[strconv.FormatInt(u.ID, 10)] = u
-	out := *u
+	u, err := s.newUser(fields["firstName"], fields["lastName"], email)
 	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, s.cfg.Shapes.userJSON(out))
+	if err != nil {
+		s.cfg.Logger.Error("platform emulator: user not kept", "err", err)
+		writeError(w, http.StatusInternalServerError, "the user could not be stored")
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.cfg.Shapes.userJSON(u))
+}
+
+// newUser gives a user the next id, keeps it and indexes it. Called with
+// s.mu held.
+func (s *Server) newUser(firstName, lastName, email string) (user, error) {
+	u := &user{ID: s.nextID, FirstName: firstName, LastName: lastName, Email: email, Role: "USER"}
+	if err := s.saveUser(userRecord{user: *u}); err != nil {
+		return user{}, err
+	}
+	s.nextID++
+	s.insertUser(u)
+	return *u, nil
+}
+
+// insertUser indexes u. Called with s.mu held.
+func (s *Server) insertUser(u *user) {
+	s.users = append(s.users, u)
+	s.byEmail[emailKey(u.Email)] = u
+	s.byID[strconv.FormatInt(u.ID, 10)] = u
+}
+
+// removeUser drops the user with id, if any. Called with s.mu held.
+func (s *Server) removeUser(id string) bool {
+	u, ok := s.byID[id]
+	if !ok {
+		return false
+	}
+	delete(s.byID, id)
+	delete(s.byEmail, emailKey(u.Email))
+	for i, x := range s.users {
+		if x == u {
+			s.users = append(s.users[:i], s.users[i+1:]...)
+			break
+		}
+	}
+	return true
 }
 
 // User is a platform user as tests see it.
@@ -116,12 +152,11 @@ func (s *Server) AddUser(firstName, lastName, email string) (User, error) {
 	if _, exists := s.byEmail[emailKey(email)]; exists {
 		return User{}, fmt.Errorf("platformsim: user %s exists", email)
 	}
-	u := &user{ID: s.nextID, FirstName: firstName, LastName: lastName, Email: email, Role: "USER"}
-	s.nextID++
-	s.users = append(s.users, u)
-	s.byEmail[emailKey(email)] = u
-	s.byID[strconv.FormatInt(u.ID, 10)] = u
-	return exportUser(u), nil
+	u, err := s.newUser(firstName, lastName, email)
+	if err != nil {
+		return User{}, err
+	}
+	return exportUser(&u), nil
 }
 
 // DeleteUser removes a user (to make a stored link stale in tests).
@@ -129,18 +164,10 @@ func (s *Server) DeleteUser(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	u, ok := s.byID[id]
-	if !ok {
+	if !ok || s.saveUser(userRecord{user: *u, Deleted: true}) != nil {
 		return false
 	}
-	delete(s.byID, id)
-	delete(s.byEmail, emailKey(u.Email))
-	for i, x := range s.users {
-		if x == u {
-			s.users = append(s.users[:i], s.users[i+1:]...)
-			break
-		}
-	}
-	return true
+	return s.removeUser(id)
 }
 
 // Users returns every user whose email equals email, ASCII letters folded

@@ -99,6 +99,9 @@ type PlatformUserRow struct {
 	Name     string
 	Email    string
 	LinkedTo string // local account email, empty if none
+	// AddressDiffers: the linked account's address is not the platform
+	// user's (a link to someone else's platform user).
+	AddressDiffers bool
 }
 
 // AuditPage is the audit log.

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Open) {
 		{"admin rules", testAdminRules},
 		{"sessions epoch", testSessionEpoch},
 		{"links", testLinks},
+		{"one platform user, one account", testOnePlatformUserOneAccount},
 		{"audit", testAudit},
 		{"list accounts", testListAccounts},
 		{"concurrent writes", testConcurrentWrites},
@@ -302,6 +303,54 @@ func testListAccounts(t *testing.T, s accounts.Store) {
 // testConcurrentWrites: writes from many goroutines all land, each event
 // with its own values (the group commit writes many events in one
 // statement); errors are collected and asserted in the test goroutine.
+// A platform user is linked to one account at most: linking it to a
+// second account is refused and changes nothing, also when two accounts
+// try at once; once its link is dropped, another account may take it.
+func testOnePlatformUserOneAccount(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("one@example.com", false))
+	require.NoError(t, err)
+	b, err := s.CreateAccount(ctx, newAccount("two@example.com", false))
+	require.NoError(t, err)
+	require.NoError(t, s.SaveLink(ctx, a.ID, "p-1"))
+	require.NoError(t, s.SaveLink(ctx, a.ID, "p-1"), "the same link again is no change")
+	err = s.SaveLink(ctx, b.ID, "p-1")
+	require.ErrorIs(t, err, accounts.ErrLinkTaken)
+	assert.Contains(t, err.Error(), "p-1")
+	_, err = s.LinkFor(ctx, b.ID)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "a refused link is not stored")
+	require.NoError(t, s.SaveLink(ctx, b.ID, "p-2"))
+	assert.ErrorIs(t, s.SaveLink(ctx, b.ID, "p-1"), accounts.ErrLinkTaken, "nor does it replace another link")
+	l, err := s.LinkFor(ctx, b.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "p-2", l.PlatformUserID)
+
+	require.NoError(t, s.DeleteLink(ctx, a.ID, "p-1"))
+	require.NoError(t, s.SaveLink(ctx, b.ID, "p-1"), "a platform user no one holds may be linked")
+	m, err := s.ListLinks(ctx, []string{"p-1", "p-2"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int64{"p-1": b.ID}, m)
+
+	// Two accounts link one platform user at once: one wins.
+	c, err := s.CreateAccount(ctx, newAccount("three@example.com", false))
+	require.NoError(t, err)
+	d, err := s.CreateAccount(ctx, newAccount("four@example.com", false))
+	require.NoError(t, err)
+	errs := make(chan error, 2)
+	for _, id := range []int64{c.ID, d.ID} {
+		go func() { errs <- s.SaveLink(ctx, id, "p-3") }()
+	}
+	first, second := <-errs, <-errs
+	if first != nil {
+		first, second = second, first
+	}
+	require.NoError(t, first)
+	assert.ErrorIs(t, second, accounts.ErrLinkTaken)
+	m, err = s.ListLinks(ctx, []string{"p-3"})
+	require.NoError(t, err)
+	assert.Len(t, m, 1)
+}
+
 func testConcurrentWrites(t *testing.T, s accounts.Store) {
 	ctx := context.Background()
 	a, err := s.CreateAccount(ctx, newAccount("c@example.com", false))
