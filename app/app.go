@@ -55,6 +55,8 @@ type App struct {
 	stopping atomic.Bool
 	// demoPortal: the embedded demo's sample partner portal is served.
 	demoPortal bool
+	// afterStart: INFO lines Serve logs after its start-up lines.
+	afterStart []startNote
 }
 
 // watchSAML reads the SAML IdP's metadata again every interval (every
@@ -203,7 +205,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	if keys.generated {
+	switch {
+	case keys.generated && cfg.Platform.BaseURL == config.Embedded:
+		// The demo's own keys are expected: nothing to do about them.
+		a.logger.Info("session keys generated for the demo", "file", keys.file)
+	case keys.generated:
 		a.logger.Warn("session keys were empty: generated new ones", "file", keys.file,
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}

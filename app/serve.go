@@ -53,6 +53,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 			say("profiler at "+purl, "profiler", "url", purl)
 		}
 	}
+	// The demo login beside the URL: the two things a newcomer needs.
+	line, err := a.EnsureDemoAccount(ctx)
+	if err != nil {
+		return err
+	}
+	if line != "" {
+		say(line, line)
+	}
 	if a.sim != nil {
 		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
 	}
@@ -60,12 +68,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 		u := url + DemoPortalPath
 		say("sample partner portal (demo; its button signs in with no password) at "+u, "sample partner portal (demo)", "url", u)
 	}
-	line, err := a.EnsureDemoAccount(ctx)
-	if err != nil {
-		return err
-	}
-	if line != "" {
-		say(line, line)
+	for _, note := range a.afterStart {
+		a.logger.Info(note.msg, note.attrs...)
 	}
 	go logbuf.FlushingPanics(a.flushLog, func() { a.prune(ctx) })
 
@@ -95,6 +99,19 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 		return serveErr
 	}
 	return errors.Join(errs...)
+}
+
+// startNote is a log line kept for after the start-up lines.
+type startNote struct {
+	msg   string
+	attrs []any
+}
+
+// LogAfterStart logs an INFO line once Serve has printed where the bridge
+// listens (and the demo login): notes about the process's settings do
+// not push those lines down.
+func (a *App) LogAfterStart(msg string, attrs ...any) {
+	a.afterStart = append(a.afterStart, startNote{msg, attrs})
 }
 
 // metricsHandler serves /metrics and, with server.pprof, Go's profiler

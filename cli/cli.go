@@ -137,15 +137,14 @@ func (e Env) LoadConfig(path string) (config.Config, error) {
 
 // ExitCode prints err as program's message, on e's standard error, and
 // returns the exit code: 0 done (or help shown), 1 failed, 2 bad command
-// line, input or configuration (nothing changed). hint follows a usage
-// error's message (e.g. where the commands are listed); it may be empty.
-func (e Env) ExitCode(program string, err error, hint string) int {
+// line, input or configuration (nothing changed).
+func (e Env) ExitCode(program string, err error) int {
 	var ue UsageError
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.Stderr, "%s: %s\n%s", program, ue, hint)
+		fmt.Fprintf(e.Stderr, "%s: %s\n", program, ue)
 		return 2
 	case errors.Is(err, config.ErrInvalid):
 		fmt.Fprintf(e.Stderr, "%s: %v\n", program, err)

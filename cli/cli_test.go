@@ -110,13 +110,13 @@ func TestExitCode(t *testing.T) {
 	}{
 		{nil, 0, ""},
 		{flag.ErrHelp, 0, ""},
-		{UsageError("bad flag"), 2, "prog: bad flag\nsee help\n"},
+		{UsageError("bad flag"), 2, "prog: bad flag\n"},
 		{fmt.Errorf("load: %w", config.ErrInvalid), 2, "prog: load: invalid configuration\n"},
 		{ErrFailed, 1, ""},
 		{errors.New("disk full"), 1, "prog: disk full\n"},
 	} {
 		var stderr bytes.Buffer
-		code := Env{Stderr: &stderr}.ExitCode("prog", tt.err, "see help\n")
+		code := Env{Stderr: &stderr}.ExitCode("prog", tt.err)
 		assert.Equal(t, tt.code, code, "%v", tt.err)
 		assert.Equal(t, tt.stderr, stderr.String(), "%v", tt.err)
 	}

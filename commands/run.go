@@ -100,9 +100,19 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		fmt.Fprintln(env.Stdout, cli.Version())
 		return 0
 	default:
-		err = cli.UsageError(fmt.Sprintf("unknown command %q", cmd))
+		err = unknownCommand(cmd)
 	}
-	return env.ExitCode("ssobridge", err, "(run 'ssobridge help' for the commands)\n")
+	return env.ExitCode("ssobridge", err)
+}
+
+// unknownCommand names the nearest command Run knows, if one is near.
+func unknownCommand(cmd string) error {
+	msg := fmt.Sprintf("unknown command %q", cmd)
+	names := []string{"serve", "user", "portal-link", "bans", "check", "provision", "platform-sim", "version", "help"}
+	if near := config.Nearest(cmd, names); near != "" {
+		msg += "; did you mean '" + near + "'?"
+	}
+	return cli.UsageError(msg + " (run 'ssobridge help' for the commands)")
 }
 
 // isHelpOrVersion: these flags name a command of their own; any other

@@ -2,12 +2,14 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"syscall"
 
 	"github.com/ssobridge/ssobridge/app"
-
 	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/gctune"
 )
 
@@ -25,20 +27,40 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The port first: a busy one fails before anything is created (the
+	// demo's data folder, its store, its keys).
+	ln, err := listen(cfg.Server.Addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	a, err := app.New(ctx, cfg, app.Options{LogOutput: env.Stderr})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	if limit, set := gctune.LimitMemory(cfg.Password); set {
-		a.Logger().Info("memory limit set for password hashing", "limit_mib", limit>>20, "note", "set GOMEMLIMIT to choose another")
+		a.LogAfterStart("memory limit set for password hashing", "limit_mib", limit>>20, "note", "set GOMEMLIMIT to choose another")
 	}
 	if gctune.RaiseGCPercent() {
-		a.Logger().Info("garbage collection set for serving", "gogc", gctune.ServingGCPercent, "note", "set GOGC to choose another")
-	}
-	ln, err := net.Listen("tcp", cfg.Server.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s (server.addr): %w", cfg.Server.Addr, err)
+		a.LogAfterStart("garbage collection set for serving", "gogc", gctune.ServingGCPercent, "note", "set GOGC to choose another")
 	}
 	return a.Serve(ctx, ln, env.Stdout)
+}
+
+// listen listens on addr; a port in use says how to choose another.
+func listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		host, _, _ := net.SplitHostPort(addr)
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		return nil, fmt.Errorf("listen on %s (server.addr): the port is in use by another program (or another ssobridge): stop it, "+
+			"or choose another port, e.g. %s=%s go run .", addr, config.EnvName("server.addr"), net.JoinHostPort(host, "8081"))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (server.addr): %w", addr, err)
+	}
+	return ln, nil
 }

@@ -6,6 +6,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -335,9 +336,28 @@ func Parse(yamlData []byte, environ []string) (Config, error) {
 func Load(path string, environ []string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: read %s: %w", path, err)
+		// Bad input like any other configuration problem (exit 2).
+		return Config{}, Errors{{Key: path, Problem: fmt.Sprintf("%v: give a readable file, or leave --config out (./config.yaml, else the built-in demo)", unwrapPath(err))}}
 	}
-	return Parse(data, environ)
+	cfg, err := Parse(data, environ)
+	var es Errors
+	if errors.As(err, &es) {
+		for _, e := range es {
+			if e.Key == fileKey {
+				e.Key = path // the file's problems name the file
+			}
+		}
+	}
+	return cfg, err
+}
+
+// unwrapPath drops the path a file error repeats.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // leaf is one settable key.
@@ -403,7 +423,7 @@ func applyEnv(cfg *Config, environ []string) error {
 				names = append(names, n)
 			}
 			slices.Sort(names)
-			if near := nearest(name, names); near != "" {
+			if near := Nearest(name, names); near != "" {
 				problem = "no such setting; did you mean " + near + "?"
 			}
 			errs = append(errs, &Error{Key: name, Problem: problem})

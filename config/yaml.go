@@ -13,10 +13,14 @@ import (
 // itself rather than letting the YAML decoder fill the struct, so every
 // problem names its key (server.addr), its line and the fix, and values
 // are read by the same rules as SSOBRIDGE_* variables (setFromString).
+// fileKey names the whole file in an error about it (Load puts its path
+// in its place).
+const fileKey = "(file)"
+
 func decodeYAML(cfg *Config, data []byte) Errors {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
-		return Errors{{Key: "(file)", Problem: yamlSyntaxProblem(err)}}
+		return Errors{{Key: fileKey, Problem: yamlSyntaxProblem(err)}}
 	}
 	if len(root.Content) == 0 {
 		return nil // empty or only comments
@@ -26,7 +30,7 @@ func decodeYAML(cfg *Config, data []byte) Errors {
 		if doc.Kind == yaml.ScalarNode && doc.Tag == "!!null" {
 			return nil
 		}
-		return Errors{{Key: "(file)", Problem: fmt.Sprintf("line %d: expected sections such as server: and platform:, found %s", doc.Line, describe(doc))}}
+		return Errors{{Key: fileKey, Problem: fmt.Sprintf("line %d: expected sections such as server: and platform:, found %s", doc.Line, describe(doc))}}
 	}
 	var errs Errors
 	walkSection(doc, "", reflect.ValueOf(cfg).Elem(), &errs)
@@ -57,7 +61,7 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
 		f, ok := fields[k.Value]
 		if !ok {
 			hint := "the keys are listed in README.md"
-			if near := nearest(k.Value, names); near != "" {
+			if near := Nearest(k.Value, names); near != "" {
 				hint = "did you mean " + join(prefix, near) + "?"
 			}
 			bad(key, k.Line, "no such setting; %s", hint)
@@ -132,11 +136,12 @@ func yamlSyntaxProblem(err error) string {
 // ("adress" for address) is near the key too.
 var longForms = map[string]string{"addr": "address", "dsn": "datasource", "ttl": "timetolive"}
 
-// nearest is the name closest to s, or "": within two edits of the name
+// Nearest is the name closest to s, or "": within two edits of the name
 // (or of the word it shortens), or, for names of "_"-separated words,
 // the one name whose words hold all of s's words in order
-// (PLATFORM_SECRET for PLATFORM_API_SECRET).
-func nearest(s string, names []string) string {
+// (PLATFORM_SECRET for PLATFORM_API_SECRET). The command line uses it for
+// its commands too.
+func Nearest(s string, names []string) string {
 	s = strings.ToLower(s)
 	best, bestD := "", 3
 	for _, n := range names {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -82,7 +83,7 @@ func newTab(t *testing.T) context.Context {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("browser tests need Chromium under CI: %s", b.missing)
 		}
-		t.Skip(b.missing)
+		skipnote.Skip(t, "browser tests", b.missing+" (apt-get update && apt-get install -y chromium)")
 	}
 	tab, cancel := chromedp.NewContext(b.ctx)
 	t.Cleanup(cancel)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -172,10 +173,13 @@ func TestServeDemoPrintsLoginAndStops(t *testing.T) {
 	cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n")
 	cmd, out, errOut := startCLI(t, nil, "--config", cfg)
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login: demo@example.com ") }, 30*time.Second, 20*time.Millisecond)
-	assert.Contains(t, out.String(), "ssobridge listening on http://127.0.0.1:")
+	lines := strings.Split(out.String(), "\n")
+	assert.True(t, strings.HasPrefix(lines[0], "ssobridge listening on http://127.0.0.1:"), lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "demo login: demo@example.com "), "the login beside the URL: %q", lines[1])
 	assert.Contains(t, out.String(), "platform emulator (embedded) at http://127.0.0.1:")
 	assert.Equal(t, 0, stop(t, cmd), errOut.String())
-	assert.Contains(t, errOut.String(), "session keys were empty")
+	assert.Contains(t, errOut.String(), `level=INFO msg="session keys generated for the demo"`, "the demo's own keys are expected")
+	assert.NotContains(t, errOut.String(), "level=WARN", "a fresh demo starts without a warning")
 	assert.Contains(t, errOut.String(), "shutting down")
 
 	cmd, out2, _ := startCLI(t, nil, "--config", cfg)
@@ -446,4 +450,53 @@ func TestProvisionCommandInput(t *testing.T) {
 	code, out, _ = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "0 accounts to provision (2 already linked)", "nothing repeated")
+}
+
+// What a newcomer meets first at the command line: a busy port says how to
+// choose another and creates nothing; a missing or broken --config file is
+// bad input (exit 2) naming the file; a mistyped command gets its nearest
+// name; a bad flag's message is not followed by an unrelated hint.
+func TestCommandLineFirstSteps(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	cmd := command(t, t.Context(), []string{"SSOBRIDGE_SERVER_ADDR=" + busy.Addr().String()})
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.ExitCode())
+	assert.Contains(t, stderr.String(), "the port is in use")
+	assert.Contains(t, stderr.String(), "SSOBRIDGE_SERVER_ADDR=127.0.0.1:8081 go run .")
+	_, err = os.Stat(filepath.Join(cmd.Dir, "data"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "a busy port creates no data folder")
+
+	broken := filepath.Join(t.TempDir(), "broken.yaml")
+	require.NoError(t, os.WriteFile(broken, []byte("server: [\n"), 0o600))
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"a missing --config file", []string{"--config", missing}, []string{"config: " + missing + ": no such file or directory"}},
+		{"a missing --config file, another command", []string{"check", "--config", missing}, []string{missing}},
+		{"invalid YAML names the file", []string{"--config", broken}, []string{"config: " + broken + ": line 1"}},
+		{"a mistyped command", []string{"serv"}, []string{`unknown command "serv"; did you mean 'serve'?`, "ssobridge help"}},
+		{"another mistyped command", []string{"provison"}, []string{"did you mean 'provision'?"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, stderr := runCLI(t, "", nil, tc.args...)
+			assert.Equal(t, 2, code, "bad input: exit 2")
+			assert.Empty(t, out)
+			for _, w := range tc.want {
+				assert.Contains(t, stderr, w)
+			}
+			assert.NotContains(t, stderr, "(file)")
+		})
+	}
+	code, _, stderr2 := runCLI(t, "", nil, "provision", "--workers", "0", "--all")
+	assert.Equal(t, 2, code)
+	assert.NotContains(t, stderr2, "ssobridge help", "an input error is not followed by an unrelated hint")
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 )
 
@@ -56,7 +57,7 @@ func freePort(t *testing.T) int {
 func dexBinary(t *testing.T) string {
 	bin := os.Getenv(EnvDex)
 	if bin == "" {
-		t.Skip("OIDC tests against a real Dex are off: set " + EnvDex + " to a Dex binary (built from tools/dex; .ci/run builds it)")
+		skipnote.Skip(t, "OIDC tests against a real Dex", "set "+EnvDex+" to a Dex binary (built from tools/dex; .ci/run builds it)")
 	}
 	return bin
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 )
 
 // TestReaderDocsStandAlone: what a reader of the repository opens (the
@@ -54,7 +56,7 @@ func readDoc(t *testing.T, path string) string {
 // .dockerignore leaves it out of the build context (COPY . .).
 func TestDeploySecretsStayOut(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		skipnote.Skip(t, "tests that ask git", "install git")
 	}
 	for _, path := range []string{"docs/deploy/.env", ".env", "prod.env"} {
 		cmd := exec.Command("git", "check-ignore", "-q", path)

@@ -14,11 +14,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := skipnote.Main(m, "e2e")
 	if browserOnce.cancel != nil {
 		browserOnce.cancel()
 	}

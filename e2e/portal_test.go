@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/portal"
 )
 
@@ -231,7 +232,7 @@ func TestReturnToCheckedDecoded(t *testing.T) {
 // the block is run as written, with the secret in the environment.
 func TestPortalShellSnippet(t *testing.T) {
 	if _, err := exec.LookPath("openssl"); err != nil {
-		t.Skip("openssl is not installed")
+		skipnote.Skip(t, "tests of the docs' openssl snippets", "install openssl")
 	}
 	doc := readDoc(t, "../docs/portal.md")
 	start := strings.Index(doc, "**Shell**")

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -20,6 +21,10 @@ import (
 // errPortalRefused is a portal token that did not verify: the 401 page,
 // which does not say why (the log does).
 var errPortalRefused = errors.New("portal token refused")
+
+// errPortalOtherAudience is a refused portal token made for another
+// service: the page says so (no expiry or reuse to blame).
+var errPortalOtherAudience = fmt.Errorf("%w: meant for another audience", errPortalRefused)
 
 // PortalTokens verifies the portal's JWT handoff (portal.Verifier).
 type PortalTokens interface {
@@ -65,6 +70,9 @@ func (h *server) handoff(c echo.Context, token string) error {
 		h.Logger.Warn("portal token refused", "reason", err.Error(), "request_id", requestID(c))
 		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
 		h.Metrics.login("failed")
+		if errors.Is(err, portal.ErrOtherAudience) {
+			return errPortalOtherAudience
+		}
 		return errPortalRefused
 	}
 	if err != nil {

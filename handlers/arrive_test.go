@@ -124,6 +124,26 @@ func TestSSOJWTRefused(t *testing.T) {
 	assert.Contains(t, f.logs.String(), "a replay")
 }
 
+// A token made for another service (another audience) is refused like
+// any other, but its page says the link was not meant for this bridge:
+// not that it expired or was used.
+func TestSSOJWTOtherAudience(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	tok, err := portal.SignHS256([]byte(portalSecret), portalIssuer, "https://other-service.example", portal.Claims{Email: "ada@example.com"}, f.clock.Now())
+	require.NoError(t, err)
+	r := c.post("/sso/jwt", url.Values{"jwt": {tok}})
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, "portal-refused", r.class())
+	assert.Contains(t, r.text("#other-audience"), "made for another service, not for this one")
+	assert.NotContains(t, r.body, "expired or been used")
+	assert.Empty(t, c.cookie(SessionCookie), "no session")
+
+	r = c.post("/sso/jwt", url.Values{"jwt": {"a.b.c"}})
+	assert.Contains(t, r.body, "expired or been used", "other refusals keep their page")
+	assert.Zero(t, r.doc.Find("#other-audience").Length())
+}
+
 func TestSSOJWTDisabledAccount(t *testing.T) {
 	f := setup(t)
 	ada := f.account("ada@example.com", false)

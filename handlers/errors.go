@@ -114,6 +114,7 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		info.SignIn = true
 		return http.StatusUnauthorized, views.SessionExpired, info
 	case errors.Is(err, errPortalRefused):
+		info.OtherAudience = errors.Is(err, errPortalOtherAudience)
 		return http.StatusUnauthorized, views.PortalRefused, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info

@@ -37,6 +37,10 @@ const (
 // error's text (for the log) says which rule failed.
 var ErrRefused = errors.New("portal: token refused")
 
+// ErrOtherAudience is a refusal (it wraps ErrRefused too) of a token
+// whose audience is not this bridge's: a link made for another service.
+var ErrOtherAudience = errors.New("portal: the token is meant for another audience")
+
 // Config is how tokens are verified: an HS256 Secret or a PublicKey
 // (RS256, ES256 or EdDSA by its type), the issuer and the audience.
 type Config struct {
@@ -126,6 +130,9 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	}
 	var c Claims
 	if _, err := v.parser.ParseWithClaims(token, &c, v.keyFor); err != nil {
+		if errors.Is(err, jwt.ErrTokenInvalidAudience) {
+			return Claims{}, refused("%w: %w", ErrOtherAudience, err)
+		}
 		return Claims{}, refused("%w", err)
 	}
 	switch {

@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"errors"
 	"maps"
 	"os"
 	"path/filepath"
@@ -201,6 +202,7 @@ func TestRefusals(t *testing.T) {
 			_, err := verifier(t, tt.cfg, now).Verify(context.Background(), tt.token())
 			require.ErrorIs(t, err, portal.ErrRefused)
 			assert.Contains(t, err.Error(), tt.why)
+			assert.Equal(t, tt.name == "wrong audience", errors.Is(err, portal.ErrOtherAudience), "only another audience is told apart")
 		})
 	}
 

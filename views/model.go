@@ -82,6 +82,8 @@ type ErrorInfo struct {
 	// Handoff: the request carried a one-time handoff token from the
 	// portal, which cannot be sent again; the way on is a fresh one.
 	Handoff bool
+	// OtherAudience: the portal's token was made for another service.
+	OtherAudience bool
 }
 
 // minutes says a wait in seconds as a person would: "1 minute", "3

@@ -24,5 +24,5 @@ func main() {
 // run runs the load tool and returns the exit code: 0 done, 1 failed, 2
 // bad command line or configuration (nothing changed).
 func run(ctx context.Context, args []string, env cli.Env) int {
-	return env.ExitCode("ssobridge-bench", loadtest.BenchCmd(ctx, env, args), "")
+	return env.ExitCode("ssobridge-bench", loadtest.BenchCmd(ctx, env, args))
 }

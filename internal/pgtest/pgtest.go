@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/internal/pgschema"
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 )
 
 // EnvDSN names the variable that switches the PostgreSQL tests on.
@@ -21,7 +22,7 @@ func DSN(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(EnvDSN)
 	if base == "" {
-		t.Skip("PostgreSQL tests are off: set " + EnvDSN + " (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable); .ci/run sets it")
+		skipnote.Skip(t, "PostgreSQL tests", "set "+EnvDSN+" (e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable); .ci/run sets it")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/ssobridge/ssobridge/internal/skipnote"
 )
 
 // Throwaway is a PostgreSQL server of a test's own, made with the
@@ -43,7 +45,7 @@ func StartThrowaway(t testing.TB) *Throwaway {
 		if os.Getenv(EnvDSN) != "" {
 			t.Fatal(msg)
 		}
-		t.Skip(msg)
+		skipnote.Skip(t, "tests with a PostgreSQL server of their own", msg)
 	}
 	s := &Throwaway{t: t, bin: bin}
 	root, err := os.MkdirTemp("", "ssobridge-pg-")
