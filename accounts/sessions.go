@@ -104,6 +104,10 @@ func (s *sqlStore) EndSession(ctx context.Context, accountID int64, id string) e
 		if n == 0 {
 			return ErrNotFound
 		}
+		// Its waiting launches go with it.
+		if _, err := s.txExec(ctx, tx, "DELETE FROM launch_tickets WHERE account_id = $1 AND session_id = $2", accountID, id); err != nil {
+			return err
+		}
 		return s.d.changed(ctx, tx, "s:"+id)
 	})
 	if err != nil && !errors.Is(err, ErrNotFound) {

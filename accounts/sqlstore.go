@@ -367,6 +367,10 @@ func (s *sqlStore) adminChange(ctx context.Context, id int64, removesAdmin, ends
 			if _, err := s.txExec(ctx, tx, "DELETE FROM sessions WHERE account_id = $1", id); err != nil {
 				return fmt.Errorf("accounts: end sessions: %w", err)
 			}
+			// The waiting launches of those sessions go with them.
+			if _, err := s.txExec(ctx, tx, "DELETE FROM launch_tickets WHERE account_id = $1", id); err != nil {
+				return fmt.Errorf("accounts: end sessions' launches: %w", err)
+			}
 		}
 		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
 	})

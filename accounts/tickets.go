@@ -14,6 +14,7 @@ import (
 type Ticket struct {
 	ID        string // random; in the waiting page's URL, bound to the account
 	AccountID int64
+	SessionID string // the session that made it (Session.ID): only it redeems the ticket
 	ReturnTo  string
 	ArrivedAt time.Time // its place in the line
 	ETA       time.Time // when its instance expects it done
@@ -34,20 +35,20 @@ const (
 
 // CreateTicket stores a waiting ticket.
 func (s *sqlStore) CreateTicket(ctx context.Context, t Ticket) error {
-	_, err := s.exec(ctx, `INSERT INTO launch_tickets (id, account_id, return_to, arrived_at, eta, owner, seen_at, state, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, t.ID, t.AccountID, t.ReturnTo, ms(t.ArrivedAt), ms(t.ETA), t.Owner, ms(t.SeenAt), TicketWaiting, ms(t.ExpiresAt))
+	_, err := s.exec(ctx, `INSERT INTO launch_tickets (id, account_id, session_id, return_to, arrived_at, eta, owner, seen_at, state, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, t.ID, t.AccountID, t.SessionID, t.ReturnTo, ms(t.ArrivedAt), ms(t.ETA), t.Owner, ms(t.SeenAt), TicketWaiting, ms(t.ExpiresAt))
 	if err != nil {
 		return fmt.Errorf("accounts: create ticket: %w", err)
 	}
 	return nil
 }
 
-const ticketColumns = "id, account_id, return_to, arrived_at, eta, owner, seen_at, state, sealed, failure, expires_at"
+const ticketColumns = "id, account_id, session_id, return_to, arrived_at, eta, owner, seen_at, state, sealed, failure, expires_at"
 
 func scanTicket(sc interface{ Scan(...any) error }) (Ticket, error) {
 	var t Ticket
 	var arrived, eta, seen, expires int64
-	err := sc.Scan(&t.ID, &t.AccountID, &t.ReturnTo, &arrived, &eta, &t.Owner, &seen, &t.State, &t.Sealed, &t.Failure, &expires)
+	err := sc.Scan(&t.ID, &t.AccountID, &t.SessionID, &t.ReturnTo, &arrived, &eta, &t.Owner, &seen, &t.State, &t.Sealed, &t.Failure, &expires)
 	if err != nil {
 		return Ticket{}, notFoundIfNoRows(err)
 	}

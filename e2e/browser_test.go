@@ -93,13 +93,15 @@ func newTab(t *testing.T) context.Context {
 }
 
 // screenshot saves a PNG under the test's temp dir and, when
-// SSOBRIDGE_SCREENSHOTS names a folder, there too (for the README).
+// SSOBRIDGE_SCREENSHOTS names a folder, there too if the docs show it
+// (docs/img/NAME.png in README.md or docs/*.md): the folder gets the
+// pictures the docs show, none they do not.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG; below: JPEG
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), name+".png"), png, 0o600))
-	if dir := os.Getenv("SSOBRIDGE_SCREENSHOTS"); dir != "" {
+	if dir := os.Getenv("SSOBRIDGE_SCREENSHOTS"); dir != "" && docImages(t)["img/"+name+".png"] {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
 	}
 }
@@ -124,7 +126,7 @@ func TestBrowserSignInAndOpenEditor(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/"), chromedp.WaitVisible(chromedp.ID("sign-in"))))
 	screenshot(t, ctx, "1-login")
 	signIn(t, ctx, ta.srv.URL, "ada@example.com")
-	screenshot(t, ctx, "2-portal")
+	screenshot(t, ctx, "2-home")
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("who"))))
 	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
@@ -202,7 +204,11 @@ func TestBrowserPhoneWidth(t *testing.T) {
 		return o
 	}
 	assert.False(t, overflows(), "no horizontal scrolling at 375 px: portal")
-	screenshot(t, ctx, "5-portal-phone")
+	screenshot(t, ctx, "5-home-phone")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/demo/portal"), chromedp.WaitVisible(chromedp.ID("deep-link"))))
+	assert.False(t, overflows(), "no horizontal scrolling at 375 px: the sample portal (its deep link wraps)")
+	screenshot(t, ctx, "5-sample-portal-phone")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/")))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("who")))) // fills the audit log
 	// Nor does a table scroll inside its frame: its rows stack, each cell
 	// naming its column, so no column is hidden off to the side.
@@ -328,7 +334,9 @@ func TestBrowserSignInWithTheIdentityProvider(t *testing.T) {
 
 // layoutProblems lists, for the page in the tab, every control whose label
 // wraps or that sticks out of the page, every platform id or audit time
-// broken over lines, every placeholder cut off, and sideways scrolling.
+// broken over lines, every placeholder cut off, an empty band above a
+// card's first line, a stacked cell shown with its label and no value, an
+// audit event taller than four lines, and sideways scrolling.
 const layoutProblems = `(() => {
   const bad = [];
   const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.dataset.action ? '[' + el.dataset.action + ']' : '') +
@@ -352,6 +360,19 @@ const layoutProblems = `(() => {
     ctx.font = cs.font;
     const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
     if (ctx.measureText(el.placeholder).width > room + 1) bad.push('placeholder cut off: ' + name(el));
+  }
+  for (const card of document.querySelectorAll('main .card')) {
+    const first = card.firstElementChild;
+    if (!first || !shown(first)) continue;
+    const gap = first.getBoundingClientRect().top - card.getBoundingClientRect().top - parseFloat(getComputedStyle(card).paddingTop) - parseFloat(getComputedStyle(card).borderTopWidth);
+    if (gap > 2) bad.push('a band of ' + Math.round(gap) + ' px above ' + name(first));
+  }
+  for (const td of document.querySelectorAll('main td[data-label]')) {
+    if (shown(td) && getComputedStyle(td).display === 'block' && td.innerText.trim() === '') bad.push('a label without a value: ' + td.dataset.label);
+  }
+  for (const tr of document.querySelectorAll('#audit tbody tr')) {
+    const lh = parseFloat(getComputedStyle(tr.querySelector('td')).lineHeight) || 24;
+    if (tr.getBoundingClientRect().height > 4.5 * lh) bad.push('an audit event ' + Math.round(tr.getBoundingClientRect().height / lh) + ' lines tall');
   }
   if (document.documentElement.scrollWidth > window.innerWidth) bad.push('the page scrolls sideways');
   return bad;

@@ -44,6 +44,32 @@ func TestReaderDocsStandAlone(t *testing.T) {
 	}
 }
 
+// docImages are the docs/img pictures README.md and docs/*.md show, as
+// "img/NAME.png".
+func docImages(t *testing.T) map[string]bool {
+	t.Helper()
+	docs, err := filepath.Glob("../docs/*.md")
+	require.NoError(t, err)
+	shown := map[string]bool{}
+	for _, path := range append(docs, "../README.md") {
+		for _, m := range regexp.MustCompile(`\]\((?:docs/)?(img/[^)]+\.png)\)`).FindAllStringSubmatch(readDoc(t, path), -1) {
+			shown[m[1]] = true
+		}
+	}
+	return shown
+}
+
+// Every picture in docs/img is shown by a doc (and every one shown is
+// there: TestReaderDocsStandAlone).
+func TestEveryPictureIsShown(t *testing.T) {
+	files, err := filepath.Glob("../docs/img/*.png")
+	require.NoError(t, err)
+	shown := docImages(t)
+	for _, f := range files {
+		assert.True(t, shown["img/"+filepath.Base(f)], "docs/img/%s is shown by no doc: show it or delete it", filepath.Base(f))
+	}
+}
+
 func readDoc(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -33,6 +33,13 @@ func TestLaunchesUnderAnExternalWriteLock(t *testing.T) {
 	launched := 0
 	require.Equal(t, http.StatusSeeOther, b.post("/launch", url.Values{"_csrf": {tok}}).status) // links the account
 	launched++
+	// Five sessions (five devices), each with a launch of its own: one
+	// session holds one place in the line.
+	sessions := make([]*browser, 5)
+	for i := range sessions {
+		sessions[i] = ta.browser(t)
+		require.Equal(t, http.StatusSeeOther, sessions[i].login("ada@example.com", testPassword).status)
+	}
 
 	locker, err := sql.Open("sqlite", "file:"+ta.dsn+"?_txlock=immediate")
 	require.NoError(t, err)
@@ -52,12 +59,13 @@ func TestLaunchesUnderAnExternalWriteLock(t *testing.T) {
 	}
 	answers := make(chan answer, 5)
 	var wg sync.WaitGroup
-	for range 5 {
+	for _, s := range sessions {
+		tok := s.csrf("/")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			p := b.post("/launch", url.Values{"_csrf": {tok}})
+			p := s.post("/launch", url.Values{"_csrf": {tok}})
 			answers <- answer{p.status, p.body, time.Since(start)}
 		}()
 	}

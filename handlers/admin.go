@@ -300,8 +300,20 @@ func (h *server) accountAction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	switch c.Param("action") {
+	case "disable", "end-sessions", "password": // every session ended
+		h.endLaunches(id, "")
+	}
 	h.adminAudit(c, c.Param("action"), target.Email)
 	return h.accountResult(c, http.StatusOK, id, views.AccountPage{Notice: notice})
+}
+
+// endLaunches stops the launches in flight of the account's ended session
+// ("": of all its sessions); the store dropped their tickets with them.
+func (h *server) endLaunches(accountID int64, session string) {
+	if h.Line != nil {
+		h.Line.End(accountID, session)
+	}
 }
 
 // baseURL is how browsers reach the bridge, for links it hands out.
@@ -366,6 +378,7 @@ func (h *server) endSession(c echo.Context) error {
 	case err != nil:
 		return err
 	}
+	h.endLaunches(target.ID, sid)
 	h.adminAudit(c, "end session "+truncate(sid, 12), target.Email)
 	return h.sessionsResult(c, http.StatusOK, target, views.SessionsPage{Notice: "Ended the session " + truncate(sid, 12) + ": that device must sign in again."})
 }

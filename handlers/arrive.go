@@ -109,11 +109,13 @@ const signInHandoff = "portal token"
 // signIn replaces the browser's session with a new one for acct and
 // records the sign-in; how says which way in it came.
 func (h *server) signIn(c echo.Context, acct accounts.Account, how string) error {
-	if err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct, how == signInHandoff); err != nil {
+	sid, err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct, how == signInHandoff)
+	if err != nil {
 		return err
 	}
 	h.csrf.rotate(c)
 	c.Set(ctxAccount, acct)
+	c.Set(ctxSessionID, sid) // the launch that may follow is this session's
 	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: how})
 	h.Metrics.login("ok")
 	return nil
@@ -194,6 +196,7 @@ func (h *server) setPassword(c echo.Context) error {
 	if err := accounts.SetPassword(ctx, h.Store.Accounts, acct, hash); err != nil {
 		return err
 	}
+	h.endLaunches(acct.ID, "")
 	acct, err = h.Store.Accounts.AccountByID(ctx, acct.ID) // the new epoch
 	if err != nil {
 		return err

@@ -175,6 +175,7 @@ func (h *server) logout(c echo.Context) error {
 		if err := h.Store.Sessions.EndSession(ctx, in.ID, in.SessionID); err != nil && !errors.Is(err, accounts.ErrNotFound) {
 			return err
 		}
+		h.endLaunches(in.ID, in.SessionID)
 		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: in.ID, Email: in.Email, Outcome: "ok", Detail: "this device"})
 	}
 	h.sessions.clear(c.Response())
@@ -188,6 +189,7 @@ func (h *server) logoutEverywhere(c echo.Context) error {
 	if err := h.Store.Sessions.EndSessions(c.Request().Context(), acct.ID); err != nil {
 		return err
 	}
+	h.endLaunches(acct.ID, "")
 	h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: "every device"})
 	h.sessions.clear(c.Response())
 	return c.Redirect(http.StatusSeeOther, "/login?signed_out=everywhere")

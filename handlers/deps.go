@@ -112,8 +112,13 @@ type Provisioning interface {
 
 // Line keeps users in line for the platform's pace (waitline.Line).
 type Line interface {
-	Join(ctx context.Context, acct accounts.Account, returnTo, requestID string) (waitline.Answer, error)
-	Check(ctx context.Context, ticket string, accountID int64) (waitline.Answer, error)
+	// Join and Check: a launch of the account's session, and its waiting
+	// page's refresh.
+	Join(ctx context.Context, acct accounts.Account, session, returnTo, requestID string) (waitline.Answer, error)
+	Check(ctx context.Context, ticket string, accountID int64, session string) (waitline.Answer, error)
+	// End stops the launches of the account's session ("": of every one)
+	// when the session ends.
+	End(accountID int64, session string)
 }
 
 // Launcher runs "Open video editor" (launch.Service). Its errors are

@@ -164,6 +164,17 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 	case launch.OutcomeDisabled:
 		info.Detail = ""
 		return http.StatusForbidden, views.AccountDisabled, info
+	case launch.OutcomeSessionEnded:
+		info.Detail, info.SignIn = "", true
+		return http.StatusUnauthorized, views.SessionExpired, info
+	case launch.OutcomeStoreBusy, launch.OutcomeStoreDown:
+		// Told again from a waiting launch's ticket (launch.Reported): the
+		// store's own errors are matched before a launch's.
+		info.RetryAfter = int(busyRetry / time.Second)
+		if f.Outcome == launch.OutcomeStoreBusy {
+			return http.StatusServiceUnavailable, views.Busy, info
+		}
+		return http.StatusServiceUnavailable, views.StoreUnavailable, info
 	case launch.OutcomeForbidden:
 		return http.StatusBadGateway, views.PlatformForbidden, info
 	case launch.OutcomeClockSkew:

@@ -171,14 +171,20 @@ type fakeLauncher struct {
 	mu    sync.Mutex
 	calls []launchCall
 	do    func(acct accounts.Account, returnTo string) (launch.Result, error)
+	// untilCancelled: a launch runs until its context ends.
+	untilCancelled bool
 }
 
 func (l *fakeLauncher) Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error) {
 	_, hasDeadline := ctx.Deadline()
 	l.mu.Lock()
 	l.calls = append(l.calls, launchCall{account: acct, returnTo: returnTo, requestID: requestID, hasDeadline: hasDeadline})
-	do := l.do
+	do, block := l.do, l.untilCancelled
 	l.mu.Unlock()
+	if block {
+		<-ctx.Done()
+		return launch.Result{}, ctx.Err()
+	}
 	if do != nil {
 		return do(acct, returnTo)
 	}

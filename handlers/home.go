@@ -49,7 +49,14 @@ func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string
 	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
 	defer cancel()
 	if h.Line != nil {
-		a, err := h.Line.Join(ctx, acct, returnTo, requestID(c))
+		session, _ := c.Get(ctxSessionID).(string)
+		a, err := h.Line.Join(ctx, acct, session, returnTo, requestID(c))
+		if errors.Is(err, waitline.ErrLaunchedElsewhere) {
+			// A double click or a second tab: the first answer took the
+			// editor; this one goes to the start page.
+			noStore(c)
+			return c.Redirect(http.StatusSeeOther, "/")
+		}
 		return h.lineAnswer(c, acct, a, err)
 	}
 	res, err := h.Launcher.Launch(ctx, acct, returnTo, requestID(c))
@@ -76,10 +83,11 @@ func (h *server) launchWait(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	acct, _ := account(c)
-	a, err := h.Line.Check(c.Request().Context(), c.Param("ticket"), acct.ID)
+	session, _ := c.Get(ctxSessionID).(string)
+	a, err := h.Line.Check(c.Request().Context(), c.Param("ticket"), acct.ID, session)
 	if errors.Is(err, waitline.ErrTicketGone) {
-		// Used already (a second tab), expired, or not this user's: the
-		// start page has "Open video editor".
+		// Used already (a second tab), expired, or not this session's:
+		// the start page has "Open video editor".
 		noStore(c)
 		return c.Redirect(http.StatusSeeOther, "/")
 	}

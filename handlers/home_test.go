@@ -191,6 +191,8 @@ func errorPageCases() []errorPageCase {
 			}},
 		{name: "disabled account", page: "AccountDisabled", class: "account-disabled", status: 403,
 			launchErr: launch.ErrAccountDisabled, mention: "disabled"},
+		{name: "sessions ended while the launch waited", page: "SessionExpired", class: "session-expired", status: 401,
+			launchErr: launch.ErrSessionEnded},
 		{name: "sign-in storm", page: "Busy", class: "busy", status: 503, retryAfter: "5", mention: "try again in a few seconds",
 			request: func(f *fixture, c *client) *response {
 				f.pw.busy = true

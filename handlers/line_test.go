@@ -101,6 +101,32 @@ func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
 	assert.Equal(t, "/", r.header.Get("Location"))
 }
 
+// A waiting launch ends with its session: after a sign-out its launch is
+// stopped (it gets no token) and its ticket is gone, so a later sign-in
+// of the same account cannot redeem it.
+func TestLaunchEndsWithItsSession(t *testing.T) {
+	for _, end := range []string{"/logout", "/logout/everywhere"} {
+		t.Run(end, func(t *testing.T) {
+			f := setup(t)
+			f.account("ada@example.com", false)
+			f.launcher.untilCancelled = true
+			ln := withLine(f, fixedBudget{Waiting: 1}, time.Minute)
+			c := f.client()
+			c.signIn("ada@example.com")
+			next := strings.SplitN(c.submit("/", "/launch", nil).header.Get("Refresh"), ";url=", 2)[1]
+			require.Equal(t, 1, ln.Waiting())
+
+			c.submit("/", end, nil)
+			require.Eventually(t, func() bool { return ln.Waiting() == 0 }, 5*time.Second, time.Millisecond, "the launch is stopped")
+			c.signIn("ada@example.com")
+			r := c.get(next)
+			assert.Equal(t, http.StatusSeeOther, r.status)
+			assert.Equal(t, "/", r.header.Get("Location"), "a later session does not redeem the ticket")
+			assert.NotContains(t, r.header.Get("Location"), "TOKEN")
+		})
+	}
+}
+
 // A line longer than max_wait turns the user away at once with the busy
 // page: 503, Retry-After, when to try again; nothing is launched.
 func TestLaunchTooBusy(t *testing.T) {
@@ -152,7 +178,7 @@ func TestProvisioningPage(t *testing.T) {
 
 	r := c.get("/admin/provisioning")
 	require.Equal(t, http.StatusOK, r.status)
-	assert.Equal(t, "1 accounts", r.text("#linked"))
+	assert.Equal(t, "1 account", r.text("#linked"), "one, not \"1 accounts\"")
 	assert.Equal(t, "2 enabled accounts", r.text("#unlinked"), "root and bob")
 	assert.Contains(t, r.text("#provision-start"), "Provision all 2 unlinked accounts")
 
@@ -184,7 +210,7 @@ func TestProvisioningPage(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, user.get("/admin/provisioning").status)
 }
 
-// Without a line the launch runs in its request, bounded, and answers the
+// Without a line the launch runs at once, bounded, and answers the
 // 303 at once.
 func TestLaunchWithoutALine(t *testing.T) {
 	f := setup(t)

@@ -309,14 +309,14 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 // (no fixation: no value of an earlier session survives), recorded in the
 // store under a fresh random token.
 // handoff marks a session begun by the portal's handoff.
-func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct accounts.Account, handoff bool) error {
+func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct accounts.Account, handoff bool) (string, error) {
 	token, sid := accounts.NewSessionToken()
 	now := m.now()
 	if err := m.accts.CreateSession(ctx, accounts.Session{ID: sid, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now,
 		UserAgent: r.UserAgent()}); err != nil {
-		return err
+		return "", err
 	}
-	return m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), handoff: handoff, token: token})
+	return sid, m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), handoff: handoff, token: token})
 }
 
 // clear deletes the session cookie.

@@ -73,7 +73,8 @@ func TestSessionStartAndRead(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/login", nil)
 	req.Header.Set("User-Agent", "TestBrowser/1.0")
-	require.NoError(t, m.start(context.Background(), req, rec, acct, false))
+	_, err = m.start(context.Background(), req, rec, acct, false)
+	require.NoError(t, err)
 	c := rec.Result().Cookies()[0]
 	assert.Equal(t, SessionCookie, c.Name)
 	assert.True(t, c.HttpOnly)

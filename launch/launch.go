@@ -28,7 +28,16 @@ type Platform interface {
 var (
 	ErrInvalidReturnTo = errors.New("return_to must be a relative platform path")
 	ErrAccountDisabled = errors.New("account is disabled")
+	// ErrSessionEnded: the sessions of the launch's account were ended
+	// (signed out everywhere, a new password) while it waited.
+	ErrSessionEnded = errors.New("the session ended while the launch waited")
 )
+
+// recheckAfter: a launch that has taken this long reads its account again
+// before asking for the login token, so an account disabled (or whose
+// sessions were ended) while it waited gets none, on any instance. A
+// quicker launch is not read twice.
+const recheckAfter = time.Second
 
 // MaxReturnTo bounds return_to.
 const MaxReturnTo = 1024
@@ -102,7 +111,7 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	start := s.now()
 	var calls atomic.Int32
 	ctx = apiclient.WithCallCounter(ctx, &calls)
-	res, err := s.launch(ctx, account, returnTo)
+	res, err := s.launch(ctx, account, returnTo, start)
 	res.PlatformCalls = int(calls.Load())
 	elapsed := s.now().Sub(start)
 	outcome := Classify(err)
@@ -134,7 +143,7 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	return res, nil
 }
 
-func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo string) (Result, error) {
+func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo string, start time.Time) (Result, error) {
 	if err := ValidateReturnTo(returnTo); err != nil {
 		return Result{}, err
 	}
@@ -145,6 +154,9 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 	link, err := s.store.LinkFor(ctx, account.ID)
 	switch {
 	case err == nil:
+		if err := s.stillAllowed(ctx, account, start); err != nil {
+			return Result{Path: PathReturning}, err
+		}
 		tok, terr := s.platform.IssueLoginToken(ctx, apiclient.UserID(link.PlatformUserID), apiclient.TokenProperties{RedirectTo: returnTo})
 		if terr == nil {
 			return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: link.PlatformUserID, Path: PathReturning}, nil
@@ -169,11 +181,33 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 	if created && path != PathRelinked {
 		path = PathCreated
 	}
+	if err := s.stillAllowed(ctx, account, start); err != nil {
+		return Result{Path: path, PlatformUserID: userID}, err
+	}
 	tok, err := s.platform.IssueLoginToken(ctx, apiclient.UserID(userID), apiclient.TokenProperties{RedirectTo: returnTo})
 	if err != nil {
 		return Result{Path: path, PlatformUserID: userID}, err
 	}
 	return Result{ExchangeURL: s.platform.ExchangeURL(tok), PlatformUserID: userID, Path: path}, nil
+}
+
+// stillAllowed reads again the account of a launch that has taken
+// recheckAfter (it waited in the line, or for a slow platform): disabled,
+// or its sessions ended, it gets no login token.
+func (s *Service) stillAllowed(ctx context.Context, account accounts.Account, start time.Time) error {
+	if s.now().Sub(start) < recheckAfter {
+		return nil
+	}
+	cur, err := s.store.AccountByID(ctx, account.ID)
+	switch {
+	case err != nil:
+		return fmt.Errorf("launch: read account: %w", err)
+	case cur.Disabled:
+		return ErrAccountDisabled
+	case cur.SessionEpoch != account.SessionEpoch:
+		return ErrSessionEnded
+	}
+	return nil
 }
 
 // ensureLinked finds or creates account's platform user and links it.
@@ -291,6 +325,7 @@ const (
 	OutcomeBadRequest    = "platform_bad_request"
 	OutcomeInvalidInput  = "invalid_input"
 	OutcomeDisabled      = "account_disabled"
+	OutcomeSessionEnded  = "session_ended"
 	OutcomeStoreBusy     = "store_busy"        // the database's write lock was held too long
 	OutcomeStoreDown     = "store_unavailable" // the database did not answer in time, or refused
 	OutcomeInternalError = "internal_error"
@@ -317,6 +352,8 @@ func Classify(err error) string {
 		return OutcomeInvalidInput
 	case errors.Is(err, ErrAccountDisabled):
 		return OutcomeDisabled
+	case errors.Is(err, ErrSessionEnded):
+		return OutcomeSessionEnded
 	case errors.Is(err, accounts.ErrStoreBusy):
 		return OutcomeStoreBusy
 	case errors.Is(err, accounts.ErrUnavailable):

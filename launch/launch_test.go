@@ -273,6 +273,7 @@ func TestClassify(t *testing.T) {
 		{ae(400), launch.OutcomeBadRequest},
 		{fmt.Errorf("wrapped: %w", launch.ErrInvalidReturnTo), launch.OutcomeInvalidInput},
 		{launch.ErrAccountDisabled, launch.OutcomeDisabled},
+		{launch.ErrSessionEnded, launch.OutcomeSessionEnded},
 		{errors.New("disk on fire"), launch.OutcomeInternalError},
 	}
 	for _, tt := range tests {
@@ -350,4 +351,39 @@ func TestProvision(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, total, "created, found, refused: audited; already linked: not")
 	assert.Equal(t, launch.OutcomeDisabled, evs[0].Outcome)
+}
+
+// A launch that has waited (in the line, or for a slow platform) reads its
+// account again before asking for the login token: disabled, or its
+// sessions ended meanwhile (on whichever instance), it gets no token.
+func TestLaunchThatWaitedChecksItsAccountBeforeTheToken(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(e *env, a accounts.Account) error
+		want   error
+	}{
+		{"disabled meanwhile", func(e *env, a accounts.Account) error { return e.store.SetDisabled(context.Background(), a.ID, true) }, launch.ErrAccountDisabled},
+		{"sessions ended meanwhile", func(e *env, a accounts.Account) error { return e.store.EndSessions(context.Background(), a.ID) }, launch.ErrSessionEnded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			acct := e.account(t, "ada@example.com")
+			var tick time.Time
+			slow := launch.New(e.client, e.store, launch.Options{Now: func() time.Time { tick = tick.Add(2 * time.Second); return tick }})
+			require.NoError(t, tc.change(e, acct)) // acct, as the launch holds it, is from before
+			_, err := slow.Launch(ctx, acct, "", "")
+			require.ErrorIs(t, err, tc.want)
+			assert.Zero(t, e.calls()["issue_token"], "no login token asked for")
+
+			// A quick launch of the same stale account is not read again:
+			// the request's own session check stands for it.
+			fresh, err := e.store.AccountByID(ctx, acct.ID)
+			require.NoError(t, err)
+			if !fresh.Disabled {
+				_, err = e.svc.Launch(ctx, fresh, "", "")
+				require.NoError(t, err)
+			}
+		})
+	}
 }

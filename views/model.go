@@ -86,6 +86,14 @@ type ErrorInfo struct {
 	OtherAudience bool
 }
 
+// count says n things as a person would: "1 account", "2 accounts".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 // minutes says a wait in seconds as a person would: "1 minute", "3
 // minutes" (rounded up; at least one).
 func minutes(seconds int) string {

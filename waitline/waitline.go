@@ -96,8 +96,13 @@ func (e *TooBusyError) Error() string {
 }
 
 // ErrTicketGone: the ticket was used already, expired, or is not the
-// user's.
+// user's session's.
 var ErrTicketGone = errors.New("waitline: no such launch waiting")
+
+// ErrLaunchedElsewhere: another request of the same session launched
+// already (a double click, a second tab) and took the editor; a launch
+// gives one login token, never two.
+var ErrLaunchedElsewhere = errors.New("waitline: this session's launch was answered in another request")
 
 // Answer is where a launch stands for its user: done (ExchangeURL) or
 // waiting (Ticket, about Wait more).
@@ -127,17 +132,29 @@ type Line struct {
 	perLaunch atomic.Uint64 // float64 bits: recent platform calls a launch, averaged
 	inFlight  sync.WaitGroup
 
-	mu      sync.Mutex
-	jobs    map[*job]struct{}
-	tickets map[string]*job
-	holding bool // tickets are out: logged when it starts and ends
+	mu        sync.Mutex
+	jobs      map[*job]struct{}
+	bySession map[sessionKey]*job // one place in the line per session
+	tickets   map[string]*job
+	holding   bool // tickets are out: logged when it starts and ends
+}
+
+// sessionKey names the session a launch is for: one launch in flight
+// per session, however often it asks.
+type sessionKey struct {
+	account int64
+	session string
 }
 
 // job is a launch in flight on this instance.
 type job struct {
-	arrived time.Time
-	calls   atomic.Int32
-	done    chan struct{}
+	key      sessionKey
+	returnTo string
+	arrived  time.Time
+	calls    atomic.Int32
+	done     chan struct{}
+	cancel   context.CancelFunc // ends the launch (its session ended)
+	ended    atomic.Bool        // cancelled by End
 
 	mu       sync.Mutex // taken before Line.mu, never after
 	finished bool
@@ -162,7 +179,7 @@ func New(cfg Config, l Launcher, s Store, b Budget, sealer Sealer) *Line {
 	}
 	base, stop := context.WithCancel(context.Background())
 	ln := &Line{cfg: cfg, launcher: l, store: s, budget: b, sealer: sealer, owner: randomID(8),
-		base: base, stop: stop, jobs: map[*job]struct{}{}, tickets: map[string]*job{}}
+		base: base, stop: stop, jobs: map[*job]struct{}{}, bySession: map[sessionKey]*job{}, tickets: map[string]*job{}}
 	ln.perLaunch.Store(math.Float64bits(2))
 	return ln
 }
@@ -173,55 +190,100 @@ func randomID(n int) string {
 	return hex.EncodeToString(p)
 }
 
-// Join puts acct's launch in the line: the answer is done when the launch
-// ends within Patience (a failure is its error), waiting otherwise, at
-// once when the line is long. A line longer than MaxWait refuses the
-// arrival (TooBusyError).
-func (l *Line) Join(ctx context.Context, acct accounts.Account, returnTo, requestID string) (Answer, error) {
+// Join puts the launch of acct's session in the line: the answer is done
+// when the launch ends within Patience (a failure is its error), waiting
+// otherwise (at once when the line is long). A session holds one place in
+// the line: a further Join while its launch is in flight waits behind it
+// (within the same Patience) and answers its waiting page once it has
+// one, never a second place or a token of its own meanwhile. A line
+// longer than MaxWait refuses the arrival (TooBusyError).
+func (l *Line) Join(ctx context.Context, acct accounts.Account, session, returnTo, requestID string) (Answer, error) {
 	now := l.cfg.Now()
-	l.mu.Lock()
-	st := l.budget.Stats()
-	if len(l.jobs) == 0 && st.Waiting == 0 && !st.Paused {
-		// No line: the launch runs here, in its request, as it would
-		// without one (no goroutine, no ticket); should a line form
-		// meanwhile, it is at its head.
+	key := sessionKey{acct.ID, session}
+	var patience <-chan time.Time // for a request that waits behind its session's launch
+	for {
+		l.mu.Lock()
+		j, ok := l.bySession[key]
+		if !ok {
+			break // l.mu held
+		}
 		l.mu.Unlock()
-		return l.inline(ctx, acct, returnTo, requestID, now)
+		if patience == nil {
+			t := time.NewTimer(l.cfg.Patience)
+			defer t.Stop()
+			patience = t.C
+		}
+		j.mu.Lock()
+		waiting := j.ticket != ""
+		j.mu.Unlock()
+		if waiting {
+			return l.page(ctx, j, false) // the session's launch waits: its page
+		}
+		select {
+		case <-j.done:
+			// Answered to the request that started it: this one's turn
+			// (a double click on a quick platform lands twice).
+			continue
+		case <-patience:
+			return l.page(ctx, j, false)
+		case <-ctx.Done():
+			return Answer{}, ctx.Err()
+		}
 	}
-	est := l.estimateLocked(nil)
-	l.mu.Unlock()
+	var est time.Duration
+	if st := l.budget.Stats(); len(l.jobs) > 0 || st.Waiting > 0 || st.Paused {
+		est = l.estimateLocked(nil)
+	}
 	if est > l.cfg.MaxWait {
+		l.mu.Unlock()
 		if l.cfg.OnRefused != nil {
 			l.cfg.OnRefused()
 		}
 		return Answer{}, &TooBusyError{RetryAfter: est - l.cfg.MaxWait + time.Minute}
 	}
-	j := l.start(acct, returnTo, requestID, now, "")
+	j := l.startLocked(acct, key, returnTo, requestID, now, "")
+	l.mu.Unlock()
+	// Every launch, with a line or without, is waited for Patience at
+	// most: a slow platform, a rush that starts with this arrival, or a
+	// pause gets the waiting page, never a request that hangs.
 	if est <= l.cfg.Patience {
 		t := time.NewTimer(l.cfg.Patience)
 		defer t.Stop()
 		select {
 		case <-j.done:
-			return l.answerDone(j)
 		case <-t.C:
 		case <-ctx.Done():
 			return Answer{}, ctx.Err() // the launch goes on; its token expires unused
 		}
 	}
-	// The page: the ticket goes into the store first, so that a refresh
-	// reaching another instance finds it.
-	id := randomID(16)
-	tk := accounts.Ticket{ID: id, AccountID: acct.ID, ReturnTo: returnTo, ArrivedAt: now, Owner: l.owner,
-		SeenAt: l.cfg.Now(), ExpiresAt: now.Add(l.cfg.MaxWait + ticketLife)}
+	return l.page(ctx, j, true)
+}
+
+// page answers a request for j: the editor when j is done and no waiting
+// page was given out for it (only to the request that started it,
+// starter), else j's waiting page, whose ticket is made (and stored, so a
+// refresh reaching another instance finds it) the first time. A request
+// that waited behind j and finds it answered to its starter meanwhile
+// gets ErrLaunchedElsewhere.
+func (l *Line) page(ctx context.Context, j *job, starter bool) (Answer, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.finished {
-		return l.answerDone(j) // done meanwhile: no ticket needed
+	now := l.cfg.Now()
+	if j.ticket == "" && j.finished {
+		if !starter {
+			return Answer{}, ErrLaunchedElsewhere
+		}
+		return l.answerDone(j)
 	}
 	l.mu.Lock()
-	est = l.estimateLocked(j)
+	est := l.estimateLocked(j)
 	l.mu.Unlock()
-	tk.ETA = l.cfg.Now().Add(est)
+	if j.ticket != "" {
+		return Answer{Ticket: j.ticket, Wait: est, Waited: now.Sub(j.arrived)}, nil
+	}
+	id := randomID(16)
+	tk := accounts.Ticket{ID: id, AccountID: j.key.account, SessionID: j.key.session, ReturnTo: j.returnTo, ArrivedAt: j.arrived,
+		ETA: now.Add(est), Owner: l.owner, SeenAt: now, ExpiresAt: j.arrived.Add(l.cfg.MaxWait + ticketLife)}
 	if err := l.store.CreateTicket(context.WithoutCancel(ctx), tk); err != nil {
 		return Answer{}, err
 	}
@@ -230,20 +292,7 @@ func (l *Line) Join(ctx context.Context, acct accounts.Account, returnTo, reques
 	l.tickets[id] = j
 	l.holdingLocked()
 	l.mu.Unlock()
-	return Answer{Ticket: id, Wait: est, Waited: l.cfg.Now().Sub(now)}, nil
-}
-
-// inline runs a launch within its request (and its bound), and at most
-// MaxWait.
-func (l *Line) inline(ctx context.Context, acct accounts.Account, returnTo, requestID string, arrived time.Time) (Answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.MaxWait)
-	defer cancel()
-	res, err := l.launcher.Launch(pacing.WithPriority(ctx, pacing.Priority{Since: arrived}), acct, returnTo, requestID)
-	if err != nil {
-		return Answer{}, err
-	}
-	l.learn(res.PlatformCalls)
-	return Answer{ExchangeURL: res.ExchangeURL, Result: res, Waited: l.cfg.Now().Sub(arrived)}, nil
+	return Answer{Ticket: id, Wait: est, Waited: now.Sub(j.arrived)}, nil
 }
 
 // answerDone is the answer of a job done before it got a ticket.
@@ -258,31 +307,35 @@ func (l *Line) answerDone(j *job) (Answer, error) {
 	return Answer{ExchangeURL: j.res.ExchangeURL, Result: j.res, Waited: waited}, nil
 }
 
-// start runs acct's launch at its place in the line (arrived), and
-// records its end with its ticket, if it has one by then.
-func (l *Line) start(acct accounts.Account, returnTo, requestID string, arrived time.Time, ticket string) *job {
-	j := &job{arrived: arrived, done: make(chan struct{}), ticket: ticket}
+// startLocked runs the launch of acct's session (key) at its place in
+// the line (arrived), and records its end with its ticket, if it has one
+// by then. Called with l.mu held.
+func (l *Line) startLocked(acct accounts.Account, key sessionKey, returnTo, requestID string, arrived time.Time, ticket string) *job {
+	ctx, cancel := context.WithDeadline(l.base, arrived.Add(l.cfg.MaxWait))
+	j := &job{key: key, returnTo: returnTo, arrived: arrived, done: make(chan struct{}), ticket: ticket, cancel: cancel}
 	l.inFlight.Add(1)
-	l.mu.Lock()
 	l.jobs[j] = struct{}{}
+	if _, taken := l.bySession[key]; !taken {
+		l.bySession[key] = j
+	}
 	if ticket != "" {
 		l.tickets[ticket] = j
 		l.holdingLocked()
 	}
-	l.mu.Unlock()
 	go func() {
 		defer l.inFlight.Done()
-		ctx, cancel := context.WithDeadline(l.base, arrived.Add(l.cfg.MaxWait))
 		defer cancel()
-		ctx = pacing.WithPriority(ctx, pacing.Priority{Since: arrived})
+		ctx := pacing.WithPriority(ctx, pacing.Priority{Since: arrived})
 		ctx = apiclient.WithCallCounter(ctx, &j.calls)
 		res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
-		if err != nil && l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		switch {
+		case err == nil:
+			l.learn(res.PlatformCalls)
+		case j.ended.Load():
+			err = launch.ErrSessionEnded
+		case l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 			// Its turn did not come within the bound.
 			err = &TooBusyError{RetryAfter: time.Minute}
-		}
-		if err == nil {
-			l.learn(res.PlatformCalls)
 		}
 		j.mu.Lock()
 		j.res, j.err, j.finished = res, err, true
@@ -292,15 +345,43 @@ func (l *Line) start(acct accounts.Account, returnTo, requestID string, arrived 
 		// sees it no longer in flight.
 		l.mu.Lock()
 		delete(l.jobs, j)
+		if l.bySession[key] == j {
+			delete(l.bySession, key)
+		}
 		l.mu.Unlock()
 		close(j.done)
-		if tid != "" && l.base.Err() == nil {
+		switch {
+		case tid == "":
+		case l.base.Err() != nil:
+			// Stopped (Close): the ticket stays waiting, and the instance
+			// the user's refresh reaches takes the launch over.
+		case j.ended.Load():
+			l.forget(tid) // its session ended: the store dropped the ticket
+		default:
 			l.finish(tid, j)
 		}
-		// Stopped (Close): the ticket stays waiting, and the instance the
-		// user's refresh reaches takes the launch over.
 	}()
 	return j
+}
+
+// End stops the launches in flight of the account's session (every
+// session of the account when session is ""): the session ended, so
+// nobody may receive what they would bring. The store drops their
+// tickets with the session (accounts.Store); a launch of the account on
+// another instance is stopped there by the launch's own check of the
+// account before its token (package launch).
+func (l *Line) End(accountID int64, session string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for j := range l.jobs {
+		if j.key.account == accountID && (session == "" || j.key.session == session) {
+			j.ended.Store(true)
+			j.cancel()
+			if l.bySession[j.key] == j {
+				delete(l.bySession, j.key)
+			}
+		}
+	}
 }
 
 // failure is a failed launch as kept with its ticket.
@@ -334,6 +415,11 @@ func (l *Line) finish(id string, j *job) {
 		// the launch runs again there (its token here expires unused).
 		l.cfg.Logger.Warn("waiting launch: could not record its end", "err", err)
 	}
+	l.forget(id)
+}
+
+// forget drops a ticket this instance no longer answers for.
+func (l *Line) forget(id string) {
 	l.mu.Lock()
 	delete(l.tickets, id)
 	l.holdingLocked()
@@ -345,20 +431,21 @@ func sealName(id string) string { return "launch-ticket:" + id }
 
 // Check answers a waiting user's refresh of ticket id: done (once: the
 // ticket is used up), still waiting, or the launch's failure. The ticket
-// must be accountID's (ErrTicketGone otherwise). A ticket whose instance
-// stopped is taken over here, at its place.
-func (l *Line) Check(ctx context.Context, id string, accountID int64) (Answer, error) {
+// must be the one accountID's session made, and not expired
+// (ErrTicketGone otherwise). A ticket whose instance stopped is taken over
+// here, at its place.
+func (l *Line) Check(ctx context.Context, id string, accountID int64, session string) (Answer, error) {
 	if !validID(id) {
 		return Answer{}, ErrTicketGone
 	}
 	t, err := l.store.TicketByID(ctx, id)
-	if errors.Is(err, accounts.ErrNotFound) || (err == nil && t.AccountID != accountID) {
+	now := l.cfg.Now()
+	if errors.Is(err, accounts.ErrNotFound) || (err == nil && (t.AccountID != accountID || t.SessionID != session || now.After(t.ExpiresAt))) {
 		return Answer{}, ErrTicketGone
 	}
 	if err != nil {
 		return Answer{}, err
 	}
-	now := l.cfg.Now()
 	waited := now.Sub(t.ArrivedAt)
 	if t.State != accounts.TicketWaiting {
 		return l.take(ctx, id, accountID, waited)
@@ -423,7 +510,9 @@ func (l *Line) takeOver(ctx context.Context, t accounts.Ticket, now time.Time) e
 		return err
 	}
 	l.cfg.Logger.Info("waiting launch taken over from a stopped instance", "account_id", t.AccountID, "waited", now.Sub(t.ArrivedAt).Round(time.Millisecond).String())
-	l.start(acct, t.ReturnTo, "", t.ArrivedAt, t.ID)
+	l.mu.Lock()
+	l.startLocked(acct, sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, "", t.ArrivedAt, t.ID)
+	l.mu.Unlock()
 	return nil
 }
 

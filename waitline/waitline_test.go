@@ -87,7 +87,7 @@ func TestQuickLaunchIsDoneAtOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			ln := e.line(t, &launcher{}, b, time.Minute)
-			a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
+			a, err := ln.Join(t.Context(), e.acct, "s1", "/editor", "r1")
 			require.NoError(t, err)
 			assert.True(t, a.Done())
 			assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", a.ExchangeURL)
@@ -104,12 +104,12 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{release: make(chan struct{})}
 	ln := e.line(t, l, queued, time.Minute)
-	a, err := ln.Join(t.Context(), e.acct, "/editor", "r1")
+	a, err := ln.Join(t.Context(), e.acct, "s1", "/editor", "r1")
 	require.NoError(t, err)
 	require.False(t, a.Done())
 	require.Len(t, a.Ticket, 32)
 
-	again, err := ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	again, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	require.NoError(t, err)
 	assert.False(t, again.Done(), "still waiting")
 	assert.Equal(t, a.Ticket, again.Ticket)
@@ -117,7 +117,7 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 		id      string
 		account int64
 	}{{a.Ticket, e.other.ID}, {"nope", e.acct.ID}, {strings.Repeat("0", 32), e.acct.ID}, {a.Ticket + "x", e.acct.ID}} {
-		_, err := ln.Check(t.Context(), bad.id, bad.account)
+		_, err := ln.Check(t.Context(), bad.id, bad.account, "s1")
 		assert.ErrorIs(t, err, waitline.ErrTicketGone, "%+v", bad)
 	}
 
@@ -131,12 +131,12 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 	assert.NotContains(t, tk.Sealed, "secret", "sealed, not in the clear")
 	assert.NotContains(t, tk.Sealed, "platform.example")
 
-	_, err = ln.Check(t.Context(), a.Ticket, e.other.ID)
+	_, err = ln.Check(t.Context(), a.Ticket, e.other.ID, "s1")
 	assert.ErrorIs(t, err, waitline.ErrTicketGone, "not another user's, even when done")
-	done, err := ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	done, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	require.NoError(t, err)
 	assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", done.ExchangeURL)
-	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	assert.ErrorIs(t, err, waitline.ErrTicketGone, "used once")
 }
 
@@ -146,14 +146,14 @@ func TestWaitingLaunchFailureIsTold(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{release: make(chan struct{}), err: &apiclient.APIError{Status: http.StatusForbidden, Endpoint: "create_user"}}
 	ln := e.line(t, l, queued, time.Minute)
-	a, err := ln.Join(t.Context(), e.acct, "", "r1")
+	a, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
 	require.NoError(t, err)
 	close(l.release)
 	require.Eventually(t, func() bool {
 		tk, err := e.store.TicketByID(t.Context(), a.Ticket)
 		return err == nil && tk.State == accounts.TicketFailed
 	}, 5*time.Second, 5*time.Millisecond)
-	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID)
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	var rp *launch.Reported
 	require.ErrorAs(t, err, &rp)
 	assert.Equal(t, launch.OutcomeForbidden, launch.Classify(err))
@@ -167,7 +167,7 @@ func TestTooBusy(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{}
 	ln := e.line(t, l, budget{Rate: 1, Share: 0.1, Waiting: 3}, 10*time.Second) // calls wait; 2 calls at 0.1/s: 20 s
-	_, err := ln.Join(t.Context(), e.acct, "", "r1")
+	_, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
 	var tb *waitline.TooBusyError
 	require.ErrorAs(t, err, &tb)
 	assert.Greater(t, tb.RetryAfter, 10*time.Second)
@@ -176,10 +176,10 @@ func TestTooBusy(t *testing.T) {
 	real := waitline.New(waitline.Config{Patience: 10 * time.Millisecond, MaxWait: 300 * time.Millisecond},
 		&launcher{release: make(chan struct{})}, e.store, queued, e.sealer)
 	defer real.Close()
-	a, err := real.Join(t.Context(), e.acct, "", "r2")
+	a, err := real.Join(t.Context(), e.acct, "s1", "", "r2")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		_, err := real.Check(t.Context(), a.Ticket, e.acct.ID)
+		_, err := real.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 		return errors.As(err, &tb)
 	}, 5*time.Second, 20*time.Millisecond, "its turn did not come within max_wait")
 }
@@ -192,22 +192,207 @@ func TestTicketTakenOverWhenItsInstanceStops(t *testing.T) {
 	a := e.line(t, &launcher{release: make(chan struct{})}, queued, time.Minute)
 	bl := &launcher{}
 	b := e.line(t, bl, queued, time.Minute)
-	w, err := a.Join(t.Context(), e.acct, "/x", "r1")
+	w, err := a.Join(t.Context(), e.acct, "s1", "/x", "r1")
 	require.NoError(t, err)
 	a.Close() // its launch stops; the ticket stays
 
-	got, err := b.Check(t.Context(), w.Ticket, e.acct.ID)
+	got, err := b.Check(t.Context(), w.Ticket, e.acct.ID, "s1")
 	require.NoError(t, err)
 	assert.False(t, got.Done())
 	assert.Zero(t, bl.started.Load(), "a's heartbeat is fresh: not taken over yet")
 
 	e.clock.Advance(11 * time.Second)
-	_, err = b.Check(t.Context(), w.Ticket, e.acct.ID)
+	_, err = b.Check(t.Context(), w.Ticket, e.acct.ID, "s1")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		got, err = b.Check(t.Context(), w.Ticket, e.acct.ID)
+		got, err = b.Check(t.Context(), w.Ticket, e.acct.ID, "s1")
 		return err == nil && got.Done()
 	}, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, int32(1), bl.started.Load())
 	assert.Contains(t, got.ExchangeURL, "next=/x", "with its return_to")
+}
+
+// Without a line, a launch that takes longer than the patience (a slow
+// platform, a rush that begins with this arrival) gets the waiting page
+// too: no request waits longer than the patience, whichever path it took.
+func TestSlowLaunchWithoutALineGetsThePage(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	ln := e.line(t, l, budget{}, time.Minute)
+	start := time.Now()
+	a, err := ln.Join(t.Context(), e.acct, "s1", "/editor", "r1")
+	require.NoError(t, err)
+	assert.False(t, a.Done())
+	assert.Len(t, a.Ticket, 32, "the waiting page")
+	assert.Less(t, time.Since(start), 2*time.Second, "answered after the patience (50 ms here), not when the launch ends")
+	close(l.release)
+	require.Eventually(t, func() bool {
+		got, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
+		return err == nil && got.Done()
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+// One session that asks again and again (80 tabs, a script) holds one
+// place in the line: one launch runs, one login token is asked for, and
+// every request gets that launch's waiting page; another user's launch
+// has a place of its own.
+func TestOneSessionHoldsOnePlace(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	ln := e.line(t, l, queued, time.Minute)
+	const n = 80
+	answers := make(chan waitline.Answer, n)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			a, err := ln.Join(t.Context(), e.acct, "s1", "/editor", "r")
+			answers <- a
+			errs <- err
+		}()
+	}
+	tickets := map[string]int{}
+	for range n {
+		require.NoError(t, <-errs)
+		a := <-answers
+		assert.False(t, a.Done())
+		tickets[a.Ticket]++
+	}
+	assert.Len(t, tickets, 1, "one waiting page for all of them")
+	assert.Equal(t, int32(1), l.started.Load(), "one launch")
+	assert.Equal(t, 1, ln.Waiting(), "one place in the line")
+
+	other, err := ln.Join(t.Context(), e.other, "s2", "", "r")
+	require.NoError(t, err)
+	assert.Equal(t, 2, ln.Waiting(), "another user has a place of their own")
+	assert.NotContains(t, tickets, other.Ticket)
+
+	close(l.release)
+	var ticket string
+	for id := range tickets {
+		ticket = id
+	}
+	require.Eventually(t, func() bool {
+		got, err := ln.Check(t.Context(), ticket, e.acct.ID, "s1")
+		return err == nil && got.Done()
+	}, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(2), l.started.Load(), "still one launch for the first user (and one for the other)")
+}
+
+// A double click while the launch waits: the second request waits behind
+// the first and gets the same waiting page; the launch's one token is
+// handed out once, through it. On a quick platform both clicks land, one
+// launch after the other.
+func TestSecondRequestOfASessionSharesTheLaunch(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	ln := waitline.New(waitline.Config{Patience: 100 * time.Millisecond, Now: e.clock.Now}, l, e.store, budget{}, e.sealer)
+	t.Cleanup(ln.Close)
+	first := make(chan waitline.Answer, 1)
+	go func() {
+		a, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
+		assert.NoError(t, err)
+		first <- a
+	}()
+	require.Eventually(t, func() bool { return l.started.Load() == 1 }, 5*time.Second, time.Millisecond)
+	second, err := ln.Join(t.Context(), e.acct, "s1", "", "r2")
+	require.NoError(t, err)
+	require.False(t, second.Done(), "the second request gets the waiting page")
+	a := <-first
+	assert.False(t, a.Done(), "so does the first")
+	assert.Equal(t, second.Ticket, a.Ticket, "one page, one ticket")
+	close(l.release)
+	require.Eventually(t, func() bool {
+		got, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
+		return err == nil && got.Done()
+	}, 5*time.Second, 5*time.Millisecond)
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
+	assert.ErrorIs(t, err, waitline.ErrTicketGone, "used once")
+	assert.Equal(t, int32(1), l.started.Load())
+
+	// The launch ended: a request of the session that comes after it and
+	// finds it answered starts a new one, as a new click does.
+	l.release = nil
+	again, err := ln.Join(t.Context(), e.acct, "s1", "", "r3")
+	require.NoError(t, err)
+	assert.True(t, again.Done())
+}
+
+// A ticket is its session's: another session of the same account does not
+// redeem it (a later sign-in after a sign-out), and an expired ticket is
+// refused when read, before any prune.
+func TestTicketIsItsSessions(t *testing.T) {
+	e := newEnv(t)
+	ln := e.line(t, &launcher{release: make(chan struct{})}, queued, time.Minute)
+	a, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
+	require.NoError(t, err)
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s2")
+	assert.ErrorIs(t, err, waitline.ErrTicketGone, "another session of the account")
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
+	require.NoError(t, err)
+	e.clock.Advance(time.Minute + 11*time.Minute) // past max_wait and the ticket's life
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
+	assert.ErrorIs(t, err, waitline.ErrTicketGone, "expired: refused when read")
+	_, err = e.store.TicketByID(t.Context(), a.Ticket)
+	require.NoError(t, err, "not pruned yet: refused all the same")
+}
+
+// A session that ends (sign-out, sessions ended, a new password, the
+// account disabled) takes its waiting launches with it: the launch stops
+// before its token, and its ticket is gone, even for a session that
+// signs in after the account is enabled again.
+func TestEndedSessionTakesItsLaunch(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	ln := e.line(t, l, queued, time.Minute)
+	a, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
+	require.NoError(t, err)
+	other, err := ln.Join(t.Context(), e.other, "s9", "", "r2")
+	require.NoError(t, err)
+	require.NoError(t, e.store.SetDisabled(t.Context(), e.acct.ID, true))
+	ln.End(e.acct.ID, "")
+	require.Eventually(t, func() bool { return ln.Waiting() == 1 }, 5*time.Second, time.Millisecond, "its launch stopped; the other user's goes on")
+	_, err = e.store.TicketByID(t.Context(), a.Ticket)
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "the store dropped the ticket with the sessions")
+	require.NoError(t, e.store.SetDisabled(t.Context(), e.acct.ID, false))
+	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
+	assert.ErrorIs(t, err, waitline.ErrTicketGone)
+	_, err = ln.Check(t.Context(), other.Ticket, e.other.ID, "s9")
+	assert.NoError(t, err, "another account's ticket stays")
+	close(l.release)
+}
+
+// concurrency records how many launches ran at once at most.
+type concurrency struct {
+	now, most atomic.Int32
+}
+
+func (c *concurrency) Launch(_ context.Context, acct accounts.Account, _, _ string) (launch.Result, error) {
+	n := c.now.Add(1)
+	defer c.now.Add(-1)
+	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {
+	}
+	time.Sleep(2 * time.Millisecond) // a quick platform
+	return launch.Result{ExchangeURL: "https://platform.example/exchange?token=" + acct.Email}, nil
+}
+
+// Requests of one session on a quick platform (a double click, a kiosk
+// that replays its cookie): each lands in the editor, one launch of the
+// session at a time.
+func TestQuickRequestsOfASessionLandOneAfterAnother(t *testing.T) {
+	e := newEnv(t)
+	c := &concurrency{}
+	ln := waitline.New(waitline.Config{Patience: 5 * time.Second, Now: e.clock.Now}, c, e.store, budget{}, e.sealer)
+	t.Cleanup(ln.Close)
+	const n = 8
+	done := make(chan bool, n)
+	for range n {
+		go func() {
+			a, err := ln.Join(t.Context(), e.acct, "s1", "", "r")
+			done <- err == nil && a.Done()
+		}()
+	}
+	for range n {
+		assert.True(t, <-done, "each request lands")
+	}
+	assert.Equal(t, int32(1), c.most.Load(), "one launch of the session at a time")
 }

@@ -56,6 +56,7 @@ func Run(t *testing.T, open Open) {
 		{"set-password links", testPasswordLinks},
 		{"platform budget", func(t *testing.T, s accounts.Store) { platformBudget(t, s, s) }},
 		{"launch tickets", func(t *testing.T, s accounts.Store) { tickets(t, s, s) }},
+		{"launch tickets go with their sessions", testTicketsOfEndedSessions},
 		{"provisioning job", func(t *testing.T, s accounts.Store) { provisionJob(t, s, s) }},
 		{"unlinked accounts", testUnlinked},
 	} {
@@ -909,7 +910,7 @@ func tickets(t *testing.T, a, b accounts.Store) {
 	acct, err := a.CreateAccount(ctx, newAccount("line@example.com", false))
 	require.NoError(t, err)
 	now := Now().Truncate(time.Millisecond)
-	tk := accounts.Ticket{ID: "t1", AccountID: acct.ID, ReturnTo: "/editor", ArrivedAt: now, ETA: now.Add(30 * time.Second),
+	tk := accounts.Ticket{ID: "t1", AccountID: acct.ID, SessionID: "session-1", ReturnTo: "/editor", ArrivedAt: now, ETA: now.Add(30 * time.Second),
 		Owner: "instance-a", SeenAt: now, ExpiresAt: now.Add(10 * time.Minute)}
 	require.NoError(t, a.CreateTicket(ctx, tk))
 	got, err := b.TicketByID(ctx, "t1")
@@ -954,6 +955,46 @@ func tickets(t *testing.T, a, b accounts.Store) {
 	assert.Equal(t, int64(1), n)
 	_, err = a.TicketByID(ctx, "new")
 	assert.NoError(t, err)
+}
+
+// testTicketsOfEndedSessions: a waiting launch's ticket goes with its
+// session: one session's end takes its tickets only; ending every
+// session, a new password and disabling take all the account's.
+func testTicketsOfEndedSessions(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	now := Now()
+	a, err := s.CreateAccount(ctx, newAccount("tix@example.com", false))
+	require.NoError(t, err)
+	other, err := s.CreateAccount(ctx, newAccount("other-tix@example.com", false))
+	require.NoError(t, err)
+	ticket := func(id string, account int64, session string) {
+		require.NoError(t, s.CreateTicket(ctx, accounts.Ticket{ID: id, AccountID: account, SessionID: session, ArrivedAt: now, ETA: now,
+			Owner: "x", SeenAt: now, ExpiresAt: now.Add(time.Hour)}))
+	}
+	gone := func(id string) bool {
+		_, err := s.TicketByID(ctx, id)
+		return errors.Is(err, accounts.ErrNotFound)
+	}
+	s1, s2 := newSession(t, s, a.ID, now, "one"), newSession(t, s, a.ID, now, "two")
+	so := newSession(t, s, other.ID, now, "other")
+	ticket("a1", a.ID, s1.ID)
+	ticket("a2", a.ID, s2.ID)
+	ticket("o1", other.ID, so.ID)
+	require.NoError(t, s.EndSession(ctx, a.ID, s1.ID))
+	assert.True(t, gone("a1"), "signed out: its session's ticket is gone")
+	assert.False(t, gone("a2"), "the account's other session keeps its own")
+
+	for name, end := range map[string]func() error{
+		"every session ended": func() error { return s.EndSessions(ctx, a.ID) },
+		"a new password":      func() error { return s.SetPasswordHash(ctx, a.ID, "new-hash") },
+		"disabled":            func() error { return s.SetDisabled(ctx, a.ID, true) },
+	} {
+		ticket("a3", a.ID, s2.ID)
+		require.NoError(t, end(), name)
+		assert.True(t, gone("a3"), name)
+		require.NoError(t, s.SetDisabled(ctx, a.ID, false))
+	}
+	assert.False(t, gone("o1"), "another account's ticket stays")
 }
 
 // testUnlinked: the accounts to provision are the enabled ones without a
