@@ -106,8 +106,8 @@ func checkText(what, s string) error {
 // ValidateEmail accepts a bare address such as ada@example.com (the rule
 // of mailaddr, which the Partner API client applies too).
 func ValidateEmail(s string) error {
-	if !mailaddr.Valid(s) {
-		return fmt.Errorf("%w: %q is not an e-mail address such as ada@example.com", ErrInvalid, s)
+	if p := mailaddr.Problem(s); p != "" {
+		return fmt.Errorf("%w: %s", ErrInvalid, p)
 	}
 	return nil
 }

@@ -29,6 +29,9 @@ func ParseCSV(text string) ([]CSVRow, []string) { return ParseCSVUpTo(text, MaxI
 // ParseCSVUpTo is ParseCSV with another bound on the rows (provisioning
 // takes a term's whole roll).
 func ParseCSVUpTo(text string, maxRows int) ([]CSVRow, []string) {
+	// A spreadsheet's "CSV UTF-8" starts with a byte-order mark: not part
+	// of the first address.
+	text = strings.TrimPrefix(text, "\ufeff")
 	r := csv.NewReader(strings.NewReader(text))
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true

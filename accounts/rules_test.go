@@ -77,6 +77,12 @@ func TestParseCSV(t *testing.T) {
 		{"missing name", "a@example.com,,A", nil, []string{"row 1: first and last name are required"}},
 		{"invalid UTF-8", "a@example.com,A,\xe9t\xe9", nil, []string{"row 1: the last name is not valid UTF-8 text"}},
 		{"too many fields", "a@example.com,A,A,extra", nil, []string{"row 1: want 3 fields (email,firstName,lastName), got 4"}},
+		// A spreadsheet's "CSV UTF-8" without a header line: the BOM is not
+		// part of the first address (else a second account for kim@).
+		{"a byte-order mark first", "\ufeffkim@partner.example,Kim,L\nlee@partner.example,Lee,L", []string{"kim@partner.example", "lee@partner.example"}, nil},
+		{"a byte-order mark before the header", "\ufeffemail,firstName,lastName\nkim@partner.example,Kim,L", []string{"kim@partner.example"}, nil},
+		{"an invisible character in an address", "a@example.com,A,A\nkim\u200b@partner.example,Kim,L", nil, []string{`row 2: "kim\u200b@partner.example" holds an invisible character (U+200B)`}},
+		{"a byte-order mark inside an address", "kim\ufeff@partner.example,Kim,L", nil, []string{"row 1: \"kim\\ufeff@partner.example\" holds an invisible character (U+FEFF)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

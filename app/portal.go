@@ -110,7 +110,7 @@ func NewSAML(cfg config.Config, store samlsso.OneTime, now func() time.Time) (*s
 	sc := cfg.SAML
 	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
 		ACSURL: cfg.SAMLACSURL(cfg.Server.Addr), EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
-		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup,
+		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup, EmailDomains: sc.EmailDomains.List(),
 		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: store}
 	if sc.SPCertFile != "" {
 		key, cert, err := samlsso.LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/csvsafe"
 	"github.com/ssobridge/ssobridge/provision"
 )
 
@@ -230,7 +230,7 @@ func writeReport(path string, rows []provision.Row) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	w := csv.NewWriter(f)
+	w := csvsafe.NewWriter(f) // opened in a spreadsheet: no cell may be a formula
 	_ = w.Write([]string{"email", "outcome", "platform_user_id", "reason"})
 	for _, r := range rows {
 		_ = w.Write([]string{r.Email, string(r.Outcome), r.PlatformUserID, r.Reason})

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // Config is the whole configuration. Every leaf is addressable as a dotted
@@ -78,10 +79,14 @@ type SAML struct {
 	LastNameAttribute  string        `yaml:"last_name_attribute"`  // default lastName (also sn, surname, its OID and claim URI)
 	GroupsAttribute    string        `yaml:"groups_attribute"`     // default groups (also memberOf and Entra's groups claim URI)
 	AdminGroup         string        `yaml:"admin_group"`          // members are admins; empty: the IdP grants no admin
-	CreateAccounts     bool          `yaml:"create_accounts"`      // default true
-	AllowIDPInitiated  bool          `yaml:"allow_idp_initiated"`  // take unsolicited responses (default false)
-	SPCertFile         string        `yaml:"sp_cert_file"`         // PEM certificate published in the metadata; with sp_key_file, AuthnRequests are signed
-	SPKeyFile          string        `yaml:"sp_key_file"`          // its PEM private key (RSA or ECDSA)
+	// EmailDomains: only addresses of these domains are taken from the
+	// IdP (an IdP could assert an address of a domain it does not own:
+	// SAML has no email_verified); empty: any.
+	EmailDomains      Words  `yaml:"email_domains"`
+	CreateAccounts    bool   `yaml:"create_accounts"`     // default true
+	AllowIDPInitiated bool   `yaml:"allow_idp_initiated"` // take unsolicited responses (default false)
+	SPCertFile        string `yaml:"sp_cert_file"`        // PEM certificate published in the metadata; with sp_key_file, AuthnRequests are signed
+	SPKeyFile         string `yaml:"sp_key_file"`         // its PEM private key (RSA or ECDSA)
 }
 
 // Enabled reports whether SAML sign-in is configured.
@@ -698,6 +703,11 @@ func (c *Config) validate() Errors {
 		}
 		if sm.MetadataRefresh < time.Minute || sm.MetadataRefresh > 24*time.Hour {
 			bad("saml.metadata_refresh", fmt.Sprintf("%s: use 1m to 24h (1h is a good value)", sm.MetadataRefresh))
+		}
+		for _, d := range sm.EmailDomains.List() {
+			if strings.Contains(d, "@") || !mailaddr.Valid("a@"+d) {
+				bad("saml.email_domains", fmt.Sprintf("%q is not a domain; list domains such as partner.example", d))
+			}
 		}
 		if (sm.SPCertFile == "") != (sm.SPKeyFile == "") {
 			bad("saml.sp_cert_file", "set both saml.sp_cert_file and saml.sp_key_file, or neither")

@@ -256,7 +256,7 @@ func TestAdminPlatformUsersAndAudit(t *testing.T) {
 	assert.NotContains(t, p.body, testPassword, "no passwords in the audit log")
 	p = b.get("/admin/audit?account=p3@example.com&kind=launch&outcome=ok")
 	assert.Equal(t, 1, strings.Count(p.body, `<td data-label="Kind">launch</td>`))
-	assert.Contains(t, p.body, `<td data-label="Platform calls">2</td>`, "platform calls of an existing, unlinked user's launch")
+	assert.Contains(t, p.body, `<td data-label="Calls">2</td>`, "platform calls of an existing, unlinked user's launch")
 	assert.Contains(t, p.body, "found")
 	p = b.get("/admin/audit?account=nobody@example.com")
 	assert.Contains(t, p.body, "No account has the email nobody@example.com.")

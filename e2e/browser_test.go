@@ -335,8 +335,9 @@ func TestBrowserSignInWithTheIdentityProvider(t *testing.T) {
 // layoutProblems lists, for the page in the tab, every control whose label
 // wraps or that sticks out of the page, every platform id or audit time
 // broken over lines, every placeholder cut off, an empty band above a
-// card's first line, a stacked cell shown with its label and no value, an
-// audit event taller than four lines, and sideways scrolling.
+// card's first line, a stacked cell shown with its label and no value, a
+// stacked audit event of more than six lines (a long address and a long
+// detail take two each), and sideways scrolling.
 const layoutProblems = `(() => {
   const bad = [];
   const name = el => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (el.dataset.action ? '[' + el.dataset.action + ']' : '') +
@@ -371,8 +372,18 @@ const layoutProblems = `(() => {
     if (shown(td) && getComputedStyle(td).display === 'block' && td.innerText.trim() === '') bad.push('a label without a value: ' + td.dataset.label);
   }
   for (const tr of document.querySelectorAll('#audit tbody tr')) {
+    if (getComputedStyle(tr).display === 'table-row') continue; // a table's row: as tall as its widest cell needs
+    // Its cells side by side make a row; a row is as tall as its tallest.
+    const rows = new Map();
+    for (const td of tr.querySelectorAll('td')) {
+      if (!shown(td)) continue;
+      const r = td.getBoundingClientRect(), cs = getComputedStyle(td);
+      const text = r.height - parseFloat(cs.paddingTop) - parseFloat(cs.paddingBottom);
+      rows.set(Math.round(r.top), Math.max(rows.get(Math.round(r.top)) || 0, text));
+    }
     const lh = parseFloat(getComputedStyle(tr.querySelector('td')).lineHeight) || 24;
-    if (tr.getBoundingClientRect().height > 4.5 * lh) bad.push('an audit event ' + Math.round(tr.getBoundingClientRect().height / lh) + ' lines tall');
+    const n = Math.round([...rows.values()].reduce((a, b) => a + b, 0) / lh);
+    if (n > 6) bad.push('an audit event of ' + n + ' lines');
   }
   if (document.documentElement.scrollWidth > window.innerWidth) bad.push('the page scrolls sideways');
   return bad;

@@ -450,6 +450,29 @@ func TestProvisionCommandInput(t *testing.T) {
 	code, out, _ = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "0 accounts to provision (2 already linked)", "nothing repeated")
+
+	// A spreadsheet's "CSV UTF-8" (a byte-order mark, no header line) for a
+	// person who has an account: nothing new, no second platform user.
+	bom := filepath.Join(dir, "bom.csv")
+	require.NoError(t, os.WriteFile(bom, []byte("\ufeffa@example.com,A,One\n"), 0o600))
+	code, out, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", bom)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "0 accounts to provision (1 already linked)")
+	assert.Equal(t, 2, count(), "no second account")
+	assert.Len(t, sim.Server.Users("a@example.com"), 1)
+
+	// Addresses a spreadsheet would run as formulas go into the report
+	// inert.
+	formulas := filepath.Join(dir, "formulas.csv")
+	require.NoError(t, os.WriteFile(formulas, []byte("=1+2@example.com,F,One\n+cmd@example.com,F,Two\n-x@example.com,F,Three\n"), 0o600))
+	code, _, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", formulas)
+	require.Equal(t, 0, code, stderr)
+	report, err = os.ReadFile(filepath.Join(dir, "formulas.report.csv"))
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(report)), "\n")[1:] {
+		assert.True(t, strings.HasPrefix(line, "'"), "an inert cell: %q", line)
+	}
+	assert.Contains(t, string(report), "'=1+2@example.com,created,")
 }
 
 // What a newcomer meets first at the command line: a busy port says how to

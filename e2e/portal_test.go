@@ -212,7 +212,7 @@ func TestReturnToCheckedDecoded(t *testing.T) {
 	ta.addAccount(t, "ada@example.com", false)
 	b := ta.browser(t)
 	require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
-	for _, rt := range []string{"/%2F%2Fevil.example", "/..//evil", "/%09/evil", "/x#//evil"} {
+	for _, rt := range []string{"/%2F%2Fevil.example", "/..//evil", "/%09/evil", "/x#//evil", "/%23//evil.example"} {
 		t.Run(rt, func(t *testing.T) {
 			ta.calls() // reset the counts
 			r := b.get("/open?return_to=" + url.QueryEscape(rt))

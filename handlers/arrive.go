@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -26,8 +27,10 @@ var errPortalRefused = errors.New("portal token refused")
 // service: the page says so (no expiry or reuse to blame).
 var errPortalOtherAudience = fmt.Errorf("%w: meant for another audience", errPortalRefused)
 
-// PortalTokens verifies the portal's JWT handoff (portal.Verifier).
+// PortalTokens verifies the portal's JWT handoff (portal.Verifier): Check
+// makes every check but spending the token, Verify spends it.
 type PortalTokens interface {
+	Check(token string) (portal.Claims, error)
 	Verify(ctx context.Context, token string) (portal.Claims, error)
 }
 
@@ -56,27 +59,45 @@ func (h *server) open(c echo.Context) error {
 // when allowed) and launches to the token's return_to. Every verification
 // failure answers the same 401 page; the log and the audit say which.
 func (h *server) ssoJWT(c echo.Context) error {
-	return h.handoff(c, c.FormValue("jwt"))
+	return h.handoff(c, c.FormValue("jwt"), false)
 }
 
-// handoff signs in the user of a portal token and launches.
-func (h *server) handoff(c echo.Context, token string) error {
+// ssoJWTConfirm is POST /sso/jwt/confirm: a browser signed in as another
+// account chose to switch to the portal link's (the page's form, with its
+// anti-forgery token and from this site: not exempt from either guard).
+func (h *server) ssoJWTConfirm(c echo.Context) error {
+	return h.handoff(c, c.FormValue("jwt"), true)
+}
+
+// handoff signs in the user of a portal token and launches. A browser
+// signed in as another account is asked first (switch), unless it
+// confirmed; the same account, or nobody signed in, goes on at once.
+func (h *server) handoff(c echo.Context, token string, confirmed bool) error {
 	if h.PortalTokens == nil {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	ctx := c.Request().Context()
-	claims, err := h.PortalTokens.Verify(ctx, token)
-	if errors.Is(err, portal.ErrRefused) {
-		h.Logger.Warn("portal token refused", "reason", err.Error(), "request_id", requestID(c))
-		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
-		h.Metrics.login("failed")
-		if errors.Is(err, portal.ErrOtherAudience) {
-			return errPortalOtherAudience
+	if !confirmed {
+		if in, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
+			claims, err := h.PortalTokens.Check(token)
+			if err != nil {
+				return h.portalRefused(c, err)
+			}
+			if !mailaddr.Equal(claims.Email, in.Email) {
+				// Following someone else's link must not switch this
+				// browser silently (an admin's, even): ask. The token is
+				// not spent until the answer.
+				c.Set(ctxAccount, in.Account)
+				noStore(c)
+				c.Response().Header()["Referrer-Policy"] = []string{"no-referrer"}
+				return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, "Switch accounts?"),
+					views.HandoffSwitch{SignedIn: in.Email, Arriving: claims.Email, Token: token}))
+			}
 		}
-		return errPortalRefused
 	}
+	claims, err := h.PortalTokens.Verify(ctx, token)
 	if err != nil {
-		return err
+		return h.portalRefused(c, err)
 	}
 	acct, err := h.portalAccount(ctx, claims)
 	if errors.Is(err, accounts.ErrNotFound) {
@@ -95,6 +116,21 @@ func (h *server) handoff(c echo.Context, token string) error {
 		return err
 	}
 	return h.launchTo(c, acct, claims.ReturnTo)
+}
+
+// portalRefused answers a portal token that did not verify (a refusal is
+// logged and audited; another error is returned as it is).
+func (h *server) portalRefused(c echo.Context, err error) error {
+	if !errors.Is(err, portal.ErrRefused) {
+		return err
+	}
+	h.Logger.Warn("portal token refused", "reason", err.Error(), "request_id", requestID(c))
+	h.audit(c, accounts.Event{Kind: accounts.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
+	h.Metrics.login("failed")
+	if errors.Is(err, portal.ErrOtherAudience) {
+		return errPortalOtherAudience
+	}
+	return errPortalRefused
 }
 
 // portalAccount finds the token's account by email, creating it (without a
@@ -234,5 +270,5 @@ func (h *server) demoPortalOpen(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.handoff(c, d.Token)
+	return h.handoff(c, d.Token, false)
 }

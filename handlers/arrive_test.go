@@ -339,3 +339,51 @@ func TestPortalArrivalWhileTheDatabaseIsAway(t *testing.T) {
 		assert.NotContains(t, f.logs.String(), "level=ERROR", "an outage is logged once by the store's guard, not per request")
 	}
 }
+
+// Following a portal link for another account while signed in (an admin
+// who opens someone's link) does not switch the browser silently: it asks,
+// naming both, and spends nothing; the switch is a form with the
+// anti-forgery token. The same account, or nobody signed in, goes on at
+// once.
+func TestSSOJWTAsksBeforeSwitchingAccounts(t *testing.T) {
+	f := setup(t)
+	f.account("root@example.com", true)
+	c := f.client()
+	c.signIn("root@example.com")
+	grace := f.portalToken(portal.Claims{Email: "grace@example.com", GivenName: "Grace", FamilyName: "Hopper"})
+
+	r := c.post("/sso/jwt", url.Values{"jwt": {grace}}, "Sec-Fetch-Site", "cross-site")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Equal(t, "root@example.com", r.text("#signed-in-now"))
+	assert.Equal(t, "grace@example.com", r.text("#arriving"))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	assert.Empty(t, f.launcher.made(), "nothing launched")
+	_, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
+	assert.ErrorIs(t, err, accounts.ErrNotFound, "no account made")
+	assert.Equal(t, http.StatusOK, c.get("/admin/accounts").status, "still signed in as root, the admin")
+
+	// The switch needs the page's anti-forgery token.
+	assert.Equal(t, http.StatusBadRequest, c.post("/sso/jwt/confirm", url.Values{"jwt": {grace}}).status)
+	assert.Equal(t, http.StatusForbidden, c.post("/sso/jwt/confirm", url.Values{"jwt": {grace}, "_csrf": {"forged"}}).status)
+	assert.Equal(t, http.StatusForbidden, c.post("/sso/jwt/confirm", url.Values{"jwt": {grace}, "_csrf": {r.form("_csrf")}}, "Sec-Fetch-Site", "cross-site").status)
+	assert.Empty(t, f.launcher.made())
+
+	r = c.post("/sso/jwt/confirm", url.Values{"jwt": {grace}, "_csrf": {r.form("_csrf")}})
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	require.Len(t, f.launcher.made(), 1)
+	assert.Equal(t, "grace@example.com", f.launcher.made()[0].account.Email, "switched: grace's editor")
+	r = c.post("/sso/jwt/confirm", url.Values{"jwt": {grace}, "_csrf": {c.csrf("/")}})
+	assert.Equal(t, http.StatusUnauthorized, r.status, "the token is spent once")
+
+	assert.Equal(t, http.StatusForbidden, c.get("/admin/accounts").status, "signed in as grace now, no admin")
+	// Signed in as grace now: grace's own link goes on at once.
+	again := f.portalToken(portal.Claims{Email: "GRACE@example.com"})
+	r = c.post("/sso/jwt", url.Values{"jwt": {again}}, "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusSeeOther, r.status, "the same account: no question")
+	// Nobody signed in: at once, as before.
+	r = f.client().post("/sso/jwt", url.Values{"jwt": {f.portalToken(portal.Claims{Email: "kat@example.com"})}}, "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusSeeOther, r.status)
+	// A refused token is refused before any question.
+	r = f.client().post("/sso/jwt", url.Values{"jwt": {"a.b.c"}})
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+}

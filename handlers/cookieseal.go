@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -34,21 +35,46 @@ var (
 	errSealExpiry = errors.New("cookie: expired")
 )
 
-// newCookieSealer derives the sealing key from both session keys (HKDF):
-// a cookie sealed under other keys does not open, unless they are the
-// previous keys (prev; empty: none).
-func newCookieSealer(keys, prev SessionKeys, maxAge time.Duration, now func() time.Time) *cookieSealer {
-	s := &cookieSealer{aead: sealingAEAD(keys), maxAge: maxAge, now: now}
+// sealPurpose names what a sealer seals. Each purpose has a key of its
+// own, derived from the session keys (HKDF, the purpose in the info), so
+// a value sealed for one purpose never opens as another's, whatever name
+// it is given.
+type sealPurpose string
+
+// The purposes of sealed values.
+const (
+	purposeSession  sealPurpose = "session"       // the session cookie
+	purposeCSRF     sealPurpose = "csrf"          // the anti-forgery cookie
+	purposeWaiting  sealPurpose = "launch ticket" // a waiting launch's exchange URL, in the store
+	purposeOIDCFlow sealPurpose = "oidc flow"     // an OIDC sign-in's state, nonce and verifier
+	purposeSAMLFlow sealPurpose = "saml flow"     // a SAML sign-in's pending requests
+)
+
+// hkdfInfo is the HKDF info of a purpose's key. The session's is the
+// derivation every key had before they were separated: kept, so that no
+// one is signed out by the upgrade.
+func (p sealPurpose) hkdfInfo() string {
+	if p == purposeSession {
+		return "ssobridge cookie seal v1"
+	}
+	return "ssobridge seal v2: " + string(p)
+}
+
+// newCookieSealer derives the purpose's sealing key from both session
+// keys (HKDF): a cookie sealed under other keys, or for another purpose,
+// does not open, unless they are the previous keys (prev; empty: none).
+func newCookieSealer(purpose sealPurpose, keys, prev SessionKeys, maxAge time.Duration, now func() time.Time) *cookieSealer {
+	s := &cookieSealer{aead: sealingAEAD(purpose, keys), maxAge: maxAge, now: now}
 	if len(prev.Hash) > 0 {
-		s.previous = sealingAEAD(prev)
+		s.previous = sealingAEAD(purpose, prev)
 	}
 	return s
 }
 
-func sealingAEAD(k SessionKeys) cipher.AEAD {
+func sealingAEAD(purpose sealPurpose, k SessionKeys) cipher.AEAD {
 	secret := append(append([]byte{}, k.Hash...), k.Block...)
 	// None of these fail for SHA-256, a 32-byte key and AES.
-	key, err := hkdf.Key(sha256.New, secret, nil, "ssobridge cookie seal v1", 32)
+	key, err := hkdf.Key(sha256.New, secret, nil, purpose.hkdfInfo(), 32)
 	if err != nil {
 		panic(err)
 	}
@@ -74,6 +100,24 @@ func (s *cookieSealer) seal(name string, payload []byte) string {
 	plain = append(plain, payload...)
 	b = s.aead.Seal(b, b[1:1+ns], plain, []byte(name))
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// sealJSON seals v's JSON for name.
+func (s *cookieSealer) sealJSON(name string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return s.seal(name, b), nil
+}
+
+// openJSON opens a value sealJSON made for name into v.
+func (s *cookieSealer) openJSON(name, value string, v any) error {
+	b, _, err := s.open(nil, name, value)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 // open returns the payload of a value seal made for name, appended to dst,
@@ -122,7 +166,7 @@ func NewSealer(c SessionConfig, maxAge time.Duration, now func() time.Time) Seal
 	if now == nil {
 		now = time.Now
 	}
-	return Sealer{newCookieSealer(c.keys(), c.previousKeys(), maxAge, now)}
+	return Sealer{newCookieSealer(purposeWaiting, c.keys(), c.previousKeys(), maxAge, now)}
 }
 
 // Seal seals payload for name (bound in: it opens only for that name).

@@ -16,7 +16,7 @@ import (
 func TestCookieSealer(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0)
 	clock := func() time.Time { return now }
-	s := newCookieSealer(SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, time.Hour, clock)
+	s := newCookieSealer(purposeSession, SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, time.Hour, clock)
 	v := s.seal("c", []byte("payload"))
 
 	got, sealed, err := s.open(nil, "c", v)
@@ -43,7 +43,7 @@ func TestCookieSealer(t *testing.T) {
 	}
 	_, _, err = s.open(nil, "other", v)
 	assert.ErrorIs(t, err, errSealed, "the name is bound in")
-	_, _, err = newCookieSealer(SessionKeys{[]byte("another deployment's hash key, 32+"), testBlockKey}, SessionKeys{}, time.Hour, clock).open(nil, "c", v)
+	_, _, err = newCookieSealer(purposeSession, SessionKeys{[]byte("another deployment's hash key, 32+"), testBlockKey}, SessionKeys{}, time.Hour, clock).open(nil, "c", v)
 	assert.ErrorIs(t, err, errSealed, "other keys")
 
 	now = now.Add(time.Hour + time.Second)
@@ -54,9 +54,40 @@ func TestCookieSealer(t *testing.T) {
 	assert.ErrorIs(t, err, errSealExpiry, "sealed in the future, beyond a minute of skew")
 }
 
+// Every purpose seals under a key of its own: a value sealed for one (a
+// SAML flow, a waiting launch's URL) never opens as another's (a session),
+// whatever name it is given; the session's key is the one sessions had
+// before the purposes were separated (no one is signed out by it).
+func TestSealPurposesHaveKeysOfTheirOwn(t *testing.T) {
+	clock := func() time.Time { return time.Unix(1_795_000_000, 0) }
+	keys := SessionKeys{testHashKey, testBlockKey}
+	purposes := []sealPurpose{purposeSession, purposeCSRF, purposeWaiting, purposeOIDCFlow, purposeSAMLFlow}
+	for _, from := range purposes {
+		v := newCookieSealer(from, keys, SessionKeys{}, time.Hour, clock).seal("name", []byte("payload"))
+		for _, to := range purposes {
+			_, _, err := newCookieSealer(to, keys, SessionKeys{}, time.Hour, clock).open(nil, "name", v)
+			if from == to {
+				assert.NoError(t, err, "%s opens its own", from)
+			} else {
+				assert.ErrorIs(t, err, errSealed, "sealed for %s, opened as %s", from, to)
+			}
+		}
+	}
+	assert.Equal(t, "ssobridge cookie seal v1", purposeSession.hkdfInfo(), "the sessions' derivation is unchanged")
+
+	// JSON through the flows' sealer, and nothing else opens it.
+	s := newCookieSealer(purposeSAMLFlow, keys, SessionKeys{}, time.Hour, clock)
+	v, err := s.sealJSON("f", map[string]string{"relay": "r1"})
+	require.NoError(t, err)
+	var got map[string]string
+	require.NoError(t, s.openJSON("f", v, &got))
+	assert.Equal(t, "r1", got["relay"])
+	assert.ErrorIs(t, newCookieSealer(purposeOIDCFlow, keys, SessionKeys{}, time.Hour, clock).openJSON("f", v, &got), errSealed)
+}
+
 func FuzzCookieOpen(f *testing.F) {
 	clock := func() time.Time { return time.Unix(1_795_000_000, 0) }
-	s := newCookieSealer(SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, time.Hour, clock)
+	s := newCookieSealer(purposeSession, SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, time.Hour, clock)
 	f.Add(s.seal("c", []byte("payload")), []byte("payload"))
 	f.Add("", []byte{})
 	f.Add("AQ", []byte{0})
@@ -100,9 +131,9 @@ func TestSessionKeyRotation(t *testing.T) {
 	after := f.client()
 	after.signIn("ada@example.com")
 	v := after.cookie(SessionCookie)
-	_, _, err := newCookieSealer(SessionKeys{newHash, newBlock}, SessionKeys{}, 0, f.clock.Now).open(nil, SessionCookie, v)
+	_, _, err := newCookieSealer(purposeSession, SessionKeys{newHash, newBlock}, SessionKeys{}, 0, f.clock.Now).open(nil, SessionCookie, v)
 	assert.NoError(t, err, "new cookies are sealed under the new keys")
-	_, _, err = newCookieSealer(SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, 0, f.clock.Now).open(nil, SessionCookie, v)
+	_, _, err = newCookieSealer(purposeSession, SessionKeys{testHashKey, testBlockKey}, SessionKeys{}, 0, f.clock.Now).open(nil, SessionCookie, v)
 	assert.ErrorIs(t, err, errSealed, "and not under the old ones")
 
 	f.reconfigure(func(d *Deps) { d.Sessions.PreviousHashKey, d.Sessions.PreviousBlockKey = nil, nil })

@@ -61,7 +61,7 @@ func newCSRFGuard(cfg SessionConfig, now func() time.Time) *csrfGuard {
 	for _, p := range []string{portalHandoffPath, samlACSPath} {
 		origins.AddInsecureBypassPattern(p) // cross-site by design
 	}
-	return &csrfGuard{sealer: newCookieSealer(cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: origins, name: name, secure: cfg.Secure}
+	return &csrfGuard{sealer: newCookieSealer(purposeCSRF, cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: origins, name: name, secure: cfg.Secure}
 }
 
 // knowRoutes records e's routes: call it once every route is added.

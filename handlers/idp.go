@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/gorilla/securecookie"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/views"
@@ -42,6 +42,9 @@ type IdPOptions struct {
 var (
 	errIdPNoAccount  = errors.New("no account for this email, and the identity provider's create_accounts is off")
 	errIdPUnverified = errors.New("oidc: the email is not verified")
+	// errIdPBadEmail: the identity provider's email is no address (an
+	// invisible character in it, say): no account is looked up or made.
+	errIdPBadEmail = errors.New("the identity provider's email is refused")
 )
 
 // idpFlowCookie carries the flow from /auth/oidc to its callback, sealed
@@ -52,18 +55,18 @@ const idpCallback = "/auth/oidc/callback"
 
 // idpFlows seals flows into the cookie and back.
 type idpFlows struct {
-	codec  *securecookie.SecureCookie
+	sealer *cookieSealer // under a key of its own (purposeOIDCFlow)
 	name   string
 	secure bool
 }
 
-func newIdPFlows(cfg SessionConfig) *idpFlows {
-	c := securecookie.New(cfg.HashKey, cfg.BlockKey).SetSerializer(securecookie.JSONEncoder{}).MaxAge(int(oidc.FlowTTL / time.Second))
+func newIdPFlows(cfg SessionConfig, now func() time.Time) *idpFlows {
+	c := newCookieSealer(purposeOIDCFlow, cfg.keys(), cfg.previousKeys(), oidc.FlowTTL, now)
 	name := idpFlowCookie
 	if cfg.Secure {
 		name = "__Host-" + idpFlowCookie
 	}
-	return &idpFlows{codec: c, name: name, secure: cfg.Secure}
+	return &idpFlows{sealer: c, name: name, secure: cfg.Secure}
 }
 
 func (f *idpFlows) cookie(value string, maxAge int) *http.Cookie {
@@ -84,7 +87,7 @@ func (h *server) idpStart(c echo.Context) error {
 	if err != nil {
 		return h.idpRefused(c, err, "")
 	}
-	enc, err := h.idpFlows.codec.Encode(h.idpFlows.name, flow)
+	enc, err := h.idpFlows.sealer.sealJSON(h.idpFlows.name, flow)
 	if err != nil {
 		return err
 	}
@@ -105,7 +108,7 @@ func (h *server) idpCallback(c echo.Context) error {
 	var flow oidc.Flow
 	ck, err := c.Cookie(h.idpFlows.name)
 	c.SetCookie(h.idpFlows.cookie("", -1)) // used once, whatever happens
-	if err != nil || h.idpFlows.codec.Decode(h.idpFlows.name, ck.Value, &flow) != nil {
+	if err != nil || h.idpFlows.sealer.openJSON(h.idpFlows.name, ck.Value, &flow) != nil {
 		return h.idpRefused(c, fmt.Errorf("%w: no sign-in was started in this browser (or its cookie expired)", oidc.ErrBadState), "")
 	}
 	q := c.QueryParams()
@@ -157,6 +160,9 @@ type arrival struct {
 // the account found by email, created on first sign-in when allowed,
 // refused when disabled, made admin (or not) by the admin group.
 func (h *server) arrivedAccount(ctx context.Context, a arrival) (accounts.Account, error) {
+	if p := mailaddr.Problem(a.email); p != "" {
+		return accounts.Account{}, fmt.Errorf("%w: %s", errIdPBadEmail, p)
+	}
 	acct, err := accounts.FindOrCreate(ctx, h.Store.Accounts, a.email, a.names, a.create)
 	if errors.Is(err, accounts.ErrNotFound) {
 		return accounts.Account{}, errIdPNoAccount
@@ -212,6 +218,8 @@ func idpPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Error
 		return http.StatusForbidden, views.AccountDisabled, info, true
 	case errors.Is(err, oidc.ErrDenied), errors.Is(err, errIdPNoAccount):
 		return http.StatusForbidden, views.IdPDenied, info, true
+	case errors.Is(err, errIdPBadEmail):
+		return http.StatusBadRequest, views.IdPInvalidAnswer, info, true
 	case errors.Is(err, oidc.ErrBadState):
 		return http.StatusBadRequest, views.IdPStateMismatch, info, true
 	case errors.Is(err, oidc.ErrExpired):

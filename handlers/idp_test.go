@@ -10,6 +10,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/portal"
 )
 
 // The login page offers the IdP, keeps next through it, and hides the
@@ -92,4 +93,31 @@ func TestIdPAllowUnverifiedEmail(t *testing.T) {
 	c := f.client()
 	require.Equal(t, http.StatusSeeOther, idpAnswer(c, "&code=x").status)
 	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
+}
+
+// An address with an invisible character from the identity provider
+// (kim\u200b@ beside the admin kim@) is refused with the page of an answer
+// that did not pass the checks, naming the character; no account is made
+// and nobody is signed in. The portal's handoff refuses it too.
+func TestInvisibleCharacterInAnArrivingAddress(t *testing.T) {
+	f := setup(t)
+	f.account("kim@partner.example", true)
+	f.idp.id = oidc.Identity{Email: "kim\u200b@partner.example", EmailVerified: true}
+	c := f.client()
+	r := idpAnswer(c, "&code=x")
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Equal(t, "idp-invalid", r.class())
+	assert.Contains(t, f.logs.String(), "U+200B")
+	assert.Equal(t, "/login", c.get("/").header.Get("Location"), "not signed in")
+	n, _, err := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	require.NoError(t, err)
+	assert.Len(t, n, 1, "no second kim")
+
+	h := f.client()
+	r = h.post("/sso/jwt", url.Values{"jwt": {f.portalToken(portal.Claims{Email: "kim\ufeff@partner.example"})}})
+	assert.Equal(t, http.StatusUnauthorized, r.status)
+	assert.Equal(t, "portal-refused", r.class())
+	assert.Contains(t, f.logs.String(), "U+FEFF")
+	n, _, _ = f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	assert.Len(t, n, 1)
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/a-h/templ"
-	"github.com/gorilla/securecookie"
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
@@ -54,52 +54,78 @@ const (
 
 // samlFlows seals flows into the cookie and back.
 type samlFlows struct {
-	codec  *securecookie.SecureCookie
+	sealer *cookieSealer // under a key of its own (purposeSAMLFlow)
 	name   string
 	secure bool
 	now    func() time.Time
 }
 
 func newSAMLFlows(cfg SessionConfig, now func() time.Time) *samlFlows {
-	c := securecookie.New(cfg.HashKey, cfg.BlockKey).SetSerializer(securecookie.JSONEncoder{}).MaxAge(int(samlsso.FlowTTL / time.Second))
+	c := newCookieSealer(purposeSAMLFlow, cfg.keys(), cfg.previousKeys(), samlsso.FlowTTL, now)
 	name := samlFlowCookie
 	if cfg.Secure {
 		name = "__Host-" + samlFlowCookie
 	}
-	return &samlFlows{codec: c, name: name, secure: cfg.Secure, now: now}
+	return &samlFlows{sealer: c, name: name, secure: cfg.Secure, now: now}
 }
 
-// read is the browser's pending flows that have not expired.
-func (f *samlFlows) read(c echo.Context) []samlsso.Flow {
+// pendingSAML is a pending flow as the browser keeps it. Own: started by
+// a request from the bridge's own pages (the sign-in page's button) or
+// typed by the person, not by another site: another site's requests can
+// push out only flows like theirs.
+type pendingSAML struct {
+	samlsso.Flow
+	Own bool `json:"own,omitempty"`
+}
+
+// ownRequest: the browser says the request came from the bridge's own
+// pages or from the person (Fetch metadata); a browser that says nothing
+// is taken at its word.
+func ownRequest(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return false
+}
+
+// read is the browser's pending flows.
+func (f *samlFlows) read(c echo.Context) []pendingSAML {
 	ck, err := c.Cookie(f.name)
 	if err != nil {
 		return nil
 	}
-	var flows []samlsso.Flow
-	if f.codec.Decode(f.name, ck.Value, &flows) != nil {
+	var flows []pendingSAML
+	if f.sealer.openJSON(f.name, ck.Value, &flows) != nil {
 		return nil
 	}
 	return flows
 }
 
-// write keeps flows (the newest samlMaxFlows still in time) in the
-// browser; none clears the cookie.
-func (f *samlFlows) write(c echo.Context, flows []samlsso.Flow) error {
-	var keep []samlsso.Flow
+// write keeps the flows still in time in the browser, samlMaxFlows at
+// most: past that the oldest started by another site go first, so four
+// requests from another site do not push out the person's own sign-in.
+// None clears the cookie.
+func (f *samlFlows) write(c echo.Context, flows []pendingSAML) error {
+	var keep []pendingSAML
 	now := f.now()
 	for _, fl := range flows {
 		if now.Before(fl.Expires) {
 			keep = append(keep, fl)
 		}
 	}
-	if len(keep) > samlMaxFlows {
-		keep = keep[len(keep)-samlMaxFlows:]
+	for len(keep) > samlMaxFlows {
+		i := slices.IndexFunc(keep, func(p pendingSAML) bool { return !p.Own })
+		if i < 0 {
+			i = 0 // all the person's own: the oldest
+		}
+		keep = slices.Delete(keep, i, i+1)
 	}
 	if len(keep) == 0 {
 		c.SetCookie(f.cookie("", -1))
 		return nil
 	}
-	enc, err := f.codec.Encode(f.name, keep)
+	enc, err := f.sealer.sealJSON(f.name, keep)
 	if err != nil {
 		return err
 	}
@@ -142,7 +168,7 @@ func (h *server) samlStart(c echo.Context) error {
 	if err != nil {
 		return h.samlRefused(c, err, "")
 	}
-	if err := h.samlFlows.write(c, append(h.samlFlows.read(c), flow)); err != nil {
+	if err := h.samlFlows.write(c, append(h.samlFlows.read(c), pendingSAML{Flow: flow, Own: ownRequest(c.Request())})); err != nil {
 		return err
 	}
 	noStore(c)
@@ -164,8 +190,10 @@ func (h *server) samlACS(c echo.Context) error {
 	}
 	form := c.Request().PostForm // never the query string
 	relay := form.Get("RelayState")
-	rest := make([]samlsso.Flow, 0, len(flows))
-	for _, f := range flows {
+	rest := make([]pendingSAML, 0, len(flows))
+	pending := make([]samlsso.Flow, len(flows))
+	for i, f := range flows {
+		pending[i] = f.Flow
 		if f.Relay != relay {
 			rest = append(rest, f)
 		}
@@ -173,7 +201,7 @@ func (h *server) samlACS(c echo.Context) error {
 	if err := h.samlFlows.write(c, rest); err != nil { // used once, whatever happens
 		return err
 	}
-	id, err := h.SAML.Finish(ctx, flows, form)
+	id, err := h.SAML.Finish(ctx, pending, form)
 	if err != nil {
 		return h.samlRefused(c, err, "")
 	}

@@ -65,13 +65,32 @@ func TestSAMLFlowCookie(t *testing.T) {
 			assert.Equal(t, http.SameSiteLaxMode, ck.SameSite)
 		}
 		assert.True(t, ck.HttpOnly)
-		var flows []samlsso.Flow
+		var flows []pendingSAML
 		h := f.deps.Sessions
-		require.NoError(t, newSAMLFlows(h, f.clock.Now).codec.Decode(ck.Name, ck.Value, &flows))
+		require.NoError(t, newSAMLFlows(h, f.clock.Now).sealer.openJSON(ck.Name, ck.Value, &flows))
 		require.Len(t, flows, samlMaxFlows)
 		assert.Equal(t, "relay-6", flows[3].Relay, "the newest kept")
 		assert.Equal(t, "relay-3", flows[0].Relay)
 	}
+}
+
+// Another site that sends the browser to /auth/saml again and again (four
+// times and more) pushes out only flows like its own: the person's own
+// click, from the sign-in page, still signs in.
+func TestSAMLOwnFlowIsNotPushedOut(t *testing.T) {
+	f := setup(t)
+	f.saml.id = samlsso.Identity{Email: "grace@example.com"}
+	c := f.client()
+	r := c.get("/auth/saml", "Sec-Fetch-Site", "same-origin") // the button on the sign-in page
+	require.Equal(t, http.StatusSeeOther, r.status)
+	own, _ := url.Parse(r.header.Get("Location"))
+	for range 2 * samlMaxFlows {
+		require.Equal(t, http.StatusSeeOther, c.get("/auth/saml", "Sec-Fetch-Site", "cross-site").status)
+	}
+	form := url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {own.Query().Get("RelayState")}}
+	r = c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site", "Origin", "https://idp.example")
+	require.Equal(t, http.StatusSeeOther, r.status, "the person's own flow is still there: %s", r.body)
+	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
 }
 
 // A store outage during a SAML sign-in (recording the assertion) is the

@@ -111,7 +111,7 @@ func New(d Deps) *echo.Echo {
 	}
 	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Store.Sessions, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
-	h.idpFlows = newIdPFlows(d.Sessions)
+	h.idpFlows = newIdPFlows(d.Sessions, d.Now)
 	if d.IdP != nil {
 		h.ready.idp = d.IdP.Discover
 	}
@@ -160,6 +160,7 @@ func New(d Deps) *echo.Echo {
 	e.GET(samlMetadataPath, h.samlMetadata)
 	e.GET("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt", h.ssoJWT)
+	e.POST("/sso/jwt/confirm", h.ssoJWTConfirm)
 	e.GET("/set-password", h.setPasswordPage)
 	e.POST("/set-password", h.setPassword)
 	if d.DemoPortal != nil {

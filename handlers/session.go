@@ -71,7 +71,7 @@ func newSessionManager(cfg SessionConfig, accts SessionRecords, now func() time.
 	if cfg.IdleTimeout <= 0 || cfg.IdleTimeout > cfg.MaxAge {
 		cfg.IdleTimeout = cfg.MaxAge
 	}
-	sealer := newCookieSealer(cfg.keys(), cfg.previousKeys(), cfg.MaxAge, now)
+	sealer := newCookieSealer(purposeSession, cfg.keys(), cfg.previousKeys(), cfg.MaxAge, now)
 	cs := &sessions.CookieStore{Codecs: []securecookie.Codec{sealedSessionCodec{sealer}},
 		Options: &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}}
 	name := SessionCookie

@@ -129,6 +129,11 @@ func (r *response) class() string { return r.doc.Find("#error-page").AttrOr("dat
 // text is the trimmed text of the first element matching sel.
 func (r *response) text(sel string) string { return strings.TrimSpace(r.doc.Find(sel).First().Text()) }
 
+// form is the value of the page's first form field named name.
+func (r *response) form(name string) string {
+	return r.doc.Find(`input[name="` + name + `"]`).First().AttrOr("value", "")
+}
+
 func (c *client) do(req *http.Request) *response {
 	c.t.Helper()
 	resp, err := c.c.Do(req)

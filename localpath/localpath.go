@@ -50,6 +50,10 @@ func checkPath(p string) error {
 		return fmt.Errorf("%w: it must not start with //", ErrNotLocal)
 	case strings.ContainsRune(p, '\\'):
 		return fmt.Errorf("%w: it must not contain a backslash", ErrNotLocal)
+	case strings.ContainsRune(p, '#'):
+		// As written it is refused above; decoded (%23), a platform that
+		// decodes before it redirects would cut the path there.
+		return fmt.Errorf("%w: it must not contain a fragment (#, or %%23)", ErrNotLocal)
 	case strings.IndexFunc(p, unicode.IsControl) >= 0:
 		return fmt.Errorf("%w: it must not contain control characters", ErrNotLocal)
 	}

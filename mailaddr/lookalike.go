@@ -36,8 +36,9 @@ func Skeleton(s string) string {
 		switch {
 		case r < utf8.RuneSelf:
 			b.WriteRune(unicode.ToLower(r))
-		case unicode.Is(unicode.Mn, r):
-			// combining marks (a dot above, an accent) add nothing to the look
+		case unicode.Is(unicode.Mn, r), unicode.Is(unicode.Cf, r):
+			// combining marks (a dot above, an accent) add nothing to the
+			// look; format characters (zero-width, BOM) show as nothing
 		case r >= 0xFF01 && r <= 0xFF5E: // fullwidth ASCII
 			b.WriteRune(unicode.ToLower(r - 0xFF01 + '!'))
 		default:

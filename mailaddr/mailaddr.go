@@ -4,8 +4,10 @@
 package mailaddr
 
 import (
+	"fmt"
 	"net/mail"
 	"strings"
+	"unicode"
 )
 
 // MaxLen is the longest address accepted (RFC 5321's path limit less the
@@ -14,13 +16,42 @@ const MaxLen = 254
 
 // Valid reports whether s is a bare address such as ada@example.com: no
 // display name, no angle brackets or white space, a dot in the domain, at
-// most MaxLen bytes. Non-ASCII local parts and domains (RFC 6532) pass.
+// most MaxLen bytes, no invisible character (Invisible). Non-ASCII local
+// parts and domains (RFC 6532) pass.
 func Valid(s string) bool {
 	if len(s) > MaxLen || strings.ContainsAny(s, " \t\r\n<>") {
 		return false
 	}
+	if _, ok := Invisible(s); ok {
+		return false
+	}
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Address == s && strings.Contains(s[strings.LastIndexByte(s, '@'):], ".")
+}
+
+// Invisible returns the first Unicode format character of s (category Cf:
+// a zero-width space or joiner, a byte-order mark, a soft hyphen, a
+// direction mark): it shows as nothing, so "kim\u200b@…" would be an
+// account beside "kim@…" that no one can tell apart. No address holds one.
+func Invisible(s string) (rune, bool) {
+	for _, r := range s {
+		if unicode.Is(unicode.Cf, r) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// Problem says why s is not Valid, for a message that names the field or
+// the row ("" when it is valid).
+func Problem(s string) string {
+	if r, ok := Invisible(s); ok {
+		return fmt.Sprintf("%q holds an invisible character (U+%04X): type the address again instead of copying it", s, r)
+	}
+	if !Valid(s) {
+		return fmt.Sprintf("%q is not an e-mail address such as ada@example.com", s)
+	}
+	return ""
 }
 
 // Key is the form under which an address is unique: ASCII letters folded

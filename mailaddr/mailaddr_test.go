@@ -27,6 +27,14 @@ func TestValid(t *testing.T) {
 		{"a@b@example.com", false},
 		{strings.Repeat("a", 243) + "@example.com", false}, // 255 bytes
 		{strings.Repeat("a", 242) + "@example.com", true},  // 254 bytes
+		// Invisible (format) characters: an account beside kim@ that no
+		// one could tell from it.
+		{"kim\u200b@partner.example", false}, // zero-width space
+		{"\ufeffkim@partner.example", false}, // byte-order mark
+		{"kim@partner\u00ad.example", false}, // soft hyphen
+		{"ki\u200dm@partner.example", false}, // zero-width joiner
+		{"kim\u2060@partner.example", false}, // word joiner
+		{"kim\u200e@partner.example", false}, // left-to-right mark
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, Valid(tt.addr), "%q", tt.addr)
@@ -48,7 +56,17 @@ func FuzzValid(f *testing.F) {
 		at := strings.LastIndexByte(s, '@')
 		assert.Positive(t, at, "%q", s)
 		assert.Contains(t, s[at:], ".", "%q", s)
+		_, invisible := Invisible(s)
+		assert.False(t, invisible, "%q", s)
+		assert.Empty(t, Problem(s))
 	})
+}
+
+// Problem names what is wrong, an invisible character by its code point.
+func TestProblem(t *testing.T) {
+	assert.Empty(t, Problem("kim@partner.example"))
+	assert.Equal(t, `"kim\u200b@partner.example" holds an invisible character (U+200B): type the address again instead of copying it`, Problem("kim\u200b@partner.example"))
+	assert.Equal(t, `"kim" is not an e-mail address such as ada@example.com`, Problem("kim"))
 }
 
 // Key folds ASCII letters only: two different addresses never share a key.
@@ -89,6 +107,8 @@ func TestLookAlikes(t *testing.T) {
 		{"аdа@ехаmple.com", "ada@example.com", true, true},
 		{"олег@пример.рф", "oleg@example.com", false, false}, // all Cyrillic: a name, not a spoof
 		{"ada@example.com", "bob@example.com", false, false},
+		{"kim\u200b@partner.example", "kim@partner.example", true, false}, // invisible: looks the same
+		{"\ufeffkim@partner.exam\u00adple", "kim@partner.example", true, false},
 	} {
 		assert.Equal(t, tt.alike, Skeleton(tt.a) == Skeleton(tt.b), "%q ~ %q", tt.a, tt.b)
 		assert.Equal(t, tt.mixed, MixesScripts(tt.a), "%q", tt.a)

@@ -125,6 +125,24 @@ func refused(format string, args ...any) error {
 // expires: a token is accepted once, on whichever instance. Refusals wrap
 // ErrRefused; a store failure is returned as it is.
 func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
+	c, err := v.Check(token)
+	if err != nil {
+		return Claims{}, err
+	}
+	// Last, so a token refused for another reason does not spend its jti.
+	switch err := v.used.UseOnce(ctx, usedKind, usedID(c.Issuer, c.ID), c.ExpiresAt.Add(Leeway)); {
+	case errors.Is(err, accounts.ErrUsed):
+		return Claims{}, refused("jti %q was used before (a replay)", c.ID)
+	case err != nil:
+		return Claims{}, fmt.Errorf("portal: remember jti: %w", err)
+	}
+	return c, nil
+}
+
+// Check makes every check of Verify but the last: the token's jti is
+// neither recorded nor looked up. For asking the person first (another
+// account is signed in) before the token is spent by Verify.
+func (v *Verifier) Check(token string) (Claims, error) {
 	if len(token) > maxToken {
 		return Claims{}, refused("longer than %d bytes", maxToken)
 	}
@@ -145,14 +163,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	case len(c.ID) > 256:
 		return Claims{}, refused("jti longer than 256 bytes")
 	case !mailaddr.Valid(c.Email):
-		return Claims{}, refused("no valid email claim")
-	}
-	// Last, so a token refused for another reason does not spend its jti.
-	switch err := v.used.UseOnce(ctx, usedKind, usedID(c.Issuer, c.ID), c.ExpiresAt.Add(Leeway)); {
-	case errors.Is(err, accounts.ErrUsed):
-		return Claims{}, refused("jti %q was used before (a replay)", c.ID)
-	case err != nil:
-		return Claims{}, fmt.Errorf("portal: remember jti: %w", err)
+		return Claims{}, refused("no valid email claim: %s", mailaddr.Problem(c.Email))
 	}
 	return c, nil
 }

@@ -114,7 +114,10 @@ type Config struct {
 	// also takes the NameID when its format is emailAddress.
 	EmailAttribute, FirstNameAttribute, LastNameAttribute, GroupsAttribute string
 	AdminGroup                                                             string
-	AllowIDPInitiated                                                      bool
+	// EmailDomains: only addresses of these domains are taken (ASCII case
+	// folded, exact); empty: any.
+	EmailDomains      []string
+	AllowIDPInitiated bool
 	// Key and Certificate, when set, sign AuthnRequests and are published
 	// in the metadata.
 	Key         crypto.Signer
@@ -650,8 +653,14 @@ func (s *SP) identity(a *saml.Assertion) (Identity, error) {
 		}
 		return Identity{}, fmt.Errorf("%w: the assertion has no email: expected %s", ErrInvalid, where)
 	}
-	if !mailaddr.Valid(id.Email) {
-		return Identity{}, fmt.Errorf("%w: the assertion's email %q is not an address", ErrInvalid, truncate(id.Email, 80))
+	if p := mailaddr.Problem(id.Email); p != "" {
+		return Identity{}, fmt.Errorf("%w: the assertion's email: %s", ErrInvalid, truncate(p, 160))
+	}
+	if len(s.cfg.EmailDomains) > 0 {
+		domain := mailaddr.Key(id.Email[strings.LastIndexByte(id.Email, '@')+1:])
+		if !slices.ContainsFunc(s.cfg.EmailDomains, func(d string) bool { return mailaddr.Key(d) == domain }) {
+			return Identity{}, fmt.Errorf("%w: the assertion's email %s is not of a domain in saml.email_domains", ErrDenied, truncate(id.Email, 80))
+		}
 	}
 	id.Admin = s.cfg.AdminGroup != "" && slices.Contains(id.Groups, s.cfg.AdminGroup)
 	return id, nil

@@ -1512,7 +1512,7 @@ func IdPInvalidAnswer(p Page, e ErrorInfo) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<p class=\"lead\">The answer from your organisation's sign-in did not pass the bridge's checks (its signature, or whom it was addressed to). Nothing was changed and you are not signed in. Start again from the sign-in page; if it happens again, tell your partner admin, who can read the reason below and in the bridge's log.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "<p class=\"lead\">The answer from your organisation's sign-in did not pass the bridge's checks (its signature, whom it was addressed to, or the email address it names). Nothing was changed and you are not signed in. Start again from the sign-in page; if it happens again, tell your partner admin, who can read the reason below and in the bridge's log.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

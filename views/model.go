@@ -64,6 +64,14 @@ type DemoPortal struct {
 	DeepLink    string // a /open link to an editor path
 }
 
+// HandoffSwitch asks a browser signed in as one account whether a portal
+// link for another account may switch it.
+type HandoffSwitch struct {
+	SignedIn string // the account signed in now
+	Arriving string // the account the portal's link signs in
+	Token    string // the portal's token, posted back on confirmation (spent then)
+}
+
 // Home is the start page's state (who is signed in is in Page.User).
 type Home struct {
 	LastLaunch     string // human time, empty if never
