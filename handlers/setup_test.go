@@ -131,7 +131,7 @@ func (r *response) text(sel string) string { return strings.TrimSpace(r.doc.Find
 
 // form is the value of the page's first form field named name.
 func (r *response) form(name string) string {
-	return r.doc.Find(`input[name="` + name + `"]`).First().AttrOr("value", "")
+	return r.doc.Find(`input[name="`+name+`"]`).First().AttrOr("value", "")
 }
 
 func (c *client) do(req *http.Request) *response {
