@@ -15,6 +15,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/localpath"
+	"github.com/ssobridge/ssobridge/pacing"
 )
 
 // Platform is what a launch needs of the Partner API (apiclient.Client).
@@ -112,6 +113,12 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	var calls atomic.Int32
 	ctx = apiclient.WithCallCounter(ctx, &calls)
 	res, err := s.launch(ctx, account, returnTo, start)
+	if errors.Is(err, pacing.ErrWouldWait) {
+		// Run in its request and told not to wait for the platform's pace:
+		// not an outcome. Its caller runs it again in the line, from where
+		// it stands (a link saved meanwhile is used), and that is audited.
+		return res, err
+	}
 	res.PlatformCalls = int(calls.Load())
 	elapsed := s.now().Sub(start)
 	outcome := Classify(err)

@@ -19,6 +19,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"math"
 	"sync"
 	"time"
@@ -96,6 +97,21 @@ type Priority struct {
 }
 
 type priorityKey struct{}
+
+type noWaitKey struct{}
+
+// ErrWouldWait: a call made with WithoutWaiting could not go at once.
+var ErrWouldWait = errors.New("pacing: the call would wait for its turn")
+
+// WithoutWaiting marks the calls made with ctx as ones that must not wait
+// for their turn: Wait answers ErrWouldWait instead (a launch run in its
+// request then goes on in the line, where its user gets the waiting page).
+func WithoutWaiting(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noWaitKey{}, true)
+}
+
+// MustNotWait reports whether ctx was made WithoutWaiting.
+func MustNotWait(ctx context.Context) bool { return ctx.Value(noWaitKey{}) != nil }
 
 // WithPriority gives the platform calls made with ctx their place in the
 // line. A call without one is a user's, arrived when it asks.
@@ -313,6 +329,10 @@ func (b *Budget) Wait(ctx context.Context) error {
 		b.sentLocked(now)
 		b.mu.Unlock()
 		return nil
+	}
+	if MustNotWait(ctx) {
+		b.mu.Unlock()
+		return ErrWouldWait
 	}
 	b.seq++
 	w := &waiter{p: p, seq: b.seq, turn: make(chan struct{})}

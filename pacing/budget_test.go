@@ -287,3 +287,20 @@ func TestBudgetLearnsFromTheLastSecond(t *testing.T) {
 	b.Pause(time.Second)
 	assert.InDelta(t, 0.5*(10+0.5*10), b.Stats().Learned, 1e-9, "half of 10 now and half of the 10 a second and a half ago")
 }
+
+// A call made WithoutWaiting goes when it can go at once, and is told
+// ErrWouldWait, at once and without taking a place, when it would wait
+// (the bucket empty, or someone in line before it).
+func TestBudgetWithoutWaiting(t *testing.T) {
+	clock := fakeclock.New(time.Time{})
+	sl := &sleeper{clock: clock}
+	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	ctx := pacing.WithoutWaiting(t.Context())
+	assert.True(t, pacing.MustNotWait(ctx))
+	assert.False(t, pacing.MustNotWait(t.Context()))
+	require.NoError(t, b.Wait(ctx), "the bucket has a call")
+	assert.ErrorIs(t, b.Wait(ctx), pacing.ErrWouldWait, "the bucket is empty")
+	assert.Zero(t, b.Stats().Waiting, "no place taken")
+	clock.Advance(time.Second)
+	assert.NoError(t, b.Wait(ctx), "refilled")
+}

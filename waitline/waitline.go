@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +87,9 @@ const (
 	// ticketLife: a ticket is pruned this long after its launch's bound
 	// (the platform's login tokens are short-lived anyway).
 	ticketLife = 10 * time.Minute
+	// slowFor: after a launch run in its request took longer than the
+	// patience, launches go in the line this long.
+	slowFor = 30 * time.Second
 )
 
 // TooBusyError: the line is longer than MaxWait; try again after
@@ -133,10 +138,13 @@ type Line struct {
 	inFlight  sync.WaitGroup
 
 	mu        sync.Mutex
-	jobs      map[*job]struct{}
-	bySession map[sessionKey]*job // one place in the line per session
+	jobs      map[*job]struct{}   // the launches in the line (not those run in their request)
+	bySession map[sessionKey]*job // one launch in flight per session
 	tickets   map[string]*job
 	holding   bool // tickets are out: logged when it starts and ends
+	// slowUntil: a launch run in its request took longer than Patience
+	// (the platform is slow); until then launches go in the line.
+	slowUntil time.Time
 }
 
 // sessionKey names the session a launch is for: one launch in flight
@@ -153,8 +161,9 @@ type job struct {
 	arrived  time.Time
 	calls    atomic.Int32
 	done     chan struct{}
-	cancel   context.CancelFunc // ends the launch (its session ended)
+	cancel   context.CancelFunc // ends the launch (its session ended); set under Line.mu
 	ended    atomic.Bool        // cancelled by End
+	lined    bool               // in the line (else run in its request); set under Line.mu
 
 	mu       sync.Mutex // taken before Line.mu, never after
 	finished bool
@@ -192,11 +201,16 @@ func randomID(n int) string {
 
 // Join puts the launch of acct's session in the line: the answer is done
 // when the launch ends within Patience (a failure is its error), waiting
-// otherwise (at once when the line is long). A session holds one place in
-// the line: a further Join while its launch is in flight waits behind it
-// (within the same Patience) and answers its waiting page once it has
-// one, never a second place or a token of its own meanwhile. A line
-// longer than MaxWait refuses the arrival (TooBusyError).
+// otherwise (at once when the line is long). Without a line (no platform
+// call waiting for its turn, no pause, no launch of the line in flight,
+// no slow platform lately) the launch runs in the request, told not to
+// wait for the platform's pace: should a call have to wait, it goes on in
+// the line from where it stands, and the request waits for it what is
+// left of Patience. A session holds one place: a further Join while its
+// launch is in flight waits behind it (within the same Patience) and
+// answers its waiting page once it has one, never a second place or a
+// token of its own meanwhile. A line longer than MaxWait refuses the
+// arrival (TooBusyError).
 func (l *Line) Join(ctx context.Context, acct accounts.Account, session, returnTo, requestID string) (Answer, error) {
 	now := l.cfg.Now()
 	key := sessionKey{acct.ID, session}
@@ -230,10 +244,12 @@ func (l *Line) Join(ctx context.Context, acct accounts.Account, session, returnT
 			return Answer{}, ctx.Err()
 		}
 	}
-	var est time.Duration
-	if st := l.budget.Stats(); len(l.jobs) > 0 || st.Waiting > 0 || st.Paused {
-		est = l.estimateLocked(nil)
+	if st := l.budget.Stats(); len(l.jobs) == 0 && st.Waiting == 0 && !st.Paused && !l.slowLocked(now) {
+		j := l.newJobLocked(key, returnTo, now, "", false)
+		l.mu.Unlock()
+		return l.inline(ctx, j, acct, returnTo, requestID)
 	}
+	est := l.estimateLocked(nil)
 	if est > l.cfg.MaxWait {
 		l.mu.Unlock()
 		if l.cfg.OnRefused != nil {
@@ -241,13 +257,60 @@ func (l *Line) Join(ctx context.Context, acct accounts.Account, session, returnT
 		}
 		return Answer{}, &TooBusyError{RetryAfter: est - l.cfg.MaxWait + time.Minute}
 	}
-	j := l.startLocked(acct, key, returnTo, requestID, now, "")
+	j := l.newJobLocked(key, returnTo, now, "", true)
 	l.mu.Unlock()
-	// Every launch, with a line or without, is waited for Patience at
-	// most: a slow platform, a rush that starts with this arrival, or a
-	// pause gets the waiting page, never a request that hangs.
-	if est <= l.cfg.Patience {
-		t := time.NewTimer(l.cfg.Patience)
+	l.background(j, acct, returnTo, requestID)
+	wait := l.cfg.Patience
+	if est > wait {
+		wait = 0 // the line says it takes longer: the page at once
+	}
+	return l.await(ctx, j, wait)
+}
+
+// slowLocked reports whether the platform is slow: a launch run in its
+// request took longer than Patience lately, or one in flight has. Called
+// with l.mu held.
+func (l *Line) slowLocked(now time.Time) bool {
+	if now.Before(l.slowUntil) {
+		return true
+	}
+	for _, j := range l.bySession {
+		if !j.lined && now.Sub(j.arrived) > l.cfg.Patience {
+			return true
+		}
+	}
+	return false
+}
+
+// inline runs j's launch in its request. Should a platform call have to
+// wait for its turn, the launch goes on in the line (at its arrival's
+// place, from where it stands) and the request waits for it what is left
+// of Patience.
+func (l *Line) inline(ctx context.Context, j *job, acct accounts.Account, returnTo, requestID string) (Answer, error) {
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.MaxWait)
+	defer cancel()
+	l.mu.Lock()
+	j.cancel = cancel // End reaches it
+	if j.ended.Load() {
+		cancel()
+	}
+	l.mu.Unlock()
+	rctx := pacing.WithoutWaiting(pacing.WithPriority(ctx, pacing.Priority{Since: j.arrived}))
+	if !l.run(rctx, j, acct, returnTo, requestID, true) {
+		l.mu.Lock()
+		l.jobs[j] = struct{}{} // in the line now
+		l.mu.Unlock()
+		l.background(j, acct, returnTo, requestID)
+		return l.await(ctx, j, l.cfg.Patience-l.cfg.Now().Sub(j.arrived))
+	}
+	return l.page(ctx, j, true)
+}
+
+// await waits up to wait for j, then answers its request (the one that
+// started it).
+func (l *Line) await(ctx context.Context, j *job, wait time.Duration) (Answer, error) {
+	if wait > 0 {
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		select {
 		case <-j.done:
@@ -301,20 +364,19 @@ func (l *Line) answerDone(j *job) (Answer, error) {
 		return Answer{}, j.err
 	}
 	waited := l.cfg.Now().Sub(j.arrived)
-	if l.cfg.OnLanded != nil {
+	if l.cfg.OnLanded != nil && j.lined {
 		l.cfg.OnLanded(waited)
 	}
 	return Answer{ExchangeURL: j.res.ExchangeURL, Result: j.res, Waited: waited}, nil
 }
 
-// startLocked runs the launch of acct's session (key) at its place in
-// the line (arrived), and records its end with its ticket, if it has one
-// by then. Called with l.mu held.
-func (l *Line) startLocked(acct accounts.Account, key sessionKey, returnTo, requestID string, arrived time.Time, ticket string) *job {
-	ctx, cancel := context.WithDeadline(l.base, arrived.Add(l.cfg.MaxWait))
-	j := &job{key: key, returnTo: returnTo, arrived: arrived, done: make(chan struct{}), ticket: ticket, cancel: cancel}
-	l.inFlight.Add(1)
-	l.jobs[j] = struct{}{}
+// newJobLocked makes the launch of a session (key), arrived at arrived:
+// in the line (lined) or run in its request. Called with l.mu held.
+func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived time.Time, ticket string, lined bool) *job {
+	j := &job{key: key, returnTo: returnTo, arrived: arrived, done: make(chan struct{}), ticket: ticket, lined: lined}
+	if lined {
+		l.jobs[j] = struct{}{}
+	}
 	if _, taken := l.bySession[key]; !taken {
 		l.bySession[key] = j
 	}
@@ -322,46 +384,75 @@ func (l *Line) startLocked(acct accounts.Account, key sessionKey, returnTo, requ
 		l.tickets[ticket] = j
 		l.holdingLocked()
 	}
+	return j
+}
+
+// background runs j's launch in the line, bounded by MaxWait from its
+// arrival.
+func (l *Line) background(j *job, acct accounts.Account, returnTo, requestID string) {
+	ctx, cancel := context.WithDeadline(l.base, j.arrived.Add(l.cfg.MaxWait))
+	l.mu.Lock()
+	j.lined = true
+	j.cancel = cancel
+	if j.ended.Load() {
+		cancel() // its session ended while it ran in its request
+	}
+	l.mu.Unlock()
+	l.inFlight.Add(1)
 	go func() {
 		defer l.inFlight.Done()
 		defer cancel()
-		ctx := pacing.WithPriority(ctx, pacing.Priority{Since: arrived})
-		ctx = apiclient.WithCallCounter(ctx, &j.calls)
-		res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
-		switch {
-		case err == nil:
-			l.learn(res.PlatformCalls)
-		case j.ended.Load():
-			err = launch.ErrSessionEnded
-		case l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-			// Its turn did not come within the bound.
-			err = &TooBusyError{RetryAfter: time.Minute}
-		}
-		j.mu.Lock()
-		j.res, j.err, j.finished = res, err, true
-		tid := j.ticket
-		j.mu.Unlock()
-		// Out of the line before its waiter wakes: whoever it answers
-		// sees it no longer in flight.
-		l.mu.Lock()
-		delete(l.jobs, j)
-		if l.bySession[key] == j {
-			delete(l.bySession, key)
-		}
-		l.mu.Unlock()
-		close(j.done)
-		switch {
-		case tid == "":
-		case l.base.Err() != nil:
-			// Stopped (Close): the ticket stays waiting, and the instance
-			// the user's refresh reaches takes the launch over.
-		case j.ended.Load():
-			l.forget(tid) // its session ended: the store dropped the ticket
-		default:
-			l.finish(tid, j)
-		}
+		l.run(pacing.WithPriority(ctx, pacing.Priority{Since: j.arrived}), j, acct, returnTo, requestID, false)
 	}()
-	return j
+}
+
+// run runs j's launch and records its end (with its ticket, if it has one
+// by then); it reports false, having recorded nothing, when a launch run
+// in its request (inline) was told its call would wait.
+func (l *Line) run(ctx context.Context, j *job, acct accounts.Account, returnTo, requestID string, inline bool) bool {
+	ctx = apiclient.WithCallCounter(ctx, &j.calls)
+	res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
+	switch {
+	case inline && errors.Is(err, pacing.ErrWouldWait) && !j.ended.Load():
+		return false
+	case err == nil:
+		l.learn(res.PlatformCalls)
+	case j.ended.Load():
+		err = launch.ErrSessionEnded
+	case !inline && l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		// Its turn did not come within the bound.
+		err = &TooBusyError{RetryAfter: time.Minute}
+	}
+	j.mu.Lock()
+	j.res, j.err, j.finished = res, err, true
+	tid := j.ticket
+	j.mu.Unlock()
+	// Out of the line before its waiter wakes: whoever it answers sees it
+	// no longer in flight.
+	now := l.cfg.Now()
+	l.mu.Lock()
+	delete(l.jobs, j)
+	if l.bySession[j.key] == j {
+		delete(l.bySession, j.key)
+	}
+	if inline && now.Sub(j.arrived) > l.cfg.Patience {
+		// The platform itself is slow: for a while, launches go in the
+		// line, where their users get the page after Patience.
+		l.slowUntil = now.Add(slowFor)
+	}
+	l.mu.Unlock()
+	close(j.done)
+	switch {
+	case tid == "":
+	case !inline && l.base.Err() != nil:
+		// Stopped (Close): the ticket stays waiting, and the instance the
+		// user's refresh reaches takes the launch over.
+	case j.ended.Load():
+		l.forget(tid) // its session ended: the store dropped the ticket
+	default:
+		l.finish(tid, j)
+	}
+	return true
 }
 
 // End stops the launches in flight of the account's session (every
@@ -373,10 +464,18 @@ func (l *Line) startLocked(acct accounts.Account, key sessionKey, returnTo, requ
 func (l *Line) End(accountID int64, session string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for j := range l.jobs {
+	inFlight := slices.Collect(maps.Keys(l.jobs))
+	for _, j := range l.bySession {
+		if !j.lined {
+			inFlight = append(inFlight, j) // run in its request
+		}
+	}
+	for _, j := range inFlight {
 		if j.key.account == accountID && (session == "" || j.key.session == session) {
 			j.ended.Store(true)
-			j.cancel()
+			if j.cancel != nil {
+				j.cancel()
+			}
 			if l.bySession[j.key] == j {
 				delete(l.bySession, j.key)
 			}
@@ -511,8 +610,9 @@ func (l *Line) takeOver(ctx context.Context, t accounts.Ticket, now time.Time) e
 	}
 	l.cfg.Logger.Info("waiting launch taken over from a stopped instance", "account_id", t.AccountID, "waited", now.Sub(t.ArrivedAt).Round(time.Millisecond).String())
 	l.mu.Lock()
-	l.startLocked(acct, sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, "", t.ArrivedAt, t.ID)
+	j := l.newJobLocked(sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, t.ArrivedAt, t.ID, true)
 	l.mu.Unlock()
+	l.background(j, acct, t.ReturnTo, "")
 	return nil
 }
 

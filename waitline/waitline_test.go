@@ -28,10 +28,22 @@ type launcher struct {
 	release chan struct{}
 	err     error
 	started atomic.Int32
+	// paced: a call would wait for the platform's pace, so a launch told
+	// not to wait says so (pacing.ErrWouldWait).
+	paced bool
+	// slow: the launch takes this long on clock (a slow platform).
+	slow  time.Duration
+	clock *fakeclock.Clock
 }
 
 func (f *launcher) Launch(ctx context.Context, acct accounts.Account, returnTo, _ string) (launch.Result, error) {
+	if f.paced && pacing.MustNotWait(ctx) {
+		return launch.Result{}, pacing.ErrWouldWait
+	}
 	f.started.Add(1)
+	if f.slow > 0 {
+		f.clock.Advance(f.slow)
+	}
 	if f.release != nil {
 		select {
 		case <-f.release:
@@ -212,12 +224,12 @@ func TestTicketTakenOverWhenItsInstanceStops(t *testing.T) {
 	assert.Contains(t, got.ExchangeURL, "next=/x", "with its return_to")
 }
 
-// Without a line, a launch that takes longer than the patience (a slow
-// platform, a rush that begins with this arrival) gets the waiting page
-// too: no request waits longer than the patience, whichever path it took.
-func TestSlowLaunchWithoutALineGetsThePage(t *testing.T) {
+// Users who arrive together at an empty line: a launch run in its request
+// whose platform call would wait for the pace goes on in the line, and its
+// user gets the waiting page after the patience, not a tab that hangs.
+func TestLaunchThatWouldWaitGoesInTheLine(t *testing.T) {
 	e := newEnv(t)
-	l := &launcher{release: make(chan struct{})}
+	l := &launcher{release: make(chan struct{}), paced: true}
 	ln := e.line(t, l, budget{}, time.Minute)
 	start := time.Now()
 	a, err := ln.Join(t.Context(), e.acct, "s1", "/editor", "r1")
@@ -225,11 +237,48 @@ func TestSlowLaunchWithoutALineGetsThePage(t *testing.T) {
 	assert.False(t, a.Done())
 	assert.Len(t, a.Ticket, 32, "the waiting page")
 	assert.Less(t, time.Since(start), 2*time.Second, "answered after the patience (50 ms here), not when the launch ends")
+	assert.Equal(t, 1, ln.Waiting(), "in the line")
 	close(l.release)
 	require.Eventually(t, func() bool {
 		got, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 		return err == nil && got.Done()
 	}, 5*time.Second, 5*time.Millisecond)
+	assert.Equal(t, int32(1), l.started.Load(), "one launch: the one in the line")
+}
+
+// A slow platform: once a launch run in its request has taken longer than
+// the patience, the next arrivals go in the line and get the waiting page
+// after the patience.
+func TestSlowPlatformSendsArrivalsToTheLine(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{slow: 150 * time.Millisecond, clock: e.clock}
+	ln := e.line(t, l, budget{}, time.Minute)
+	first, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
+	require.NoError(t, err)
+	assert.True(t, first.Done(), "the first waits for the slow platform in its request")
+	l.slow, l.release = 0, make(chan struct{}) // the next is slow too
+	next, err := ln.Join(t.Context(), e.other, "s2", "", "r2")
+	require.NoError(t, err)
+	assert.False(t, next.Done(), "the next gets the page after the patience (50 ms)")
+	assert.Equal(t, 1, ln.Waiting(), "in the line")
+	close(l.release)
+	require.Eventually(t, func() bool {
+		got, err := ln.Check(t.Context(), next.Ticket, e.other.ID, "s2")
+		return err == nil && got.Done()
+	}, 5*time.Second, 5*time.Millisecond)
+
+	// A launch in its request that is still running past the patience
+	// sends newcomers to the line too, before it ends.
+	l2 := &launcher{release: make(chan struct{})}
+	ln2 := e.line(t, l2, budget{}, time.Minute)
+	e.clock.Advance(time.Minute) // past the first line's slow spell; not this line's
+	go func() { _, _ = ln2.Join(t.Context(), e.acct, "s3", "", "r3") }()
+	require.Eventually(t, func() bool { return l2.started.Load() == 1 }, 5*time.Second, time.Millisecond)
+	e.clock.Advance(60 * time.Millisecond) // the first is past the patience now
+	late, err := ln2.Join(t.Context(), e.other, "s4", "", "r4")
+	require.NoError(t, err)
+	assert.False(t, late.Done(), "the page after the patience, while the first still hangs")
+	close(l2.release)
 }
 
 // One session that asks again and again (80 tabs, a script) holds one
@@ -285,7 +334,7 @@ func TestOneSessionHoldsOnePlace(t *testing.T) {
 func TestSecondRequestOfASessionSharesTheLaunch(t *testing.T) {
 	e := newEnv(t)
 	l := &launcher{release: make(chan struct{})}
-	ln := waitline.New(waitline.Config{Patience: 100 * time.Millisecond, Now: e.clock.Now}, l, e.store, budget{}, e.sealer)
+	ln := waitline.New(waitline.Config{Patience: 100 * time.Millisecond, Now: e.clock.Now}, l, e.store, queued, e.sealer)
 	t.Cleanup(ln.Close)
 	first := make(chan waitline.Answer, 1)
 	go func() {
