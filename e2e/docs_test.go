@@ -142,4 +142,9 @@ func TestDeployGuide(t *testing.T) {
 	}
 	assert.Contains(t, guide, "/etc/nginx/conf.d/")
 	assert.Contains(t, readDoc(t, "../docs/deploy/nginx.conf"), "http { }")
+	// /metrics is not public in either example: on a listener of its own,
+	// and refused by both proxies.
+	assert.Contains(t, compose, "SSOBRIDGE_SERVER_METRICS_ADDR")
+	assert.Contains(t, readDoc(t, "../docs/deploy/Caddyfile"), "respond /metrics 404")
+	assert.Contains(t, readDoc(t, "../docs/deploy/nginx.conf"), "location = /metrics { return 404; }")
 }
