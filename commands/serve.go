@@ -57,7 +57,7 @@ func listen(addr string) (net.Listener, error) {
 			host = "127.0.0.1"
 		}
 		return nil, fmt.Errorf("listen on %s (server.addr): the port is in use by another program (or another ssobridge): stop it, "+
-			"or choose another port, e.g. %s=%s go run .", addr, config.EnvName("server.addr"), net.JoinHostPort(host, "8081"))
+			"or choose another port (e.g. %s=%s go run . for the demo)", addr, config.EnvName("server.addr"), net.JoinHostPort(host, "8081"))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s (server.addr): %w", addr, err)
