@@ -74,6 +74,14 @@ type Pacer interface {
 	Pause(d time.Duration)
 }
 
+// RetryPacer is a Pacer that tells a retry apart: the client asks
+// WaitRetry, not Wait, before every attempt after the first (a pacer may
+// refuse to let a call start, never stop one between its attempts).
+type RetryPacer interface {
+	Pacer
+	WaitRetry(ctx context.Context) error
+}
+
 // Client calls the Partner API. It is safe for concurrent use.
 type Client struct {
 	base    *url.URL
@@ -227,7 +235,11 @@ func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
 	rateRetries, otherRetries := 0, 0
 	for {
 		if p := c.opts.Pacer; p != nil {
-			if err := p.Wait(ctx); err != nil {
+			wait := p.Wait
+			if rp, ok := p.(RetryPacer); ok && rateRetries+otherRetries > 0 {
+				wait = rp.WaitRetry
+			}
+			if err := wait(ctx); err != nil {
 				return 0, &TransportError{Endpoint: k.endpoint, Timeout: errors.Is(err, context.DeadlineExceeded), Err: fmt.Errorf("waiting for the platform's rate limit: %w", err)}
 			}
 		}

@@ -616,3 +616,36 @@ func TestPacerSpacesEveryAttempt(t *testing.T) {
 		})
 	}
 }
+
+// retryPacer tells first attempts from retries.
+type retryPacer struct {
+	recordingPacer
+	retries int
+}
+
+func (p *retryPacer) WaitRetry(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retries++
+	return nil
+}
+
+// A RetryPacer is asked Wait for a call's first attempt and WaitRetry for
+// each retry, so it may refuse to start a call but never cuts one between
+// its attempts.
+func TestRetryPacerToldRetriesApart(t *testing.T) {
+	p := &retryPacer{}
+	h := setup(t, func(o *Options) { o.Pacer = p })
+	var n atomic.Int32
+	h.mux.HandleFunc("GET /api/5/public/users", func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) <= 2 {
+			writeErr(w, http.StatusTooManyRequests, "slow down")
+			return
+		}
+		writeJSON(w, http.StatusOK, emptyPage)
+	})
+	_, err := h.client.ListUsers(context.Background(), "", 1, 10)
+	require.NoError(t, err)
+	assert.Equal(t, 1, p.waits, "the first attempt")
+	assert.Equal(t, 2, p.retries, "each retry")
+}

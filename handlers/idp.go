@@ -61,7 +61,9 @@ type idpFlows struct {
 }
 
 func newIdPFlows(cfg SessionConfig, now func() time.Time) *idpFlows {
-	c := newCookieSealer(purposeOIDCFlow, cfg.keys(), cfg.previousKeys(), oidc.FlowTTL, now)
+	// No age limit of the sealer's: the flow carries its start, and
+	// oidc.Finish answers an old one with its own page (took too long).
+	c := newCookieSealer(purposeOIDCFlow, cfg.keys(), cfg.previousKeys(), 0, now)
 	name := idpFlowCookie
 	if cfg.Secure {
 		name = "__Host-" + idpFlowCookie

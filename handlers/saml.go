@@ -61,7 +61,9 @@ type samlFlows struct {
 }
 
 func newSAMLFlows(cfg SessionConfig, now func() time.Time) *samlFlows {
-	c := newCookieSealer(purposeSAMLFlow, cfg.keys(), cfg.previousKeys(), samlsso.FlowTTL, now)
+	// No age limit of the sealer's: each flow carries its expiry, which
+	// write and samlsso.Finish apply with their own pages.
+	c := newCookieSealer(purposeSAMLFlow, cfg.keys(), cfg.previousKeys(), 0, now)
 	name := samlFlowCookie
 	if cfg.Secure {
 		name = "__Host-" + samlFlowCookie

@@ -106,12 +106,23 @@ var ErrWouldWait = errors.New("pacing: the call would wait for its turn")
 // WithoutWaiting marks the calls made with ctx as ones that must not wait
 // for their turn: Wait answers ErrWouldWait instead (a launch run in its
 // request then goes on in the line, where its user gets the waiting page).
+// A pause (a 429's Retry-After) and a retry (WaitRetry) are waited for.
 func WithoutWaiting(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noWaitKey{}, true)
 }
 
 // MustNotWait reports whether ctx was made WithoutWaiting.
-func MustNotWait(ctx context.Context) bool { return ctx.Value(noWaitKey{}) != nil }
+func MustNotWait(ctx context.Context) bool {
+	v, _ := ctx.Value(noWaitKey{}).(bool)
+	return v
+}
+
+// WaitRetry is Wait for a retry of a call under way: it waits its turn
+// even when ctx was made WithoutWaiting, so a call is never cut between
+// its attempts (the client's count of retries stands).
+func (b *Budget) WaitRetry(ctx context.Context) error {
+	return b.Wait(context.WithValue(ctx, noWaitKey{}, false))
+}
 
 // WithPriority gives the platform calls made with ctx their place in the
 // line. A call without one is a user's, arrived when it asks.
@@ -330,7 +341,11 @@ func (b *Budget) Wait(ctx context.Context) error {
 		b.mu.Unlock()
 		return nil
 	}
-	if MustNotWait(ctx) {
+	if MustNotWait(ctx) && !now.Before(b.pausedUntil) {
+		// A pause is the platform's own word (a 429) to a launch already
+		// under way: it waits it out with the others, rather than start
+		// again in the line with one more call. A turn in the bucket or
+		// behind others it does not wait for.
 		b.mu.Unlock()
 		return ErrWouldWait
 	}

@@ -304,3 +304,20 @@ func TestBudgetWithoutWaiting(t *testing.T) {
 	clock.Advance(time.Second)
 	assert.NoError(t, b.Wait(ctx), "refilled")
 }
+
+// A retry waits its turn even for a call made WithoutWaiting: a call
+// under way is never cut between its attempts.
+func TestBudgetRetryWaitsItsTurn(t *testing.T) {
+	clock := fakeclock.New(time.Time{})
+	sl := &sleeper{clock: clock}
+	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	go b.Run(t.Context())
+	ctx := pacing.WithoutWaiting(t.Context())
+	require.NoError(t, b.Wait(ctx))
+	assert.ErrorIs(t, b.Wait(ctx), pacing.ErrWouldWait)
+	assert.NoError(t, b.WaitRetry(ctx), "waited for its turn (the sleeper moves the clock)")
+
+	// A pause (a 429's Retry-After) is waited out, WithoutWaiting too.
+	b.Pause(2 * time.Second)
+	assert.NoError(t, b.Wait(ctx), "a launch under way waits out the platform's pause")
+}
