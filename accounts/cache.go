@@ -331,10 +331,22 @@ func (c *Cache) CreateSession(ctx context.Context, s Session) error {
 	return c.inner.CreateSession(ctx, s)
 }
 
-// TouchSession passes through: a cached session's last-seen time is not
-// read by anything that decides.
+// TouchSession writes through and moves a cached session's last-seen time
+// too: the session's refresh is decided from it (at most one write a
+// minute), so it must not see the time before its own write. A fill that
+// began before the write is not kept.
 func (c *Cache) TouchSession(ctx context.Context, id string, at time.Time) error {
-	return c.inner.TouchSession(ctx, id, at)
+	if err := c.inner.TouchSession(ctx, id, at); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.gen++
+	if e, ok := c.sessions[id]; ok {
+		e.v.LastSeenAt = at
+		c.sessions[id] = e
+	}
+	c.mu.Unlock()
+	return nil
 }
 
 // ListSessions passes through (the console shows the store's truth).

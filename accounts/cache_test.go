@@ -196,3 +196,24 @@ func TestCacheFreshReadGoesPastTheCache(t *testing.T) {
 	assert.Equal(t, fresh, kept, "the fresh read is kept")
 	assert.Equal(t, reads, inner.accountReads.Load())
 }
+
+// A session's last-seen time, read through the cache, is the one its
+// touch wrote (the refresh is decided from it), without a read of the
+// database.
+func TestCacheSeesItsOwnTouch(t *testing.T) {
+	c, _, clk, a := newCacheFixture(t)
+	ctx := context.Background()
+	_, id := NewSessionToken()
+	at := clk.Now().Truncate(time.Millisecond)
+	require.NoError(t, c.CreateSession(ctx, Session{ID: id, AccountID: a.ID, CreatedAt: at, LastSeenAt: at}))
+	_, err := c.SessionByID(ctx, id) // cached
+	require.NoError(t, err)
+	later := at.Add(90 * time.Second)
+	require.NoError(t, c.TouchSession(ctx, id, later))
+	got, err := c.SessionByID(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, later, got.LastSeenAt)
+	want, err := c.inner.SessionByID(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, want.LastSeenAt, got.LastSeenAt, "as the database says")
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,9 +25,16 @@ import (
 // the fixture's clock, with what the tests need to arrange and read it.
 type testStore struct {
 	*accounts.SQLite
-	t    testing.TB
-	path string
-	now  func() time.Time
+	t       testing.TB
+	path    string
+	now     func() time.Time
+	touches atomic.Int32 // session rows written by TouchSession
+}
+
+// TouchSession is the store's, counted.
+func (s *testStore) TouchSession(ctx context.Context, id string, at time.Time) error {
+	s.touches.Add(1)
+	return s.SQLite.TouchSession(ctx, id, at)
 }
 
 func newTestStore(t testing.TB, now func() time.Time) *testStore {

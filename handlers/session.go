@@ -292,8 +292,11 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 	if err != nil {
 		return signedIn{}, err
 	}
-	// Refresh the idle clock at most once a minute, not on every request.
-	if now.Unix()-v.lastSeen >= 60 {
+	// Refresh the idle clock at most once a minute per session, decided by
+	// the stored row (read on every request already), never by the cookie
+	// alone: a client that sends an old cookie back (a script, a kiosk, a
+	// browser that refuses the renewed cookie) costs no write.
+	if now.Sub(sess.LastSeenAt) >= time.Minute {
 		v.lastSeen = now.Unix()
 		if err := m.accts.TouchSession(ctx, sid, now); err != nil {
 			return signedIn{}, err

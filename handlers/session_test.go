@@ -207,6 +207,32 @@ func TestSessionRules(t *testing.T) {
 	}
 }
 
+// The session's row is written at most once a minute per session,
+// whatever cookie the client sends back: one that replays the cookie of its
+// sign-in (never storing the renewed one) costs no write per request.
+func TestSessionTouchDecidedByTheStoredRow(t *testing.T) {
+	f := setup(t)
+	f.reconfigure(func(d *Deps) { d.Store.Sessions = f.accts }) // its writes counted
+	f.account("ada@example.com", false)
+	c := f.client()
+	c.signIn("ada@example.com")
+	old := c.cookie(SessionCookie)
+	require.NotEmpty(t, old)
+	replay := func() *response {
+		req, _ := http.NewRequest("GET", c.base+"/", nil)
+		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: old})
+		return f.client().do(req)
+	}
+	f.accts.touches.Store(0)
+	for minute := range 3 {
+		f.clock.Advance(61 * time.Second)
+		for range 20 {
+			require.Equal(t, http.StatusOK, replay().status, "minute %d", minute)
+		}
+		assert.Equal(t, int32(minute+1), f.accts.touches.Load(), "one write in minute %d, not one per request", minute)
+	}
+}
+
 // The idle clock is refreshed by activity, at most once a minute.
 func TestSessionIdleRefresh(t *testing.T) {
 	f := setup(t)
