@@ -213,9 +213,10 @@ type Store interface {
 	// ListSessions lists the account's sessions, the most recently seen
 	// first.
 	ListSessions(ctx context.Context, accountID int64) ([]Session, error)
-	// PruneSessions deletes sessions last seen before a time (idle past
-	// any timeout) and returns how many.
-	PruneSessions(ctx context.Context, before time.Time) (int64, error)
+	// PruneSessions deletes at most limit of the sessions last seen before
+	// a time (idle past any timeout), the oldest first, and returns how
+	// many: one bounded statement (the caller repeats it in batches).
+	PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error)
 
 	// UseOnce records a single-use id of a kind (a portal token's jti)
 	// until a time: ErrUsed if it is recorded and not yet past its time.
@@ -254,7 +255,10 @@ type Store interface {
 	// write.
 	RecordLaunch(ctx context.Context, e Event) error
 	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
-	PruneEvents(ctx context.Context, before time.Time) (int64, error)
+	// PruneEvents deletes at most limit of the events older than before,
+	// the oldest first, and returns how many: one bounded statement (the
+	// caller repeats it in batches).
+	PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error)
 
 	// Sign-in regulation, shared by every instance on the store (see
 	// Regulator, which supplies the limits and the clock).

@@ -258,8 +258,8 @@ func (c *Cache) EndSession(ctx context.Context, accountID int64, id string) erro
 
 // PruneSessions writes through and drops every cached session (the pruned
 // ones are not known here).
-func (c *Cache) PruneSessions(ctx context.Context, before time.Time) (int64, error) {
-	n, err := c.inner.PruneSessions(ctx, before)
+func (c *Cache) PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error) {
+	n, err := c.inner.PruneSessions(ctx, before, limit)
 	c.mu.Lock()
 	c.gen++
 	clear(c.sessions)
@@ -398,8 +398,8 @@ func (c *Cache) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, er
 }
 
 // PruneEvents passes through.
-func (c *Cache) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	return c.inner.PruneEvents(ctx, before)
+func (c *Cache) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return c.inner.PruneEvents(ctx, before, limit)
 }
 
 // AdmitSignIn and the other regulation methods pass through: regulation

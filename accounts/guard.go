@@ -416,8 +416,8 @@ func (g *Guard) ListSessions(ctx context.Context, accountID int64) ([]Session, e
 }
 
 // PruneSessions is the store's, bounded.
-func (g *Guard) PruneSessions(ctx context.Context, before time.Time) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneSessions(ctx, before) })
+func (g *Guard) PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneSessions(ctx, before, limit) })
 }
 
 // UseOnce is the store's, bounded.
@@ -499,8 +499,8 @@ func (g *Guard) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, er
 }
 
 // PruneEvents is the store's, bounded.
-func (g *Guard) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneEvents(ctx, before) })
+func (g *Guard) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
+	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneEvents(ctx, before, limit) })
 }
 
 // AdmitSignIn is the store's, bounded.

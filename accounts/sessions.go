@@ -126,9 +126,10 @@ func (s *sqlStore) ListSessions(ctx context.Context, accountID int64) ([]Session
 	return collectSessions(rows)
 }
 
-// PruneSessions deletes sessions last seen before a time.
-func (s *sqlStore) PruneSessions(ctx context.Context, before time.Time) (int64, error) {
-	n, err := s.exec(ctx, "DELETE FROM sessions WHERE last_seen_at < $1", ms(before))
+// PruneSessions deletes at most limit sessions last seen before a time,
+// the oldest first.
+func (s *sqlStore) PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error) {
+	n, err := s.exec(ctx, "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE last_seen_at < $1 ORDER BY last_seen_at LIMIT $2)", ms(before), max(1, limit))
 	if err != nil {
 		return 0, fmt.Errorf("accounts: prune sessions: %w", err)
 	}

@@ -530,9 +530,10 @@ func (s *sqlStore) ListEvents(ctx context.Context, f AuditFilter) ([]Event, int,
 	return out, total, err
 }
 
-// PruneEvents deletes events older than before.
-func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	n, err := s.exec(ctx, "DELETE FROM audit_log WHERE at < $1", ms(before))
+// PruneEvents deletes at most limit events older than before, the oldest
+// first (by the index on at).
+func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
+	n, err := s.exec(ctx, "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)", ms(before), max(1, limit))
 	if err != nil {
 		return 0, fmt.Errorf("accounts: prune: %w", err)
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -360,4 +361,31 @@ func TestPruneDropsExpiredTickets(t *testing.T) {
 	assert.ErrorIs(t, err, accounts.ErrNotFound)
 	_, err = a.Store().TicketByID(ctx, "fresh")
 	assert.NoError(t, err)
+}
+
+// Retention deletes batch after batch until a batch comes back short; a
+// failed batch ends the pass with what was deleted so far.
+func TestPruneInBatches(t *testing.T) {
+	left := int64(2*pruneBatch + 1234)
+	var calls []int
+	n, err := pruneInBatches(t.Context(), func(_ context.Context, limit int) (int64, error) {
+		calls = append(calls, limit)
+		d := min(left, int64(limit))
+		left -= d
+		return d, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2*pruneBatch+1234), n)
+	assert.Equal(t, []int{pruneBatch, pruneBatch, pruneBatch}, calls, "bounded statements, until one comes back short")
+
+	boom := errors.New("store away")
+	n, err = pruneInBatches(t.Context(), func(context.Context, int) (int64, error) {
+		if len(calls) == 3 {
+			calls = append(calls, 0)
+			return pruneBatch, nil
+		}
+		return 0, boom
+	})
+	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, int64(pruneBatch), n)
 }

@@ -181,7 +181,9 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 		return false
 	}
 	if r := a.cfg.Audit.Retention; r > 0 {
-		n, err := a.store.PruneEvents(ctx, now.Add(-r))
+		n, err := pruneInBatches(ctx, func(ctx context.Context, limit int) (int64, error) {
+			return a.store.PruneEvents(ctx, now.Add(-r), limit)
+		})
 		if failed("audit", err) {
 			return
 		}
@@ -200,8 +202,39 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 		return
 	}
 	// A session idle past the timeout is void anyway: drop its record.
-	_, err := a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout))
+	_, err := pruneInBatches(ctx, func(ctx context.Context, limit int) (int64, error) {
+		return a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout), limit)
+	})
 	failed("session", err)
+}
+
+// Retention deletes in bounded batches: one statement never holds
+// SQLite's writer or a PostgreSQL lock for long, nor outlives the store's
+// deadline (a single DELETE of millions of rows rolled back every time on
+// PostgreSQL, and held SQLite's writer for 30 s); a short pause between
+// batches lets users' writes in.
+const (
+	pruneBatch = 5000
+	pruneGap   = 20 * time.Millisecond
+)
+
+// pruneInBatches runs prune (at most pruneBatch rows a call) until a batch
+// comes back short, ctx ends, or a batch fails, and returns the rows
+// deleted in all.
+func pruneInBatches(ctx context.Context, prune func(ctx context.Context, limit int) (int64, error)) (int64, error) {
+	var total int64
+	for {
+		n, err := prune(ctx, pruneBatch)
+		total += n
+		if err != nil || n < pruneBatch {
+			return total, err
+		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(pruneGap):
+		}
+	}
 }
 
 // demoLoginFile keeps the demo account's password in the data directory,

@@ -44,6 +44,7 @@ func Run(t *testing.T, open Open) {
 		{"links", testLinks},
 		{"one platform user, one account", testOnePlatformUserOneAccount},
 		{"audit", testAudit},
+		{"retention in bounded batches", testPruneInBatches},
 		{"list accounts", testListAccounts},
 		{"concurrent writes", testConcurrentWrites},
 		{"regulation bans an email", testRegulationPerEmail},
@@ -276,9 +277,46 @@ func testAudit(t *testing.T, s accounts.Store) {
 	assert.Equal(t, 3, total)
 	assert.Len(t, evs, 2)
 
-	n, err := s.PruneEvents(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC))
+	n, err := s.PruneEvents(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
+}
+
+// Retention runs in bounded batches: each call deletes at most its limit,
+// the oldest first, and nothing younger than the bound.
+func testPruneInBatches(t *testing.T, s accounts.Store) {
+	ctx := context.Background()
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 7 {
+		require.NoError(t, s.Record(ctx, accounts.Event{Kind: accounts.KindLogin, Outcome: "ok", Detail: fmt.Sprint(i), At: base.Add(time.Duration(i) * time.Hour)}))
+	}
+	cut := base.Add(5 * time.Hour) // events 0..4 are older
+	for _, want := range []int64{2, 2, 1, 0} {
+		n, err := s.PruneEvents(ctx, cut, 2)
+		require.NoError(t, err)
+		assert.Equal(t, want, n)
+	}
+	evs, total, err := s.ListEvents(ctx, accounts.AuditFilter{Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 2, total, "the younger two stay")
+	for _, e := range evs {
+		assert.False(t, e.At.Before(cut))
+	}
+
+	a, err := s.CreateAccount(ctx, newAccount("prune@example.com", false))
+	require.NoError(t, err)
+	for i := range 3 {
+		newSession(t, s, a.ID, base.Add(time.Duration(i)*time.Minute), "ua")
+	}
+	kept := newSession(t, s, a.ID, base.Add(time.Hour), "ua")
+	n, err := s.PruneSessions(ctx, base.Add(30*time.Minute), 2)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+	n, err = s.PruneSessions(ctx, base.Add(30*time.Minute), 2)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	_, err = s.SessionByID(ctx, kept.ID)
+	assert.NoError(t, err, "a session seen since stays")
 }
 
 func testListAccounts(t *testing.T, s accounts.Store) {
@@ -685,7 +723,7 @@ func testSessions(t *testing.T, s accounts.Store) {
 	_, err = s.SessionByID(ctx, other.ID)
 	assert.NoError(t, err, "another account's session is untouched")
 
-	n, err := s.PruneSessions(ctx, now.Add(time.Second))
+	n, err := s.PruneSessions(ctx, now.Add(time.Second), 1000)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n, "the other account's idle session")
 	_, err = s.SessionByID(ctx, other.ID)
