@@ -310,7 +310,7 @@ func TestStartLineNamesTheListenerAndThePublicURL(t *testing.T) {
 		if public != "" {
 			want = "ssobridge listening on " + local + " (public URL " + public + ")\n"
 		}
-		// The embedded demo's start ends with its login: stop only then.
+		// The start prints the demo login beside the URL: stop once it is out.
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login") }, 10*time.Second, 5*time.Millisecond)
 		assert.True(t, strings.HasPrefix(out.String(), want), "%q", out.String())
 		cancel()

@@ -176,7 +176,8 @@ func TestServeDemoPrintsLoginAndStops(t *testing.T) {
 	lines := strings.Split(out.String(), "\n")
 	assert.True(t, strings.HasPrefix(lines[0], "ssobridge listening on http://127.0.0.1:"), lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "demo login: demo@example.com "), "the login beside the URL: %q", lines[1])
-	assert.Contains(t, out.String(), "platform emulator (embedded) at http://127.0.0.1:")
+	// Written after the login: waited for, not read at once.
+	assert.True(t, strings.HasPrefix(waitForURL(t, out, `platform emulator \(embedded\) at (\S+)`), "http://127.0.0.1:"))
 	assert.Equal(t, 0, stop(t, cmd), errOut.String())
 	assert.Contains(t, errOut.String(), `level=INFO msg="session keys generated for the demo"`, "the demo's own keys are expected")
 	assert.NotContains(t, errOut.String(), "level=WARN", "a fresh demo starts without a warning")

@@ -221,7 +221,9 @@ func TestProfilerOnlyOnTheMetricsListener(t *testing.T) {
 		want := http.StatusNotFound
 		if on {
 			want = http.StatusOK
-			assert.Contains(t, out.String(), "profiler at "+metrics+"/debug/pprof/")
+			// Its own line, written after the metrics line: waited for, not
+			// read at once (the two writes can land apart).
+			assert.Equal(t, metrics+"/debug/pprof/", waitForURL(t, out, `profiler at (\S+)`))
 		}
 		assert.Equal(t, want, status(metrics+"/debug/pprof/goroutine?debug=1"), "pprof %v", on)
 		assert.Equal(t, http.StatusOK, status(metrics+"/metrics"))
