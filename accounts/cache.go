@@ -333,14 +333,14 @@ func (c *Cache) CreateSession(ctx context.Context, s Session) error {
 
 // TouchSession writes through and moves a cached session's last-seen time
 // too: the session's refresh is decided from it (at most one write a
-// minute), so it must not see the time before its own write. A fill that
-// began before the write is not kept.
+// minute), so it must not see the time before its own write. Nothing is
+// invalidated: a fill racing the write keeps an older time at worst, which
+// costs one more touch, not a wrong answer.
 func (c *Cache) TouchSession(ctx context.Context, id string, at time.Time) error {
 	if err := c.inner.TouchSession(ctx, id, at); err != nil {
 		return err
 	}
 	c.mu.Lock()
-	c.gen++
 	if e, ok := c.sessions[id]; ok {
 		e.v.LastSeenAt = at
 		c.sessions[id] = e

@@ -28,10 +28,10 @@ var errPortalRefused = errors.New("portal token refused")
 var errPortalOtherAudience = fmt.Errorf("%w: meant for another audience", errPortalRefused)
 
 // PortalTokens verifies the portal's JWT handoff (portal.Verifier): Check
-// makes every check but spending the token, Verify spends it.
+// makes every check but spending the token, Use spends it.
 type PortalTokens interface {
 	Check(token string) (portal.Claims, error)
-	Verify(ctx context.Context, token string) (portal.Claims, error)
+	Use(ctx context.Context, c portal.Claims) error
 }
 
 // open is a deep link, GET /open?return_to=P: signed in, the launch of
@@ -77,26 +77,23 @@ func (h *server) handoff(c echo.Context, token string, confirmed bool) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	ctx := c.Request().Context()
+	claims, err := h.PortalTokens.Check(token)
+	if err != nil {
+		return h.portalRefused(c, err)
+	}
 	if !confirmed {
-		if in, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
-			claims, err := h.PortalTokens.Check(token)
-			if err != nil {
-				return h.portalRefused(c, err)
-			}
-			if !mailaddr.Equal(claims.Email, in.Email) {
-				// Following someone else's link must not switch this
-				// browser silently (an admin's, even): ask. The token is
-				// not spent until the answer.
-				c.Set(ctxAccount, in.Account)
-				noStore(c)
-				c.Response().Header()["Referrer-Policy"] = []string{"no-referrer"}
-				return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, "Switch accounts?"),
-					views.HandoffSwitch{SignedIn: in.Email, Arriving: claims.Email, Token: token}))
-			}
+		if in, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil && !mailaddr.Equal(claims.Email, in.Email) {
+			// Following someone else's link must not switch this browser
+			// silently (an admin's, even): ask. The token is not spent
+			// until the answer.
+			c.Set(ctxAccount, in.Account)
+			noStore(c)
+			c.Response().Header()["Referrer-Policy"] = []string{"no-referrer"}
+			return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, "Switch accounts?"),
+				views.HandoffSwitch{SignedIn: in.Email, Arriving: claims.Email, Token: token}))
 		}
 	}
-	claims, err := h.PortalTokens.Verify(ctx, token)
-	if err != nil {
+	if err := h.PortalTokens.Use(ctx, claims); err != nil {
 		return h.portalRefused(c, err)
 	}
 	acct, err := h.portalAccount(ctx, claims)

@@ -129,19 +129,26 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 	if err != nil {
 		return Claims{}, err
 	}
-	// Last, so a token refused for another reason does not spend its jti.
+	return c, v.Use(ctx, c)
+}
+
+// Use spends the jti of claims Check accepted: the last check of Verify,
+// so a token refused for another reason does not spend its jti. A token
+// used before is refused (ErrRefused); a store failure is returned as it
+// is.
+func (v *Verifier) Use(ctx context.Context, c Claims) error {
 	switch err := v.used.UseOnce(ctx, usedKind, usedID(c.Issuer, c.ID), c.ExpiresAt.Add(Leeway)); {
 	case errors.Is(err, accounts.ErrUsed):
-		return Claims{}, refused("jti %q was used before (a replay)", c.ID)
+		return refused("jti %q was used before (a replay)", c.ID)
 	case err != nil:
-		return Claims{}, fmt.Errorf("portal: remember jti: %w", err)
+		return fmt.Errorf("portal: remember jti: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // Check makes every check of Verify but the last: the token's jti is
 // neither recorded nor looked up. For asking the person first (another
-// account is signed in) before the token is spent by Verify.
+// account is signed in) before Use spends it.
 func (v *Verifier) Check(token string) (Claims, error) {
 	if len(token) > maxToken {
 		return Claims{}, refused("longer than %d bytes", maxToken)

@@ -339,9 +339,6 @@ func testListAccounts(t *testing.T, s accounts.Store) {
 	assert.Equal(t, 1, total, "names match")
 }
 
-// testConcurrentWrites: writes from many goroutines all land, each event
-// with its own values (the group commit writes many events in one
-// statement); errors are collected and asserted in the test goroutine.
 // A platform user is linked to one account at most: linking it to a
 // second account is refused and changes nothing, also when two accounts
 // try at once; once its link is dropped, another account may take it.
@@ -390,6 +387,9 @@ func testOnePlatformUserOneAccount(t *testing.T, s accounts.Store) {
 	assert.Len(t, m, 1)
 }
 
+// testConcurrentWrites: writes from many goroutines all land, each event
+// with its own values (the group commit writes many events in one
+// statement); errors are collected and asserted in the test goroutine.
 func testConcurrentWrites(t *testing.T, s accounts.Store) {
 	ctx := context.Background()
 	a, err := s.CreateAccount(ctx, newAccount("c@example.com", false))
