@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // MaxImportRows bounds one CSV import.
@@ -16,7 +18,7 @@ const MaxImportRows = 5000
 
 // CSVRow is one account of a CSV import and the line it came from.
 type CSVRow struct {
-	NewAccount
+	store.NewAccount
 	Line int
 }
 
@@ -57,9 +59,9 @@ func ParseCSVUpTo(text string, maxRows int) ([]CSVRow, []string) {
 			problems = append(problems, fmt.Sprintf("row %d: want 3 fields (email,firstName,lastName), got %d", line, len(rec)))
 			continue
 		}
-		n := NewAccount{Email: rec[0], FirstName: rec[1], LastName: rec[2], PasswordHash: NoPassword}
+		n := store.NewAccount{Email: rec[0], FirstName: rec[1], LastName: rec[2], PasswordHash: passhash.NoPassword}
 		if err := n.Normalize(); err != nil {
-			problems = append(problems, fmt.Sprintf("row %d: %s", line, strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": ")))
+			problems = append(problems, fmt.Sprintf("row %d: %s", line, strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")))
 			continue
 		}
 		key := mailaddr.Key(n.Email)
@@ -79,8 +81,8 @@ func ParseCSVUpTo(text string, maxRows int) ([]CSVRow, []string) {
 
 // importer is what ImportCSV needs of a store.
 type importer interface {
-	AccountByEmail(ctx context.Context, email string) (Account, error)
-	CreateAccounts(ctx context.Context, ns []NewAccount) error
+	AccountByEmail(ctx context.Context, email string) (store.Account, error)
+	CreateAccounts(ctx context.Context, ns []store.NewAccount) error
 }
 
 // ImportCSV adds the accounts of a CSV text (ParseCSV), all or none: when
@@ -98,19 +100,19 @@ func ImportCSV(ctx context.Context, s importer, text string) (added int, problem
 	for _, r := range rows {
 		if _, err := s.AccountByEmail(ctx, r.Email); err == nil {
 			problems = append(problems, fmt.Sprintf("row %d: %s has an account already", r.Line, r.Email))
-		} else if !errors.Is(err, ErrNotFound) {
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return 0, nil, err
 		}
 	}
 	if len(problems) > 0 {
 		return 0, problems, nil
 	}
-	ns := make([]NewAccount, len(rows))
+	ns := make([]store.NewAccount, len(rows))
 	for i, r := range rows {
 		ns[i] = r.NewAccount
 	}
 	if err := s.CreateAccounts(ctx, ns); err != nil {
-		if errors.Is(err, ErrEmailTaken) || errors.Is(err, ErrInvalid) {
+		if errors.Is(err, store.ErrEmailTaken) || errors.Is(err, store.ErrInvalid) {
 			return 0, []string{err.Error()}, nil // another import or sign-up raced this one
 		}
 		return 0, nil, err

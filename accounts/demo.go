@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // DemoEmail is the embedded demo's admin account.
@@ -17,7 +20,7 @@ const DemoEmail = "demo@example.com"
 // password when the store is empty, saving its login line at path, and
 // returns the line to print: the demo login while it is true (the saved
 // line, on later starts), else why none is printed.
-func EnsureDemoAccount(ctx context.Context, s Store, h *Hasher, path string) (string, error) {
+func EnsureDemoAccount(ctx context.Context, s store.Store, h *passhash.Hasher, path string) (string, error) {
 	n, err := s.CountAccounts(ctx)
 	if err != nil {
 		return "", err
@@ -32,7 +35,7 @@ func EnsureDemoAccount(ctx context.Context, s Store, h *Hasher, path string) (st
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.CreateAccount(ctx, NewAccount{Email: DemoEmail, FirstName: "Demo", LastName: "User", PasswordHash: hash, Admin: true}); err != nil {
+	if _, err := s.CreateAccount(ctx, store.NewAccount{Email: DemoEmail, FirstName: "Demo", LastName: "User", PasswordHash: hash, Admin: true}); err != nil {
 		return "", err
 	}
 	line := "demo login: " + DemoEmail + " " + password
@@ -44,10 +47,10 @@ func EnsureDemoAccount(ctx context.Context, s Store, h *Hasher, path string) (st
 
 // savedDemoLogin is the line for a store that holds accounts: the saved
 // demo login if it still signs in, else why none is printed.
-func savedDemoLogin(ctx context.Context, s Store, h *Hasher, path string, accountsInStore int) (string, error) {
+func savedDemoLogin(ctx context.Context, s store.Store, h *passhash.Hasher, path string, accountsInStore int) (string, error) {
 	const none = "no demo login printed: "
 	acct, err := s.AccountByEmail(ctx, DemoEmail)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		noun := "accounts"
 		if accountsInStore == 1 {
 			noun = "account"
@@ -69,7 +72,7 @@ func savedDemoLogin(ctx context.Context, s Store, h *Hasher, path string, accoun
 	switch err := h.Verify(ctx, fields[3], acct.PasswordHash); {
 	case err == nil:
 		return strings.TrimSpace(string(data)), nil
-	case errors.Is(err, ErrPasswordMismatch):
+	case errors.Is(err, passhash.ErrPasswordMismatch):
 		// The file lies now: drop it, so no later start reads it again.
 		if rerr := os.Remove(path); rerr != nil {
 			return "", fmt.Errorf("remove stale demo login: %w", rerr)

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // The account rules that every way in shares: an account made for a user
@@ -58,22 +61,22 @@ func emailNames(email string) (first, last string) {
 
 // accountMaker is what FindOrCreate needs of a store.
 type accountMaker interface {
-	AccountByEmail(ctx context.Context, email string) (Account, error)
-	CreateAccount(ctx context.Context, n NewAccount) (Account, error)
+	AccountByEmail(ctx context.Context, email string) (store.Account, error)
+	CreateAccount(ctx context.Context, n store.NewAccount) (store.Account, error)
 }
 
 // FindOrCreate returns the account of email. Without one, it makes one
 // without a password (the portal or the IdP is its way in), named by
 // NamesFor, when create allows; otherwise ErrNotFound. Two first
 // arrivals at once make one account: the second finds the first's.
-func FindOrCreate(ctx context.Context, s accountMaker, email string, names Names, create bool) (Account, error) {
+func FindOrCreate(ctx context.Context, s accountMaker, email string, names Names, create bool) (store.Account, error) {
 	acct, err := s.AccountByEmail(ctx, email)
-	if !errors.Is(err, ErrNotFound) || !create {
+	if !errors.Is(err, store.ErrNotFound) || !create {
 		return acct, err
 	}
 	first, last := NamesFor(email, names)
-	acct, err = s.CreateAccount(ctx, NewAccount{Email: email, FirstName: first, LastName: last, PasswordHash: NoPassword})
-	if errors.Is(err, ErrEmailTaken) {
+	acct, err = s.CreateAccount(ctx, store.NewAccount{Email: email, FirstName: first, LastName: last, PasswordHash: passhash.NoPassword})
+	if errors.Is(err, store.ErrEmailTaken) {
 		return s.AccountByEmail(ctx, email)
 	}
 	return acct, err
@@ -88,7 +91,7 @@ type passwordSetter interface {
 // SetPassword gives the account a new password hash, which ends its
 // sessions, and lifts any sign-in ban on its email: the owner of the new
 // password may sign in at once.
-func SetPassword(ctx context.Context, s passwordSetter, a Account, hash string) error {
+func SetPassword(ctx context.Context, s passwordSetter, a store.Account, hash string) error {
 	if err := s.SetPasswordHash(ctx, a.ID, hash); err != nil {
 		return err
 	}

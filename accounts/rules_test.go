@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,21 +39,21 @@ func TestNamesFor(t *testing.T) {
 // first arrivals at once make one account.
 func TestFindOrCreate(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, t.TempDir()+"/db.sqlite", nil)
+	s, err := sqlstore.OpenSQLite(ctx, t.TempDir()+"/db.sqlite", nil)
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = FindOrCreate(ctx, s, "ada.lovelace@example.com", Names{}, false)
-	assert.ErrorIs(t, err, ErrNotFound, "not allowed to create")
+	assert.ErrorIs(t, err, store.ErrNotFound, "not allowed to create")
 	a, err := FindOrCreate(ctx, s, "ada.lovelace@example.com", Names{}, true)
 	require.NoError(t, err)
 	assert.Equal(t, "Ada Lovelace", a.Name())
-	assert.Equal(t, NoPassword, a.PasswordHash)
+	assert.Equal(t, passhash.NoPassword, a.PasswordHash)
 	again, err := FindOrCreate(ctx, s, "ADA.lovelace@example.com", Names{Given: "Other"}, true)
 	require.NoError(t, err)
 	assert.Equal(t, a.ID, again.ID, "found, not made again")
 	assert.Equal(t, "Ada Lovelace", again.Name(), "names are those of the first arrival")
 
-	results := make(chan Account, 10)
+	results := make(chan store.Account, 10)
 	for range 10 {
 		go func() {
 			a, err := FindOrCreate(ctx, s, "grace@example.com", Names{Given: "Grace", Family: "Hopper"}, true)
@@ -90,7 +94,7 @@ func TestParseCSV(t *testing.T) {
 			var emails []string
 			for _, r := range rows {
 				emails = append(emails, r.Email)
-				assert.Equal(t, NoPassword, r.PasswordHash)
+				assert.Equal(t, passhash.NoPassword, r.PasswordHash)
 			}
 			if tt.problems == nil {
 				assert.Empty(t, problems)
@@ -115,10 +119,10 @@ func TestParseCSV(t *testing.T) {
 // already is a problem of its row, and nothing is added.
 func TestImportCSV(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, t.TempDir()+"/db.sqlite", nil)
+	s, err := sqlstore.OpenSQLite(ctx, t.TempDir()+"/db.sqlite", nil)
 	require.NoError(t, err)
 	defer s.Close()
-	_, err = s.CreateAccount(ctx, NewAccount{Email: "b@example.com", FirstName: "B", LastName: "B", PasswordHash: "h"})
+	_, err = s.CreateAccount(ctx, store.NewAccount{Email: "b@example.com", FirstName: "B", LastName: "B", PasswordHash: "h"})
 	require.NoError(t, err)
 
 	n, problems, err := ImportCSV(ctx, s, "a@example.com,A,A\nB@example.com,B,B\n")
@@ -138,18 +142,18 @@ func TestImportCSV(t *testing.T) {
 	assert.Equal(t, 2, n)
 	a, err := s.AccountByEmail(ctx, "c@example.com")
 	require.NoError(t, err)
-	assert.Equal(t, NoPassword, a.PasswordHash)
+	assert.Equal(t, passhash.NoPassword, a.PasswordHash)
 }
 
 // SetPassword sets the hash, which ends the sessions, and lifts the bans.
 func TestSetPassword(t *testing.T) {
 	ctx := context.Background()
-	s, err := OpenSQLite(ctx, t.TempDir()+"/db.sqlite", nil)
+	s, err := sqlstore.OpenSQLite(ctx, t.TempDir()+"/db.sqlite", nil)
 	require.NoError(t, err)
 	defer s.Close()
-	a, err := s.CreateAccount(ctx, NewAccount{Email: "a@example.com", FirstName: "A", LastName: "A", PasswordHash: "old"})
+	a, err := s.CreateAccount(ctx, store.NewAccount{Email: "a@example.com", FirstName: "A", LastName: "A", PasswordHash: "old"})
 	require.NoError(t, err)
-	reg := NewRegulator(s, RegulationConfig{MaxRetries: 1, FindTime: time.Minute, BanTime: time.Hour}, time.Now)
+	reg := regulation.New(s, store.RegulationConfig{MaxRetries: 1, FindTime: time.Minute, BanTime: time.Hour}, time.Now)
 	att, _, err := reg.Admit(ctx, a.Email, "192.0.2.1")
 	require.NoError(t, err)
 	banned, err := reg.Fail(ctx, att)

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
@@ -26,9 +25,14 @@ import (
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
+	"github.com/ssobridge/ssobridge/store/storecache"
 	"github.com/ssobridge/ssobridge/waitline"
 )
 
@@ -38,14 +42,14 @@ type App struct {
 	logger *slog.Logger
 	// flushLog writes the log lines gathered so far (logbuf.Buffer).
 	flushLog func()
-	store    accounts.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
-	guard    *accounts.Guard
+	store    store.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
+	guard    *sqlstore.Guard
 	budget   *pacing.Budget // the platform's rate limit, shared by the instances
 	line     *waitline.Line // users waiting for the platform's pace
 	// rateLimited counts the platform's 429s (the provisioning job shows
 	// those met while it ran).
 	rateLimited atomic.Int64
-	hasher      *accounts.Hasher
+	hasher      *passhash.Hasher
 	client      *apiclient.Client
 	sim         *platformsim.Running // nil unless the platform is embedded
 	handler     http.Handler
@@ -148,10 +152,10 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		return nil, err
 	}
 	a.closers = append(a.closers, db.Close)
-	a.guard = accounts.NewGuard(db, cfg.Store.Timeout, a.logger, o.Now)
+	a.guard = sqlstore.NewGuard(db, cfg.Store.Timeout, a.logger, o.Now)
 	a.store = a.guard
 	if cfg.Store.CacheTTL > 0 {
-		a.store = accounts.NewCache(a.guard, cfg.Store.CacheTTL, o.Now)
+		a.store = storecache.New(a.guard, cfg.Store.CacheTTL, o.Now)
 	}
 
 	if a.hasher, err = NewHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
@@ -228,7 +232,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		samlIdP = in.saml
 	}
 
-	regulator := accounts.NewRegulator(a.store, regulation(cfg.Regulation), o.Now)
+	regulator := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
 	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
 		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
@@ -259,21 +263,21 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 
 // OpenStore opens the backend store.driver names (without the cache):
 // every command and serve use it, so each works on either backend.
-func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (accounts.Store, error) {
+func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (store.Store, error) {
 	if cfg.Store.Driver == "postgres" {
-		return accounts.OpenPostgres(ctx, cfg.Store.DSN, now, accounts.WithTimeout(cfg.Store.Timeout))
+		return sqlstore.OpenPostgres(ctx, cfg.Store.DSN, now, sqlstore.WithTimeout(cfg.Store.Timeout))
 	}
-	return accounts.OpenSQLite(ctx, cfg.Store.DSN, now, accounts.WithTimeout(cfg.Store.Timeout))
+	return sqlstore.OpenSQLite(ctx, cfg.Store.DSN, now, sqlstore.WithTimeout(cfg.Store.Timeout))
 }
 
 // Handler serves the bridge's routes.
 func (a *App) Handler() http.Handler { return a.handler }
 
 // Store is the account store the bridge uses.
-func (a *App) Store() accounts.Store { return a.store }
+func (a *App) Store() store.Store { return a.store }
 
 // Hasher hashes and verifies local passwords.
-func (a *App) Hasher() *accounts.Hasher { return a.hasher }
+func (a *App) Hasher() *passhash.Hasher { return a.hasher }
 
 // Client is the Partner API client.
 func (a *App) Client() *apiclient.Client { return a.client }
@@ -316,15 +320,15 @@ func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, opts))
 }
 
-// regulation is the store's form of the regulation settings.
-func regulation(rg config.Regulation) accounts.RegulationConfig {
-	return accounts.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP, FindTime: rg.FindTime, BanTime: rg.BanTime}
+// regulationConfig is the store's form of the regulation settings.
+func regulationConfig(rg config.Regulation) store.RegulationConfig {
+	return store.RegulationConfig{MaxRetries: rg.MaxRetries, MaxRetriesPerIP: rg.MaxRetriesPerIP, FindTime: rg.FindTime, BanTime: rg.BanTime}
 }
 
 // NewHasher is the password hasher that pw configures, hashing at most
 // concurrency passwords at once.
-func NewHasher(pw config.Password, concurrency int) (*accounts.Hasher, error) {
-	return accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, concurrency)
+func NewHasher(pw config.Password, concurrency int) (*passhash.Hasher, error) {
+	return passhash.NewHasher(passhash.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, concurrency)
 }
 
 // connectPlatform builds the Partner API client of cfg. When the platform

@@ -17,12 +17,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // testConfig is the embedded demo with its data in a temp dir and cheap
@@ -208,7 +209,7 @@ func TestDemoLoginOnlyWhileTrue(t *testing.T) {
 			require.NoError(t, a.Store().SetPasswordHash(t.Context(), id, hash))
 		}, "no demo login printed: the password of demo@example.com was changed after it was generated"},
 		{"disabled", func(t *testing.T, a *App, id int64) {
-			_, err := a.Store().CreateAccount(t.Context(), accounts.NewAccount{Email: "other@example.com", FirstName: "O", LastName: "A", PasswordHash: "h", Admin: true})
+			_, err := a.Store().CreateAccount(t.Context(), store.NewAccount{Email: "other@example.com", FirstName: "O", LastName: "A", PasswordHash: "h", Admin: true})
 			require.NoError(t, err)
 			require.NoError(t, a.Store().SetDisabled(t.Context(), id, true))
 		}, "no demo login printed: demo@example.com is disabled"},
@@ -249,13 +250,13 @@ func TestNoDemoLoginForAStoreWithOtherAccounts(t *testing.T) {
 	a, err := New(ctx, testConfig(t, ""), Options{LogOutput: io.Discard})
 	require.NoError(t, err)
 	defer a.Close()
-	_, err = a.Store().CreateAccount(ctx, accounts.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h", Admin: true})
+	_, err = a.Store().CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h", Admin: true})
 	require.NoError(t, err)
 	line, err := a.EnsureDemoAccount(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "no demo login printed: the store holds 1 account and none is demo@example.com; sign in with one of them, or start with an empty data folder", line)
 	_, err = a.Store().AccountByEmail(ctx, DemoEmail)
-	assert.ErrorIs(t, err, accounts.ErrNotFound, "no demo account made")
+	assert.ErrorIs(t, err, store.ErrNotFound, "no demo account made")
 }
 
 // Durations read as Go durations in both log formats.
@@ -350,15 +351,15 @@ func TestPruneDropsExpiredTickets(t *testing.T) {
 	require.NoError(t, err)
 	defer a.Close()
 	ctx := context.Background()
-	acct, err := a.Store().CreateAccount(ctx, accounts.NewAccount{Email: "p@example.com", FirstName: "P", LastName: "Q", PasswordHash: accounts.NoPassword})
+	acct, err := a.Store().CreateAccount(ctx, store.NewAccount{Email: "p@example.com", FirstName: "P", LastName: "Q", PasswordHash: passhash.NoPassword})
 	require.NoError(t, err)
 	now := time.Now().Truncate(time.Millisecond)
 	for id, expires := range map[string]time.Time{"expired": now.Add(-time.Minute), "fresh": now.Add(time.Hour)} {
-		require.NoError(t, a.Store().CreateTicket(ctx, accounts.Ticket{ID: id, AccountID: acct.ID, ArrivedAt: now, ETA: now, Owner: "x", SeenAt: now, ExpiresAt: expires}))
+		require.NoError(t, a.Store().CreateTicket(ctx, store.Ticket{ID: id, AccountID: acct.ID, ArrivedAt: now, ETA: now, Owner: "x", SeenAt: now, ExpiresAt: expires}))
 	}
 	a.prunePass(ctx, now)
 	_, err = a.Store().TicketByID(ctx, "expired")
-	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, err, store.ErrNotFound)
 	_, err = a.Store().TicketByID(ctx, "fresh")
 	assert.NoError(t, err)
 }

@@ -14,12 +14,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -52,14 +52,14 @@ type arrivals struct {
 // arrivalsOf wires them from cfg. An identity provider that does not
 // answer at start is a warning, not an error: sign-in with it retries
 // discovery, and /readyz reports it meanwhile.
-func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, now func() time.Time, logger *slog.Logger) (arrivals, error) {
+func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func() time.Time, logger *slog.Logger) (arrivals, error) {
 	in := arrivals{portalCreateAccounts: cfg.Portal.CreateAccounts, portalURL: cfg.Portal.URL}
 	pk, ok, err := portalKeyOf(cfg)
 	if err != nil {
 		return arrivals{}, err
 	}
 	if ok {
-		v, err := portal.NewVerifier(pk.cfg, store, now)
+		v, err := portal.NewVerifier(pk.cfg, st, now)
 		if err != nil {
 			return arrivals{}, err
 		}
@@ -88,7 +88,7 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
 	}
 	if sc := cfg.SAML; sc.Enabled() {
-		sp, err := NewSAML(cfg, store, now)
+		sp, err := NewSAML(cfg, st, now)
 		if err != nil {
 			return arrivals{}, err
 		}
@@ -106,12 +106,12 @@ func arrivalsOf(ctx context.Context, cfg config.Config, store accounts.Store, no
 
 // NewSAML is the SAML service provider cfg describes (its metadata not
 // read yet).
-func NewSAML(cfg config.Config, store samlsso.OneTime, now func() time.Time) (*samlsso.SP, error) {
+func NewSAML(cfg config.Config, st samlsso.OneTime, now func() time.Time) (*samlsso.SP, error) {
 	sc := cfg.SAML
 	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
 		ACSURL: cfg.SAMLACSURL(cfg.Server.Addr), EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
 		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup, EmailDomains: sc.EmailDomains.List(),
-		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: store}
+		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: st}
 	if sc.SPCertFile != "" {
 		key, cert, err := samlsso.LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)
 		if err != nil {

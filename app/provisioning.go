@@ -7,11 +7,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // Provisioning is what `ssobridge provision` runs on: the store, the
@@ -19,7 +20,7 @@ import (
 // takes a small share while users wait on any instance), and the launch
 // service's provisioning.
 type Provisioning struct {
-	Store   accounts.Store
+	Store   store.Store
 	Service *launch.Service
 	Budget  *pacing.Budget
 
@@ -38,7 +39,7 @@ func NewProvisioning(ctx context.Context, cfg config.Config, logOut io.Writer) (
 	if err != nil {
 		return nil, err
 	}
-	guard := accounts.NewGuard(db, cfg.Store.Timeout, logger, nil)
+	guard := sqlstore.NewGuard(db, cfg.Store.Timeout, logger, nil)
 	p.Store = guard
 	p.closers = append(p.closers, guard.Close)
 	p.Budget = pacing.New(pacing.Config{Rate: cfg.Platform.RateLimit, Burst: cfg.Platform.RateBurst, Background: true}, guard)

@@ -16,6 +16,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // shutdownGrace is how long a stop waits for requests in flight: a
@@ -173,7 +174,7 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return ctx.Err() != nil
-		case errors.Is(err, accounts.ErrUnavailable):
+		case errors.Is(err, store.ErrUnavailable):
 			a.logger.Warn("pruning put off to the next hour: the database is unavailable", "err", err)
 			return true
 		}

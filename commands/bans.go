@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // BansListCmd is `ssobridge bans list`: the sign-in bans in force, on
@@ -22,13 +22,13 @@ func BansListCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
-	_, store, err := openStore(ctx, env, *cfgPath)
+	_, st, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer st.Close()
 	now := time.Now()
-	bans, err := store.ListBans(ctx, now)
+	bans, err := st.ListBans(ctx, now)
 	if err != nil {
 		return err
 	}
@@ -66,16 +66,16 @@ func BansRevokeCmd(ctx context.Context, env cli.Env, args []string) error {
 		}
 		what, value = "IP", *ip
 	}
-	_, store, err := openStore(ctx, env, *cfgPath)
+	_, st, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	n, err := store.LiftBans(ctx, *email, *ip)
+	defer st.Close()
+	n, err := st.LiftBans(ctx, *email, *ip)
 	if err != nil {
 		return err
 	}
-	if err := store.Record(ctx, accounts.Event{Kind: accounts.KindAdmin, Outcome: "ok", Email: *email,
+	if err := st.Record(ctx, store.Event{Kind: store.KindAdmin, Outcome: "ok", Email: *email,
 		Detail: fmt.Sprintf("bans revoke from the command line: %s %s (%d lifted)", what, value, n)}); err != nil {
 		return err
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/store"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/launch"
@@ -30,7 +30,7 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
-	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
+	if err := store.ValidateEmail(strings.TrimSpace(*email)); err != nil {
 		return invalidInput("portal-link: --email: ", err)
 	}
 	if err := launch.ValidateReturnTo(*returnTo); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/csvsafe"
 	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // MaxProvisionRows bounds one provisioning CSV (a school district's roll).
@@ -154,14 +155,14 @@ func firstN(s []string, n int) []string {
 
 // provisionPlan is what a run will do.
 type provisionPlan struct {
-	todo    []accounts.Account    // accounts to provision (no link yet)
-	missing []accounts.NewAccount // accounts to add first (--csv)
-	linked  int                   // accounts of the file linked already
+	todo    []store.Account    // accounts to provision (no link yet)
+	missing []store.NewAccount // accounts to add first (--csv)
+	linked  int                // accounts of the file linked already
 }
 
 // planProvisioning reads what is to be done: with rows, the file's
 // accounts (missing ones to add); else every enabled unlinked account.
-func planProvisioning(ctx context.Context, s accounts.Store, rows []accounts.CSVRow, all bool) (provisionPlan, error) {
+func planProvisioning(ctx context.Context, s store.Store, rows []accounts.CSVRow, all bool) (provisionPlan, error) {
 	var plan provisionPlan
 	if all {
 		for after := int64(0); ; {
@@ -178,7 +179,7 @@ func planProvisioning(ctx context.Context, s accounts.Store, rows []accounts.CSV
 	}
 	for _, r := range rows {
 		a, err := s.AccountByEmail(ctx, r.Email)
-		if errors.Is(err, accounts.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			plan.missing = append(plan.missing, r.NewAccount)
 			continue
 		}
@@ -188,7 +189,7 @@ func planProvisioning(ctx context.Context, s accounts.Store, rows []accounts.CSV
 		if _, err := s.LinkFor(ctx, a.ID); err == nil {
 			plan.linked++
 			continue
-		} else if !errors.Is(err, accounts.ErrNotFound) {
+		} else if !errors.Is(err, store.ErrNotFound) {
 			return plan, err
 		}
 		plan.todo = append(plan.todo, a)
@@ -198,16 +199,16 @@ func planProvisioning(ctx context.Context, s accounts.Store, rows []accounts.CSV
 
 // addMissing adds the file's missing accounts, 500 at a time, and returns
 // them (one added meanwhile by someone else is taken as it is).
-func addMissing(ctx context.Context, s accounts.Store, ns []accounts.NewAccount) ([]accounts.Account, error) {
-	var out []accounts.Account
+func addMissing(ctx context.Context, s store.Store, ns []store.NewAccount) ([]store.Account, error) {
+	var out []store.Account
 	for i := 0; i < len(ns); i += 500 {
 		chunk := ns[i:min(i+500, len(ns))]
 		if err := s.CreateAccounts(ctx, chunk); err != nil {
-			if !errors.Is(err, accounts.ErrEmailTaken) {
+			if !errors.Is(err, store.ErrEmailTaken) {
 				return nil, fmt.Errorf("add accounts: %w", err)
 			}
 			for _, n := range chunk { // one by one: another run or import added some
-				if _, err := s.CreateAccount(ctx, n); err != nil && !errors.Is(err, accounts.ErrEmailTaken) {
+				if _, err := s.CreateAccount(ctx, n); err != nil && !errors.Is(err, store.ErrEmailTaken) {
 					return nil, fmt.Errorf("add %s: %w", n.Email, err)
 				}
 			}

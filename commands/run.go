@@ -11,10 +11,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 const usage = `ssobridge: single sign-on from a partner's portal into the video platform's editor.
@@ -134,11 +134,11 @@ func first(args []string) (string, []string) {
 }
 
 // openStore loads the configuration and opens its store, for a command.
-func openStore(ctx context.Context, env cli.Env, cfgPath string) (config.Config, accounts.Store, error) {
+func openStore(ctx context.Context, env cli.Env, cfgPath string) (config.Config, store.Store, error) {
 	cfg, err := env.LoadConfig(cfgPath)
 	if err != nil {
 		return config.Config{}, nil, err
 	}
-	store, err := app.OpenStore(ctx, cfg, nil)
-	return cfg, store, err
+	st, err := app.OpenStore(ctx, cfg, nil)
+	return cfg, st, err
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 	"golang.org/x/term"
 )
 
@@ -27,26 +29,26 @@ func UserInviteCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
 	}
-	if err := accounts.ValidateEmail(strings.TrimSpace(*email)); err != nil {
+	if err := store.ValidateEmail(strings.TrimSpace(*email)); err != nil {
 		return invalidInput("user invite: --email: ", err)
 	}
-	cfg, store, err := openStore(ctx, env, *cfgPath)
+	cfg, st, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	acct, err := store.AccountByEmail(ctx, *email)
-	if errors.Is(err, accounts.ErrNotFound) {
+	defer st.Close()
+	acct, err := st.AccountByEmail(ctx, *email)
+	if errors.Is(err, store.ErrNotFound) {
 		return cli.UsageError(fmt.Sprintf("user invite: no account with email %s: nothing was written", strings.TrimSpace(*email)))
 	}
 	if err != nil {
 		return err
 	}
-	token, err := accounts.IssuePasswordLink(ctx, store, acct.ID, time.Now())
+	token, err := accounts.IssuePasswordLink(ctx, st, acct.ID, time.Now())
 	if err != nil {
 		return err
 	}
-	if err := store.Record(ctx, accounts.Event{Kind: accounts.KindAdmin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok",
+	if err := st.Record(ctx, store.Event{Kind: store.KindAdmin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok",
 		Detail: "set-password link issued from the command line"}); err != nil {
 		return err
 	}
@@ -79,7 +81,7 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 		return cli.UsageError("user add: " + strings.Join(missing, ", ") + " required (see 'ssobridge user add --help')")
 	}
 	// Check everything before touching the store, so bad input writes nothing.
-	n := accounts.NewAccount{Email: *email, FirstName: *first, LastName: *last, PasswordHash: "pending", Admin: *admin}
+	n := store.NewAccount{Email: *email, FirstName: *first, LastName: *last, PasswordHash: "pending", Admin: *admin}
 	if err := n.Normalize(); err != nil {
 		return invalidInput("", err)
 	}
@@ -87,14 +89,14 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := accounts.CheckPassword(password); err != nil {
+	if err := passhash.CheckPassword(password); err != nil {
 		return invalidInput("", err)
 	}
-	cfg, store, err := openStore(ctx, env, *cfgPath)
+	cfg, st, err := openStore(ctx, env, *cfgPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer st.Close()
 	hasher, err := app.NewHasher(cfg.Password, 1)
 	if err != nil {
 		return err
@@ -102,14 +104,14 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 	if n.PasswordHash, err = hasher.Hash(ctx, password); err != nil {
 		return err
 	}
-	acct, err := store.CreateAccount(ctx, n)
+	acct, err := st.CreateAccount(ctx, n)
 	if err != nil {
-		if errors.Is(err, accounts.ErrEmailTaken) {
+		if errors.Is(err, store.ErrEmailTaken) {
 			return cli.UsageError(fmt.Sprintf("an account with email %s exists already: nothing was written", n.Email))
 		}
 		return err
 	}
-	if err := store.Record(ctx, accounts.Event{Kind: accounts.KindAdmin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok",
+	if err := st.Record(ctx, store.Event{Kind: store.KindAdmin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok",
 		Detail: fmt.Sprintf("account created from the command line (admin=%v)", acct.Admin)}); err != nil {
 		return err
 	}
@@ -124,7 +126,8 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 // invalidInput is bad input (an accounts.ErrInvalid) as a command's usage
 // error, without the error's class; prefix names the command and flag.
 func invalidInput(prefix string, err error) error {
-	return cli.UsageError(prefix + strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": "))
+	msg := strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")
+	return cli.UsageError(prefix + strings.TrimPrefix(msg, passhash.ErrWeakPassword.Error()+": "))
 }
 
 // readPassword asks twice, without echo, when stdin is a terminal;

@@ -11,13 +11,12 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ssobridge/ssobridge/accounts"
 )
 
-func adminSession(t *testing.T) (*testApp, *browser, accounts.Account) {
+func adminSession(t *testing.T) (*testApp, *browser, store.Account) {
 	ta := startTestApp(t, testOptions{})
 	root := ta.addAccount(t, "root@example.com", true)
 	b := ta.browser(t)
@@ -86,7 +85,7 @@ func TestAdminConnectionPage(t *testing.T) {
 	p = b.post("/admin/connection/check", url.Values{"_csrf": {b.csrf("/admin/connection")}})
 	assert.Contains(t, p.body, `data-verdict="server_error"`)
 
-	evs, _, err := ta.store.ListEvents(t.Context(), accounts.AuditFilter{Kind: accounts.KindAdmin})
+	evs, _, err := ta.store.ListEvents(t.Context(), store.AuditFilter{Kind: store.KindAdmin})
 	require.NoError(t, err)
 	require.Len(t, evs, 4)
 	assert.Equal(t, "connection check: server_error", evs[0].Detail)
@@ -159,7 +158,7 @@ func TestAdminAccountActions(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, bobB.adminPostAs(t, "/admin/accounts/999/disable").status)
 	assert.Equal(t, http.StatusNotFound, bobB.adminPostAs(t, "/admin/accounts/"+id+"/explode").status)
 
-	evs, _, _ := ta.store.ListEvents(ctx, accounts.AuditFilter{Kind: accounts.KindAdmin})
+	evs, _, _ := ta.store.ListEvents(ctx, store.AuditFilter{Kind: store.KindAdmin})
 	var details []string
 	for _, e := range evs {
 		details = append(details, e.Detail)

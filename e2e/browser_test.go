@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/skipnote"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -280,7 +280,7 @@ func TestBrowserPortalToEditorWithoutAPassword(t *testing.T) {
 	screenshot(t, ctx, "11-editor-from-portal")
 	acct, err := ta.store.AccountByEmail(t.Context(), "grace.hopper@portal.example")
 	require.NoError(t, err, "the portal user's account was created on first arrival")
-	assert.Equal(t, accounts.NoPassword, acct.PasswordHash, "and has no password: none was typed")
+	assert.Equal(t, passhash.NoPassword, acct.PasswordHash, "and has no password: none was typed")
 }
 
 // A deep link while signed out: the sign-in page, then the editor at the

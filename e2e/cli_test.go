@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 func writeConfig(t *testing.T, body string) (path, dsn string) {
@@ -33,7 +33,7 @@ func writeConfig(t *testing.T, body string) (path, dsn string) {
 // countAccounts counts the accounts in the SQLite store at dsn.
 func countAccounts(t *testing.T, dsn string) int {
 	t.Helper()
-	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+	s, err := sqlstore.OpenSQLite(context.Background(), dsn, nil)
 	require.NoError(t, err)
 	defer s.Close()
 	n, err := s.CountAccounts(context.Background())
@@ -325,7 +325,7 @@ func TestUserAddTwiceAtOnceOnAFreshStore(t *testing.T) {
 		for i := range 2 {
 			assert.NoError(t, errs[i], "round %d, command %d: %s", round, i, outs[i])
 		}
-		s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+		s, err := sqlstore.OpenSQLite(context.Background(), dsn, nil)
 		require.NoError(t, err)
 		n, err := s.CountAccounts(context.Background())
 		s.Close()

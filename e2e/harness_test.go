@@ -18,21 +18,22 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // testApp is the whole bridge, wired by app.New as serve wires it, on
 // httptest; the fields are the app's exported parts.
 type testApp struct {
-	store  accounts.Store
-	hasher *accounts.Hasher
+	store  store.Store
+	hasher *passhash.Hasher
 	client *apiclient.Client
 	sim    *platformsim.Running // the embedded emulator
 	srv    *httptest.Server
@@ -171,17 +172,17 @@ log:
 	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop}
 }
 
-func (ta *testApp) addAccount(t testing.TB, email string, admin bool) accounts.Account {
+func (ta *testApp) addAccount(t testing.TB, email string, admin bool) store.Account {
 	t.Helper()
 	return ta.addNamedAccount(t, email, "Ada", "Lovelace", admin)
 }
 
 // addNamedAccount adds an account with these names and testPassword.
-func (ta *testApp) addNamedAccount(t testing.TB, email, first, last string, admin bool) accounts.Account {
+func (ta *testApp) addNamedAccount(t testing.TB, email, first, last string, admin bool) store.Account {
 	t.Helper()
 	hash, err := ta.hasher.Hash(context.Background(), testPassword)
 	require.NoError(t, err)
-	acct, err := ta.store.CreateAccount(context.Background(), accounts.NewAccount{Email: email, FirstName: first, LastName: last, PasswordHash: hash, Admin: admin})
+	acct, err := ta.store.CreateAccount(context.Background(), store.NewAccount{Email: email, FirstName: first, LastName: last, PasswordHash: hash, Admin: admin})
 	require.NoError(t, err)
 	return acct
 }

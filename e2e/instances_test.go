@@ -16,9 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // sharedPlatform starts one emulator for several instances to call.
@@ -264,10 +265,10 @@ func TestInstanceKilledUnderLoadLosesNoAcknowledgedLaunch(t *testing.T) {
 	wg.Wait()
 
 	assert.Positive(t, afterKill[1].Load(), "the surviving instance kept serving")
-	store, err := accounts.OpenPostgres(context.Background(), dsn, nil)
+	st, err := sqlstore.OpenPostgres(context.Background(), dsn, nil)
 	require.NoError(t, err)
-	defer store.Close()
-	recorded := recordedLaunches(t, store)
+	defer st.Close()
+	recorded := recordedLaunches(t, st)
 	var lost []string
 	for _, id := range acked {
 		if !recorded[id] {
@@ -282,11 +283,11 @@ func TestInstanceKilledUnderLoadLosesNoAcknowledgedLaunch(t *testing.T) {
 
 // recordedLaunches is the request ids of the successful launches in the
 // store's audit log.
-func recordedLaunches(t *testing.T, store accounts.Store) map[string]bool {
+func recordedLaunches(t *testing.T, st store.Store) map[string]bool {
 	t.Helper()
 	recorded := map[string]bool{}
 	for off := 0; ; off += 500 {
-		evs, _, err := store.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok", Offset: off, Limit: 500})
+		evs, _, err := st.ListEvents(context.Background(), store.AuditFilter{Kind: store.KindLaunch, Outcome: "ok", Offset: off, Limit: 500})
 		require.NoError(t, err)
 		for _, e := range evs {
 			recorded[e.RequestID] = true

@@ -11,10 +11,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ssobridge/ssobridge/accounts"
 )
 
 // TestLaunchesUnderAnExternalWriteLock: while another connection holds
@@ -95,7 +94,7 @@ func TestLaunchesUnderAnExternalWriteLock(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, b.post("/launch", url.Values{"_csrf": {tok}}).status, "the lock gone, launches work")
 	launched++
 
-	_, rows, err := ta.store.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok"})
+	_, rows, err := ta.store.ListEvents(context.Background(), store.AuditFilter{Kind: store.KindLaunch, Outcome: "ok"})
 	require.NoError(t, err)
 	assert.Equal(t, launched, rows, "every launch answered 303 has its audit row")
 }

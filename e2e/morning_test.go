@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // The first morning of term, as the capacity figures are measured
@@ -296,7 +296,7 @@ func TestProvisionKilledAndRunAgain(t *testing.T) {
 	for i := range n {
 		assert.Len(t, sim.Server.Users(fmt.Sprintf("kill%03d@example.com", i)), 1, "kill%03d: one platform user", i)
 	}
-	s, err := accounts.OpenSQLite(t.Context(), dsn, nil)
+	s, err := sqlstore.OpenSQLite(t.Context(), dsn, nil)
 	require.NoError(t, err)
 	defer s.Close()
 	linked, unlinked, err := s.CountLinks(t.Context())

@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // dexBridge is a bridge whose IdP is a real Dex, running before the bridge
@@ -31,7 +32,7 @@ func dexBridge(t *testing.T, o testOptions, extra string) *testApp {
 	return startTestApp(t, o)
 }
 
-func (ta *testApp) account(t *testing.T, email string) accounts.Account {
+func (ta *testApp) account(t *testing.T, email string) store.Account {
 	t.Helper()
 	a, err := ta.store.AccountByEmail(context.Background(), email)
 	require.NoError(t, err)
@@ -53,7 +54,7 @@ func TestOIDCSignIn(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.status)
 		assert.Contains(t, p.body, "Open video editor")
 		a := ta.account(t, dexAda.email)
-		assert.Equal(t, accounts.NoPassword, a.PasswordHash, "no bridge password")
+		assert.Equal(t, passhash.NoPassword, a.PasswordHash, "no bridge password")
 		assert.False(t, a.Admin)
 	})
 	t.Run("returning user", func(t *testing.T) {
@@ -82,7 +83,7 @@ func TestOIDCSignIn(t *testing.T) {
 		assert.Contains(t, r.body, "not verified")
 		assert.Equal(t, "/login", b.get("/").header.Get("Location"), "no session")
 		_, err := ta.store.AccountByEmail(context.Background(), dexUnverified.email)
-		assert.ErrorIs(t, err, accounts.ErrNotFound, "no account made")
+		assert.ErrorIs(t, err, store.ErrNotFound, "no account made")
 	})
 	t.Run("disabled account refused", func(t *testing.T) {
 		ada := ta.account(t, dexAda.email)

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // answer is one request of the outage test's traffic.
@@ -267,10 +267,10 @@ func TestDatabaseOutages(t *testing.T) {
 	}
 
 	// Nothing acknowledged was lost.
-	store, err := accounts.OpenPostgres(context.Background(), pg.DSN, nil)
+	st, err := sqlstore.OpenPostgres(context.Background(), pg.DSN, nil)
 	require.NoError(t, err)
-	defer store.Close()
-	recorded := recordedLaunches(t, store)
+	defer st.Close()
+	recorded := recordedLaunches(t, st)
 	var lost, arrived []string
 	for _, a := range answers {
 		if a.kind == "launch" && a.status == http.StatusSeeOther && !recorded[a.requestID] {
@@ -278,7 +278,7 @@ func TestDatabaseOutages(t *testing.T) {
 		}
 		if a.kind == "arrival" && a.status == http.StatusSeeOther {
 			arrived = append(arrived, a.email)
-			if _, err := store.AccountByEmail(context.Background(), a.email); err != nil {
+			if _, err := st.AccountByEmail(context.Background(), a.email); err != nil {
 				lost = append(lost, a.email+": "+err.Error())
 			}
 			if n := len(sim.Users(a.email)); n != 1 {

@@ -14,9 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/skipnote"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 const (
@@ -119,7 +120,7 @@ func TestUserInvite(t *testing.T) {
 	assert.Contains(t, stderr, "not an e-mail address")
 
 	ta := startTestApp(t, testOptions{dsn: dsn})
-	_, err := ta.store.CreateAccount(t.Context(), accounts.NewAccount{Email: "imported@example.com", FirstName: "Im", LastName: "Ported", PasswordHash: accounts.NoPassword})
+	_, err := ta.store.CreateAccount(t.Context(), store.NewAccount{Email: "imported@example.com", FirstName: "Im", LastName: "Ported", PasswordHash: passhash.NoPassword})
 	require.NoError(t, err)
 	code, out, stderr := runCLI(t, "", nil, "user", "invite", "--config", cfg, "--email", "imported@example.com")
 	require.Equal(t, 0, code, stderr)

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ssobridge/ssobridge/accounts"
 )
 
 // TestParallelSignInsTestNoMoreThanTheLimit: 299 wrong passwords and the
@@ -65,9 +66,9 @@ func TestBansSurviveARestart(t *testing.T) {
 // by email or IP and forgets its failures; bad input exits 2.
 func TestBansCommands(t *testing.T) {
 	cfg, dsn := writeConfig(t, "")
-	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+	s, err := sqlstore.OpenSQLite(context.Background(), dsn, nil)
 	require.NoError(t, err)
-	r := accounts.NewRegulator(s, accounts.RegulationConfig{MaxRetries: 1, MaxRetriesPerIP: 2, FindTime: time.Minute, BanTime: time.Hour}, nil)
+	r := regulation.New(s, store.RegulationConfig{MaxRetries: 1, MaxRetriesPerIP: 2, FindTime: time.Minute, BanTime: time.Hour}, nil)
 	for _, email := range []string{"Ada@example.com", "bob@example.com"} {
 		a, _, err := r.Admit(context.Background(), email, "203.0.113.5")
 		require.NoError(t, err)

@@ -21,9 +21,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/internal/samlidptest"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // The users of the test IdP.
@@ -108,7 +109,7 @@ func TestSAMLSignIn(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.status)
 		assert.Contains(t, p.body, "Open video editor")
 		a := ta.account(t, samlAda.Email)
-		assert.Equal(t, accounts.NoPassword, a.PasswordHash, "no bridge password")
+		assert.Equal(t, passhash.NoPassword, a.PasswordHash, "no bridge password")
 		assert.Equal(t, "Ada", a.FirstName)
 		assert.Equal(t, "Lovelace", a.LastName)
 		assert.False(t, a.Admin)
@@ -179,7 +180,7 @@ func TestSAMLWithoutAccountCreation(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, r.status)
 	assert.Contains(t, r.body, "did not let you in")
 	_, err := ta.store.AccountByEmail(context.Background(), samlAda.Email)
-	assert.ErrorIs(t, err, accounts.ErrNotFound, "no account made")
+	assert.ErrorIs(t, err, store.ErrNotFound, "no account made")
 	assert.Equal(t, "/login", b.get("/").header.Get("Location"), "no session")
 
 	ta.addNamedAccount(t, samlAda.Email, "Ada", "Lovelace", false)

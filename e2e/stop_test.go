@@ -18,8 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // bridgeWithPlatform runs `ssobridge platform-sim --control` and
@@ -168,16 +169,16 @@ func TestStopLetsLaunchesFinish(t *testing.T) {
 	assert.NoError(t, bridge.cmd.Wait(), "exit 0; stderr: %s", bridge.errOut.String())
 	assert.Greater(t, time.Since(stopped), 15*time.Second, "the launches did wait for the platform")
 
-	s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+	s, err := sqlstore.OpenSQLite(context.Background(), dsn, nil)
 	require.NoError(t, err)
 	defer s.Close()
 	for _, id := range tickets { // users who got the waiting page (a line had formed)
 		tk, err := s.TicketByID(context.Background(), id)
 		require.NoError(t, err)
-		assert.Equal(t, accounts.TicketDone, tk.State, "its end is kept for the next refresh")
+		assert.Equal(t, store.TicketDone, tk.State, "its end is kept for the next refresh")
 		assert.NotEmpty(t, tk.Sealed)
 	}
-	_, total, err := s.ListEvents(context.Background(), accounts.AuditFilter{Kind: accounts.KindLaunch, Outcome: "ok"})
+	_, total, err := s.ListEvents(context.Background(), store.AuditFilter{Kind: store.KindLaunch, Outcome: "ok"})
 	require.NoError(t, err)
 	assert.Equal(t, 2*len(clients), total, "every launch has its audit row")
 }

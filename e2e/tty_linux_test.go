@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // terminal is a pseudo-terminal: the test holds the master side, the
@@ -106,7 +106,7 @@ func TestUserAddAtATerminal(t *testing.T) {
 			for _, pw := range []string{tt.first, tt.second} {
 				assert.NotContains(t, tm.out.String(), pw, "the password is never shown")
 			}
-			s, err := accounts.OpenSQLite(context.Background(), dsn, nil)
+			s, err := sqlstore.OpenSQLite(context.Background(), dsn, nil)
 			require.NoError(t, err)
 			defer s.Close()
 			n, err := s.CountAccounts(context.Background())

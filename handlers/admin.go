@@ -16,7 +16,9 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -94,7 +96,7 @@ func (h *server) accountsPage(c echo.Context) error {
 func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.AccountsPage, error) {
 	ctx := c.Request().Context()
 	page := pageParam(c)
-	rows, total, err := h.Store.Accounts.ListAccounts(ctx, accounts.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
+	rows, total, err := h.Store.Accounts.ListAccounts(ctx, store.AccountFilter{Search: d.Query, Offset: (page - 1) * accountsPerPage, Limit: accountsPerPage})
 	if err != nil {
 		return d, err
 	}
@@ -115,8 +117,8 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 
 // accountRow is what the console shows of a: status, ban (from banned,
 // by email key), look-alike marks and its link to the platform.
-func (h *server) accountRow(ctx context.Context, a accounts.Account, banned map[string]time.Time) (views.AccountRow, error) {
-	r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == accounts.NoPassword}
+func (h *server) accountRow(ctx context.Context, a store.Account, banned map[string]time.Time) (views.AccountRow, error) {
+	r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == passhash.NoPassword}
 	if until, ok := banned[mailaddr.Key(a.Email)]; ok {
 		r.BannedUntil = until.UTC().Format("15:04 UTC")
 	}
@@ -134,7 +136,7 @@ func (h *server) accountRow(ctx context.Context, a accounts.Account, banned map[
 		if !l.LastLaunchAt.IsZero() {
 			r.LastLaunch = l.LastLaunchAt.Format(timeLayout)
 		}
-	case !errors.Is(err, accounts.ErrNotFound):
+	case !errors.Is(err, store.ErrNotFound):
 		return r, err
 	}
 	return r, nil
@@ -148,7 +150,7 @@ func (h *server) emailBans(ctx context.Context) (map[string]time.Time, error) {
 	}
 	banned := map[string]time.Time{}
 	for _, b := range bans {
-		if b.Kind == accounts.BanEmail {
+		if b.Kind == store.BanEmail {
 			banned[b.Value] = b.Until
 		}
 	}
@@ -187,7 +189,7 @@ func (h *server) accountResult(c echo.Context, status int, id int64, d views.Acc
 // mistaken for (dеmo@ with a Cyrillic е, and demo@), or "". Only an
 // address with look-alike letters can pose as another, so the others
 // cost no query.
-func (h *server) lookAlike(ctx context.Context, a accounts.Account) (string, error) {
+func (h *server) lookAlike(ctx context.Context, a store.Account) (string, error) {
 	skeleton := mailaddr.Skeleton(a.Email)
 	if skeleton == mailaddr.Key(a.Email) {
 		return "", nil
@@ -196,7 +198,7 @@ func (h *server) lookAlike(ctx context.Context, a accounts.Account) (string, err
 	switch {
 	case err == nil && other.ID != a.ID:
 		return other.Email, nil
-	case err != nil && !errors.Is(err, accounts.ErrNotFound):
+	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return "", err
 	}
 	return "", nil
@@ -220,11 +222,11 @@ func (h *server) createAccount(c echo.Context) error {
 	fail := func(msg string) error {
 		return h.accountsResult(c, http.StatusBadRequest, views.AccountsPage{Error: msg, New: form})
 	}
-	n := accounts.NewAccount{Email: form.Email, FirstName: form.FirstName, LastName: form.LastName, PasswordHash: "pending", Admin: form.Admin}
+	n := store.NewAccount{Email: form.Email, FirstName: form.FirstName, LastName: form.LastName, PasswordHash: "pending", Admin: form.Admin}
 	if err := n.Normalize(); err != nil {
 		return fail(userMessage(err))
 	}
-	if err := accounts.CheckPassword(password); err != nil {
+	if err := passhash.CheckPassword(password); err != nil {
 		return fail(userMessage(err))
 	}
 	hash, err := h.Passwords.Hash(c.Request().Context(), password)
@@ -233,7 +235,7 @@ func (h *server) createAccount(c echo.Context) error {
 	}
 	n.PasswordHash = hash
 	acct, err := h.Store.Accounts.CreateAccount(c.Request().Context(), n)
-	if errors.Is(err, accounts.ErrEmailTaken) {
+	if errors.Is(err, store.ErrEmailTaken) {
 		return h.accountsResult(c, http.StatusConflict, views.AccountsPage{Error: "An account with email " + n.Email + " exists already.", New: form})
 	}
 	if err != nil {
@@ -245,7 +247,8 @@ func (h *server) createAccount(c echo.Context) error {
 
 // userMessage is an accounts validation error without its class prefix.
 func userMessage(err error) string {
-	return strings.TrimPrefix(err.Error(), accounts.ErrInvalid.Error()+": ")
+	msg := strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")
+	return strings.TrimPrefix(msg, passhash.ErrWeakPassword.Error()+": ")
 }
 
 func (h *server) accountAction(c echo.Context) error {
@@ -283,7 +286,7 @@ func (h *server) accountAction(c echo.Context) error {
 		notice = "Lifted the sign-in ban on " + target.Email + "; its failed sign-ins are forgotten."
 	case "password":
 		pw := c.FormValue("password")
-		if perr := accounts.CheckPassword(pw); perr != nil {
+		if perr := passhash.CheckPassword(pw); perr != nil {
 			return h.accountResult(c, http.StatusBadRequest, id, views.AccountPage{Error: "Password for " + target.Email + ": " + userMessage(perr)})
 		}
 		hash, herr := h.Passwords.Hash(ctx, pw)
@@ -294,7 +297,7 @@ func (h *server) accountAction(c echo.Context) error {
 	default:
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
-	if errors.Is(err, accounts.ErrLastAdmin) {
+	if errors.Is(err, store.ErrLastAdmin) {
 		return h.accountResult(c, http.StatusConflict, id, views.AccountPage{Error: "Refused: " + target.Email + " is the last active admin. Make another account an admin first."})
 	}
 	if err != nil {
@@ -330,14 +333,14 @@ func (h *server) baseURL(c echo.Context) string {
 }
 
 // targetAccount is the account named by the :id of an admin route.
-func (h *server) targetAccount(c echo.Context) (accounts.Account, error) {
+func (h *server) targetAccount(c echo.Context) (store.Account, error) {
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil {
-		return accounts.Account{}, echo.NewHTTPError(http.StatusNotFound)
+		return store.Account{}, echo.NewHTTPError(http.StatusNotFound)
 	}
 	a, err := h.Store.Accounts.AccountByID(c.Request().Context(), id)
-	if errors.Is(err, accounts.ErrNotFound) {
-		return accounts.Account{}, echo.NewHTTPError(http.StatusNotFound)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Account{}, echo.NewHTTPError(http.StatusNotFound)
 	}
 	return a, err
 }
@@ -351,7 +354,7 @@ func (h *server) sessionsPage(c echo.Context) error {
 	return h.sessionsResult(c, http.StatusOK, target, views.SessionsPage{})
 }
 
-func (h *server) sessionsResult(c echo.Context, status int, target accounts.Account, d views.SessionsPage) error {
+func (h *server) sessionsResult(c echo.Context, status int, target store.Account, d views.SessionsPage) error {
 	list, err := h.Store.Sessions.ListSessions(c.Request().Context(), target.ID)
 	if err != nil {
 		return err
@@ -373,7 +376,7 @@ func (h *server) endSession(c echo.Context) error {
 	}
 	sid := c.Param("sid")
 	switch err := h.Store.Sessions.EndSession(c.Request().Context(), target.ID, sid); {
-	case errors.Is(err, accounts.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		return h.sessionsResult(c, http.StatusNotFound, target, views.SessionsPage{Error: "That session has ended already (or is not one of " + target.Email + "'s)."})
 	case err != nil:
 		return err
@@ -454,10 +457,10 @@ func (h *server) auditPage(c echo.Context) error {
 	if h.AuditRetention > 0 {
 		d.Retention = fmt.Sprintf("%d days", int(h.AuditRetention.Hours()/24))
 	}
-	f := accounts.AuditFilter{Kind: d.Kind, Outcome: d.Outcome, Offset: (page - 1) * auditPerPage, Limit: auditPerPage}
+	f := store.AuditFilter{Kind: d.Kind, Outcome: d.Outcome, Offset: (page - 1) * auditPerPage, Limit: auditPerPage}
 	if d.Account != "" {
 		a, err := h.Store.Accounts.AccountByEmail(ctx, d.Account)
-		if errors.Is(err, accounts.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			d.Error = "No account has the email " + d.Account + "."
 			return h.render(c, http.StatusOK, views.AuditLog(h.page(c, "Audit log"), d))
 		}
@@ -473,7 +476,7 @@ func (h *server) auditPage(c echo.Context) error {
 	for _, e := range evs {
 		row := views.AuditRow{At: e.At.Format("2006-01-02 15:04:05"), Kind: e.Kind, Email: e.Email, Outcome: e.Outcome,
 			Detail: e.Detail, RequestID: e.RequestID, Calls: e.PlatformCalls}
-		if e.Kind == accounts.KindLaunch {
+		if e.Kind == store.KindLaunch {
 			row.Latency = e.Latency.String()
 			if e.Latency < time.Millisecond {
 				row.Latency = "<1ms" // stored in whole milliseconds
@@ -494,7 +497,7 @@ func (h *server) adminAudit(c echo.Context, what, target string) {
 	if target != "" {
 		detail += ": " + target
 	}
-	h.audit(c, accounts.Event{Kind: accounts.KindAdmin, AccountID: actor.ID, Email: actor.Email, Outcome: "ok", Detail: detail})
+	h.audit(c, store.Event{Kind: store.KindAdmin, AccountID: actor.ID, Email: actor.Email, Outcome: "ok", Detail: detail})
 }
 
 // pageParam is the 1-based ?page=, defaulting to 1.
@@ -547,8 +550,8 @@ func (h *server) provisioningPage(c echo.Context) error {
 		d.HasJob, d.StartedBy, d.Total, d.Done = true, job.StartedBy, job.Total, job.Done
 		d.Created, d.Existed, d.Failed, d.RateLimited = job.Created, job.Existed, job.Failed, job.RateLimited
 		d.State = provision.Describe(job, h.Now())
-		d.Running = job.State == accounts.JobRunning && h.Now().Sub(job.SeenAt) <= provision.JobStale
-	case !errors.Is(err, accounts.ErrNotFound):
+		d.Running = job.State == store.JobRunning && h.Now().Sub(job.SeenAt) <= provision.JobStale
+	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
 	switch c.QueryParam("m") {
@@ -573,7 +576,7 @@ func (h *server) provisioningStart(c echo.Context) error {
 	}
 	actor, _ := account(c)
 	err := h.Provisioning.Start(c.Request().Context(), actor.Email)
-	if errors.Is(err, accounts.ErrJobRunning) {
+	if errors.Is(err, store.ErrJobRunning) {
 		return c.Redirect(http.StatusSeeOther, "/admin/provisioning?m=running")
 	}
 	if err != nil {

@@ -13,16 +13,16 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ssobridge/ssobridge/accounts"
 )
 
 var adminPages = []string{"/admin/", "/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit"}
 
 // adminFixture signs an admin in; bob is a plain account.
-func adminFixture(t *testing.T) (*fixture, *client, accounts.Account, accounts.Account) {
+func adminFixture(t *testing.T) (*fixture, *client, store.Account, store.Account) {
 	f := setup(t)
 	root := f.account("root@example.com", true)
 	bob := f.account("bob@example.com", false)
@@ -56,7 +56,7 @@ func TestAdminAccessRules(t *testing.T) {
 	got, _ := f.accts.AccountByID(t.Context(), bob.ID)
 	assert.False(t, got.Admin || got.Disabled, "nothing changed")
 	assert.Equal(t, "hash:"+testPassword, got.PasswordHash)
-	assert.Empty(t, f.accts.eventsOf(accounts.KindAdmin))
+	assert.Empty(t, f.accts.eventsOf(store.KindAdmin))
 }
 
 func TestAdminConnection(t *testing.T) {
@@ -84,9 +84,9 @@ func TestAdminConnection(t *testing.T) {
 	assert.Equal(t, "in step with this server's", r.text("#check-clock"))
 	assert.Contains(t, r.body, "403 in 12ms")
 	assert.Equal(t, 1, f.platform.checks)
-	evs := f.accts.eventsOf(accounts.KindAdmin)
+	evs := f.accts.eventsOf(store.KindAdmin)
 	require.Len(t, evs, 1)
-	assert.Equal(t, accounts.Event{ID: evs[0].ID, At: f.clock.Now(), Kind: accounts.KindAdmin, AccountID: root.ID, Email: root.Email, Outcome: "ok",
+	assert.Equal(t, store.Event{ID: evs[0].ID, At: f.clock.Now(), Kind: store.KindAdmin, AccountID: root.ID, Email: root.Email, Outcome: "ok",
 		Detail: "connection check: forbidden", RequestID: r.header.Get("X-Request-Id")}, evs[0])
 
 	f.platform.set(func(p *fakePlatform) {
@@ -169,12 +169,12 @@ func TestAdminCreateAccount(t *testing.T) {
 			f, c, _, _ := adminFixture(t)
 			r := c.submit("/admin/accounts", "/admin/accounts", tt.form)
 			assert.Equal(t, tt.status, r.status)
-			_, total, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+			_, total, _ := f.accts.ListAccounts(t.Context(), store.AccountFilter{})
 			if !tt.created {
 				assert.Equal(t, tt.message, r.text("#admin-error"))
 				assert.Equal(t, 2, total, "bad input changes nothing")
 				assert.Equal(t, tt.form.Get("email"), r.doc.Find(`input[name="email"]`).AttrOr("value", ""), "the form keeps what was typed")
-				assert.Empty(t, f.accts.eventsOf(accounts.KindAdmin))
+				assert.Empty(t, f.accts.eventsOf(store.KindAdmin))
 				return
 			}
 			assert.Equal(t, tt.message, r.text("#notice"))
@@ -184,7 +184,7 @@ func TestAdminCreateAccount(t *testing.T) {
 			assert.Equal(t, "hash:long enough", a.PasswordHash, "stored hashed")
 			assert.Equal(t, tt.form.Get("admin") != "", a.Admin)
 			assert.NotContains(t, r.body, "long enough", "the password is not echoed")
-			evs := f.accts.eventsOf(accounts.KindAdmin)
+			evs := f.accts.eventsOf(store.KindAdmin)
 			require.Len(t, evs, 1)
 			assert.Equal(t, fmt.Sprintf("created account (admin=%v): %s", a.Admin, a.Email), evs[0].Detail)
 		})
@@ -197,31 +197,31 @@ func TestAdminAccountActions(t *testing.T) {
 		form   url.Values
 		status int
 		notice string
-		check  func(t *testing.T, bob accounts.Account, before accounts.Account, f *fixture)
+		check  func(t *testing.T, bob store.Account, before store.Account, f *fixture)
 	}{
-		{"disable", nil, 200, "Disabled bob@example.com", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+		{"disable", nil, 200, "Disabled bob@example.com", func(t *testing.T, bob, before store.Account, _ *fixture) {
 			assert.True(t, bob.Disabled)
 			assert.Greater(t, bob.SessionEpoch, before.SessionEpoch, "sessions end")
 		}},
-		{"grant-admin", nil, 200, "bob@example.com is now a partner admin.", func(t *testing.T, bob, _ accounts.Account, _ *fixture) { assert.True(t, bob.Admin) }},
-		{"unlink", nil, 200, "Unlinked bob@example.com", func(t *testing.T, bob, _ accounts.Account, f *fixture) {
+		{"grant-admin", nil, 200, "bob@example.com is now a partner admin.", func(t *testing.T, bob, _ store.Account, _ *fixture) { assert.True(t, bob.Admin) }},
+		{"unlink", nil, 200, "Unlinked bob@example.com", func(t *testing.T, bob, _ store.Account, f *fixture) {
 			_, err := f.accts.LinkFor(t.Context(), bob.ID)
-			assert.ErrorIs(t, err, accounts.ErrNotFound)
+			assert.ErrorIs(t, err, store.ErrNotFound)
 		}},
-		{"password", url.Values{"password": {"a brand new one"}}, 200, "Set a new password for bob@example.com", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+		{"password", url.Values{"password": {"a brand new one"}}, 200, "Set a new password for bob@example.com", func(t *testing.T, bob, before store.Account, _ *fixture) {
 			assert.Equal(t, "hash:a brand new one", bob.PasswordHash)
 			assert.Greater(t, bob.SessionEpoch, before.SessionEpoch, "sessions end")
 		}},
-		{"password", url.Values{"password": {"short"}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+		{"password", url.Values{"password": {"short"}}, 400, "", func(t *testing.T, bob, before store.Account, _ *fixture) {
 			assert.Equal(t, before, bob, "a refused password changes nothing")
 		}},
-		{"password", url.Values{"password": {"         "}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+		{"password", url.Values{"password": {"         "}}, 400, "", func(t *testing.T, bob, before store.Account, _ *fixture) {
 			assert.Equal(t, before, bob, "only spaces")
 		}},
-		{"password", url.Values{"password": {"qwertyuiop"}}, 400, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) {
+		{"password", url.Values{"password": {"qwertyuiop"}}, 400, "", func(t *testing.T, bob, before store.Account, _ *fixture) {
 			assert.Equal(t, before, bob, "a common password")
 		}},
-		{"explode", nil, 404, "", func(t *testing.T, bob, before accounts.Account, _ *fixture) { assert.Equal(t, before, bob) }},
+		{"explode", nil, 404, "", func(t *testing.T, bob, before store.Account, _ *fixture) { assert.Equal(t, before, bob) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.action+" "+tt.form.Encode(), func(t *testing.T) {
@@ -232,7 +232,7 @@ func TestAdminAccountActions(t *testing.T) {
 			after, err := f.accts.AccountByID(t.Context(), bob.ID)
 			require.NoError(t, err)
 			tt.check(t, after, bob, f)
-			evs := f.accts.eventsOf(accounts.KindAdmin)
+			evs := f.accts.eventsOf(store.KindAdmin)
 			if tt.status != 200 {
 				assert.Empty(t, evs)
 				return
@@ -265,7 +265,7 @@ func TestAdminAccountActionsRefused(t *testing.T) {
 
 func TestAdminImportCSV(t *testing.T) {
 	f, c, _, _ := adminFixture(t)
-	count := func() int { _, n, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{}); return n }
+	count := func() int { _, n, _ := f.accts.ListAccounts(t.Context(), store.AccountFilter{}); return n }
 
 	bad := "email,firstName,lastName\nann@example.com,Ann,A\nnot-an-email,Bad,Row\nann@EXAMPLE.com,Ann,Again\nonly,two\n"
 	r := c.submit("/admin/accounts", "/admin/accounts/import", url.Values{"csv": {bad}})
@@ -303,8 +303,8 @@ func TestAdminImportCSV(t *testing.T) {
 	cid, err := f.accts.AccountByEmail(t.Context(), "cid@example.com")
 	require.NoError(t, err)
 	assert.Equal(t, "Cid", cid.FirstName, "trimmed")
-	assert.Equal(t, accounts.NoPassword, cid.PasswordHash, "imported accounts have no password")
-	evs := f.accts.eventsOf(accounts.KindAdmin)
+	assert.Equal(t, passhash.NoPassword, cid.PasswordHash, "imported accounts have no password")
+	evs := f.accts.eventsOf(store.KindAdmin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "imported 2 accounts from CSV", evs[0].Detail)
 }
@@ -347,9 +347,9 @@ func TestAdminPlatformUsers(t *testing.T) {
 func TestAdminAudit(t *testing.T) {
 	f, c, _, bob := adminFixture(t)
 	ctx := t.Context()
-	require.NoError(t, f.accts.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "ok", PlatformCalls: 3, Latency: 25 * time.Millisecond, Detail: "created"}))
-	require.NoError(t, f.accts.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "ok", PlatformCalls: 1, Latency: 300 * time.Microsecond}))
-	require.NoError(t, f.accts.Record(ctx, accounts.Event{Kind: accounts.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "platform_forbidden", PlatformCalls: 1}))
+	require.NoError(t, f.accts.Record(ctx, store.Event{Kind: store.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "ok", PlatformCalls: 3, Latency: 25 * time.Millisecond, Detail: "created"}))
+	require.NoError(t, f.accts.Record(ctx, store.Event{Kind: store.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "ok", PlatformCalls: 1, Latency: 300 * time.Microsecond}))
+	require.NoError(t, f.accts.Record(ctx, store.Event{Kind: store.KindLaunch, AccountID: bob.ID, Email: bob.Email, Outcome: "platform_forbidden", PlatformCalls: 1}))
 
 	r := c.get("/admin/audit")
 	require.Equal(t, http.StatusOK, r.status)
@@ -418,7 +418,7 @@ func TestAdminBans(t *testing.T) {
 	assert.Contains(t, r.text("#notice"), "Lifted the sign-in ban on bob@example.com")
 	assert.False(t, f.accts.banned("bob@example.com"))
 	assert.Zero(t, r.doc.Find(`#account-status [data-ban]`).Length(), "the account's page, without the ban")
-	evs := f.accts.eventsOf(accounts.KindAdmin)
+	evs := f.accts.eventsOf(store.KindAdmin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "lift-ban: bob@example.com", evs[0].Detail)
 

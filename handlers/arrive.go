@@ -12,7 +12,9 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -97,16 +99,16 @@ func (h *server) handoff(c echo.Context, token string, confirmed bool) error {
 		return h.portalRefused(c, err)
 	}
 	acct, err := h.portalAccount(ctx, claims)
-	if errors.Is(err, accounts.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		h.Logger.Warn("portal token refused", "reason", "no account for the token's email and portal.create_accounts is off", "request_id", requestID(c))
-		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: claims.Email, Outcome: "failed", Detail: "portal token: no such account"})
+		h.audit(c, store.Event{Kind: store.KindLogin, Email: claims.Email, Outcome: "failed", Detail: "portal token: no such account"})
 		return errPortalRefused
 	}
 	if err != nil {
 		return err
 	}
 	if acct.Disabled {
-		h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "failed", Detail: "portal token: account disabled"})
+		h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "failed", Detail: "portal token: account disabled"})
 		return launchError{launch.ErrAccountDisabled}
 	}
 	if err := h.signIn(c, acct, signInHandoff); err != nil {
@@ -122,7 +124,7 @@ func (h *server) portalRefused(c echo.Context, err error) error {
 		return err
 	}
 	h.Logger.Warn("portal token refused", "reason", err.Error(), "request_id", requestID(c))
-	h.audit(c, accounts.Event{Kind: accounts.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
+	h.audit(c, store.Event{Kind: store.KindLogin, Outcome: "failed", Detail: truncate(err.Error(), 300)})
 	h.Metrics.login("failed")
 	if errors.Is(err, portal.ErrOtherAudience) {
 		return errPortalOtherAudience
@@ -132,7 +134,7 @@ func (h *server) portalRefused(c echo.Context, err error) error {
 
 // portalAccount finds the token's account by email, creating it (without a
 // password) on first use when portal.create_accounts allows.
-func (h *server) portalAccount(ctx context.Context, c portal.Claims) (accounts.Account, error) {
+func (h *server) portalAccount(ctx context.Context, c portal.Claims) (store.Account, error) {
 	return accounts.FindOrCreate(ctx, h.Store.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
 }
 
@@ -141,7 +143,7 @@ const signInHandoff = "portal token"
 
 // signIn replaces the browser's session with a new one for acct and
 // records the sign-in; how says which way in it came.
-func (h *server) signIn(c echo.Context, acct accounts.Account, how string) error {
+func (h *server) signIn(c echo.Context, acct store.Account, how string) error {
 	sid, err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct, how == signInHandoff)
 	if err != nil {
 		return err
@@ -149,7 +151,7 @@ func (h *server) signIn(c echo.Context, acct accounts.Account, how string) error
 	h.csrf.rotate(c)
 	c.Set(ctxAccount, acct)
 	c.Set(ctxSessionID, sid) // the launch that may follow is this session's
-	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: how})
+	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: how})
 	h.Metrics.login("ok")
 	return nil
 }
@@ -170,20 +172,20 @@ func (h *server) setPasswordPage(c echo.Context) error {
 
 // passwordLinkAccount is the account of a valid link; ok is false when the
 // link is unknown, used or expired.
-func (h *server) passwordLinkAccount(ctx context.Context, token string) (accounts.Account, bool, error) {
+func (h *server) passwordLinkAccount(ctx context.Context, token string) (store.Account, bool, error) {
 	if token == "" || len(token) > 128 {
-		return accounts.Account{}, false, nil
+		return store.Account{}, false, nil
 	}
 	id, err := h.Store.OneTime.PasswordLink(ctx, accounts.SessionID(token), h.Now())
-	if errors.Is(err, accounts.ErrNotFound) {
-		return accounts.Account{}, false, nil
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Account{}, false, nil
 	}
 	if err != nil {
-		return accounts.Account{}, false, err
+		return store.Account{}, false, err
 	}
 	acct, err := h.Store.Accounts.AccountByID(ctx, id)
-	if errors.Is(err, accounts.ErrNotFound) {
-		return accounts.Account{}, false, nil
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Account{}, false, nil
 	}
 	return acct, err == nil, err
 }
@@ -206,7 +208,7 @@ func (h *server) setPassword(c echo.Context) error {
 		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
 	}
 	pw := c.FormValue("password")
-	if err := accounts.CheckPassword(pw); err != nil {
+	if err := passhash.CheckPassword(pw); err != nil {
 		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: userMessage(err)})
 	}
 	if c.FormValue("confirm") != pw {
@@ -221,7 +223,7 @@ func (h *server) setPassword(c echo.Context) error {
 	}
 	// Taken (deleted) before it is acted on: of two submissions at once,
 	// one sets the password.
-	if _, err := h.Store.OneTime.TakePasswordLink(ctx, accounts.SessionID(token), h.Now()); errors.Is(err, accounts.ErrNotFound) {
+	if _, err := h.Store.OneTime.TakePasswordLink(ctx, accounts.SessionID(token), h.Now()); errors.Is(err, store.ErrNotFound) {
 		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
 	} else if err != nil {
 		return err

@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -81,12 +83,12 @@ func TestSSOJWT(t *testing.T) {
 	acct, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
 	require.NoError(t, err)
 	assert.Equal(t, "Grace Hopper", acct.Name())
-	assert.Equal(t, accounts.NoPassword, acct.PasswordHash, "no password: the portal is the way in")
+	assert.Equal(t, passhash.NoPassword, acct.PasswordHash, "no password: the portal is the way in")
 	calls := f.launcher.made()
 	require.Len(t, calls, 1)
 	assert.Equal(t, "/editor/projects/7", calls[0].returnTo)
 	assert.Equal(t, http.StatusOK, c.get("/").status, "a bridge session")
-	evs := f.accts.eventsOf(accounts.KindLogin)
+	evs := f.accts.eventsOf(store.KindLogin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "portal token", evs[0].Detail)
 
@@ -94,7 +96,7 @@ func TestSSOJWT(t *testing.T) {
 	other := f.client()
 	r = other.get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "grace@EXAMPLE.com"}))
 	require.Equal(t, http.StatusSeeOther, r.status)
-	n, _, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	n, _, _ := f.accts.ListAccounts(t.Context(), store.AccountFilter{})
 	assert.Len(t, n, 1, "matched case-insensitively: no second account")
 }
 
@@ -114,7 +116,7 @@ func TestSSOJWTRefused(t *testing.T) {
 	assert.Contains(t, f.logs.String(), "signature is invalid", "the log says why")
 	assert.Empty(t, c.cookie(SessionCookie), "no session")
 	assert.Empty(t, f.launcher.made())
-	n, _, _ := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	n, _, _ := f.accts.ListAccounts(t.Context(), store.AccountFilter{})
 	assert.Empty(t, n, "no account made")
 
 	r := c.post("/sso/jwt", url.Values{"jwt": {good}})
@@ -161,7 +163,7 @@ func TestSSOJWTWithoutAccountCreation(t *testing.T) {
 	r := f.client().get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "new@example.com"}))
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	_, err := f.accts.AccountByEmail(t.Context(), "new@example.com")
-	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, err, store.ErrNotFound)
 	off := setup(t, func(d *Deps) { d.PortalTokens = nil })
 	assert.Equal(t, http.StatusNotFound, off.client().get("/sso/jwt?jwt=x").status, "not configured: no such route")
 }
@@ -314,7 +316,7 @@ func TestBackLinksLeadToThePortal(t *testing.T) {
 type unavailableOneTime struct{}
 
 func (unavailableOneTime) UseOnce(context.Context, string, string, time.Time) error {
-	return fmt.Errorf("%w: no answer within 2s (store.timeout)", accounts.ErrUnavailable)
+	return fmt.Errorf("%w: no answer within 2s (store.timeout)", store.ErrUnavailable)
 }
 
 // A portal arrival while the database is away cannot be sent again (its
@@ -335,7 +337,7 @@ func TestPortalArrivalWhileTheDatabaseIsAway(t *testing.T) {
 		assert.Contains(t, r.text("#error-page"), "works only once")
 		assert.Equal(t, portalURL, r.doc.Find("#portal-again").AttrOr("href", ""), "back to the portal for a fresh link, when there is one")
 		_, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
-		assert.ErrorIs(t, err, accounts.ErrNotFound, "nothing was created")
+		assert.ErrorIs(t, err, store.ErrNotFound, "nothing was created")
 		assert.NotContains(t, f.logs.String(), "level=ERROR", "an outage is logged once by the store's guard, not per request")
 	}
 }
@@ -359,7 +361,7 @@ func TestSSOJWTAsksBeforeSwitchingAccounts(t *testing.T) {
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
 	assert.Empty(t, f.launcher.made(), "nothing launched")
 	_, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
-	assert.ErrorIs(t, err, accounts.ErrNotFound, "no account made")
+	assert.ErrorIs(t, err, store.ErrNotFound, "no account made")
 	assert.Equal(t, http.StatusOK, c.get("/admin/accounts").status, "still signed in as root, the admin")
 
 	// The switch needs the page's anti-forgery token.

@@ -10,8 +10,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -109,7 +111,7 @@ func (h *server) login(c echo.Context) error {
 	}
 	if !until.IsZero() {
 		// Refused even with the right password; says only when to come back.
-		h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
+		h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
 		h.Logger.Warn("sign-in refused: banned", "email", truncate(email, 254), "client_ip", c.RealIP(), "until", until.UTC(), "request_id", requestID(c))
 		h.Metrics.login("banned")
 		left := until.Sub(h.Now())
@@ -121,9 +123,9 @@ func (h *server) login(c echo.Context) error {
 	}
 	acct, err := h.Store.Accounts.AccountByEmail(ctx, email)
 	switch {
-	case errors.Is(err, accounts.ErrNotFound):
+	case errors.Is(err, store.ErrNotFound):
 		// Spend the same hashing work as for a wrong password.
-		if err := h.Passwords.VerifyDummy(ctx, password); !errors.Is(err, accounts.ErrPasswordMismatch) {
+		if err := h.Passwords.VerifyDummy(ctx, password); !errors.Is(err, passhash.ErrPasswordMismatch) {
 			return err
 		}
 		return h.loginFailure(c, attempt, email, next, 0, "unknown email")
@@ -131,7 +133,7 @@ func (h *server) login(c echo.Context) error {
 		return err
 	}
 	if err := h.Passwords.Verify(ctx, password, acct.PasswordHash); err != nil {
-		if !errors.Is(err, accounts.ErrPasswordMismatch) {
+		if !errors.Is(err, passhash.ErrPasswordMismatch) {
 			return err
 		}
 		return h.loginFailure(c, attempt, email, next, acct.ID, "wrong password")
@@ -151,7 +153,7 @@ func (h *server) login(c echo.Context) error {
 // loginFailure answers every failed sign-in the same way; the reason goes
 // to the audit log and the server log (with the email and client IP, for
 // whoever watches for attacks; never the password), not to the page.
-func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email, next string, accountID int64, reason string) error {
+func (h *server) loginFailure(c echo.Context, attempt regulation.Attempt, email, next string, accountID int64, reason string) error {
 	email = truncate(email, 254)
 	banned, err := h.Regulator.Fail(c.Request().Context(), attempt)
 	if err != nil {
@@ -162,7 +164,7 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email, n
 		reason += "; ban started"
 		h.Logger.Warn("sign-in ban started: too many failed sign-ins", "email", email, "client_ip", c.RealIP(), "request_id", requestID(c))
 	}
-	h.audit(c, accounts.Event{Kind: accounts.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
+	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")
 	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: loginFailed})))
 }
@@ -172,11 +174,11 @@ func (h *server) loginFailure(c echo.Context, attempt accounts.Attempt, email, n
 func (h *server) logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	if in, err := h.sessions.current(ctx, c.Request(), c.Response()); err == nil {
-		if err := h.Store.Sessions.EndSession(ctx, in.ID, in.SessionID); err != nil && !errors.Is(err, accounts.ErrNotFound) {
+		if err := h.Store.Sessions.EndSession(ctx, in.ID, in.SessionID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
 		h.endLaunches(in.ID, in.SessionID)
-		h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: in.ID, Email: in.Email, Outcome: "ok", Detail: "this device"})
+		h.audit(c, store.Event{Kind: store.KindLogout, AccountID: in.ID, Email: in.Email, Outcome: "ok", Detail: "this device"})
 	}
 	h.sessions.clear(c.Response())
 	return c.Redirect(http.StatusSeeOther, "/login?signed_out=1")
@@ -190,15 +192,15 @@ func (h *server) logoutEverywhere(c echo.Context) error {
 		return err
 	}
 	h.endLaunches(acct.ID, "")
-	h.audit(c, accounts.Event{Kind: accounts.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: "every device"})
+	h.audit(c, store.Event{Kind: store.KindLogout, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: "every device"})
 	h.sessions.clear(c.Response())
 	return c.Redirect(http.StatusSeeOther, "/login?signed_out=everywhere")
 }
 
 // audit records an event; a failure is logged, not shown.
-func (h *server) audit(c echo.Context, e accounts.Event) {
+func (h *server) audit(c echo.Context, e store.Event) {
 	e.RequestID = requestID(c)
 	if err := h.Store.Audit.Record(c.Request().Context(), e); err != nil {
-		h.Logger.Log(c.Request().Context(), accounts.FailureLevel(err), "audit write failed", "err", err, "request_id", e.RequestID)
+		h.Logger.Log(c.Request().Context(), store.FailureLevel(err), "audit write failed", "err", err, "request_id", e.RequestID)
 	}
 }

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ssobridge/ssobridge/accounts"
 )
 
 func TestLoginPage(t *testing.T) {
@@ -77,7 +76,7 @@ func TestLoginFailures(t *testing.T) {
 			verified, dummy := f.pw.counts()
 			assert.Equal(t, tt.verified, verified)
 			assert.Equal(t, tt.dummy, dummy)
-			evs := f.accts.eventsOf(accounts.KindLogin)
+			evs := f.accts.eventsOf(store.KindLogin)
 			if tt.reason == "" {
 				assert.Empty(t, evs)
 				assert.Empty(t, f.reg.admitted, "bad input counts no attempt")
@@ -124,9 +123,9 @@ func TestLoginSuccess(t *testing.T) {
 	assert.Contains(t, setCookieHeader(r, csrfSecureName), "Max-Age=0", "the CSRF token is rotated on sign-in")
 	assert.Equal(t, []string{"ADA@example.com 127.0.0.1"}, f.reg.admitted, "counted before the password was verified")
 	assert.Equal(t, 1, f.reg.succeeded, "the regulator forgets the failures")
-	evs := f.accts.eventsOf(accounts.KindLogin)
+	evs := f.accts.eventsOf(store.KindLogin)
 	require.Len(t, evs, 1)
-	assert.Equal(t, accounts.Event{ID: evs[0].ID, At: f.clock.Now(), Kind: accounts.KindLogin, AccountID: ada.ID, Email: ada.Email, Outcome: "ok", RequestID: r.header.Get("X-Request-Id")}, evs[0])
+	assert.Equal(t, store.Event{ID: evs[0].ID, At: f.clock.Now(), Kind: store.KindLogin, AccountID: ada.ID, Email: ada.Email, Outcome: "ok", RequestID: r.header.Get("X-Request-Id")}, evs[0])
 }
 
 // A banned sign-in is refused even with the right password; the page says
@@ -155,7 +154,7 @@ func TestLoginWhileBanned(t *testing.T) {
 			assert.Equal(t, tt.retry, r.header.Get("Retry-After"))
 			verified, dummy := f.pw.counts()
 			assert.Zero(t, verified+dummy, "no password is tested during a ban")
-			evs := f.accts.eventsOf(accounts.KindLogin)
+			evs := f.accts.eventsOf(store.KindLogin)
 			require.Len(t, evs, 1)
 			assert.Equal(t, "banned", evs[0].Outcome)
 		})
@@ -167,7 +166,7 @@ func TestLoginFailureStartsBan(t *testing.T) {
 	f.reg.banOnFail = true
 	c := f.client()
 	c.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {"guess"}})
-	evs := f.accts.eventsOf(accounts.KindLogin)
+	evs := f.accts.eventsOf(store.KindLogin)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "unknown email; ban started", evs[0].Detail)
 	logs := f.logs.String()
@@ -235,7 +234,7 @@ func TestLogout(t *testing.T) {
 	assert.Contains(t, setCookieHeader(r, SessionCookie), "Max-Age=0")
 	got, _ := f.accts.AccountByID(t.Context(), ada.ID)
 	assert.Equal(t, ada.SessionEpoch, got.SessionEpoch, "one device: the account's epoch stays")
-	require.Len(t, f.accts.eventsOf(accounts.KindLogout), 1)
+	require.Len(t, f.accts.eventsOf(store.KindLogout), 1)
 	left, _ := f.accts.ListSessions(t.Context(), ada.ID)
 	assert.Len(t, left, 1, "only this device's session ended")
 
@@ -249,7 +248,7 @@ func TestLogout(t *testing.T) {
 	anon := f.client()
 	r = anon.submit("/login", "/logout", nil)
 	assert.Equal(t, http.StatusSeeOther, r.status)
-	assert.Len(t, f.accts.eventsOf(accounts.KindLogout), 1)
+	assert.Len(t, f.accts.eventsOf(store.KindLogout), 1)
 }
 
 // Signing out everywhere ends every device's session.
@@ -265,7 +264,7 @@ func TestLogoutEverywhere(t *testing.T) {
 	assert.Equal(t, "/login?expired=1", laptop.get("/").header.Get("Location"), "the other device is signed out too")
 	left, _ := f.accts.ListSessions(t.Context(), ada.ID)
 	assert.Empty(t, left)
-	evs := f.accts.eventsOf(accounts.KindLogout)
+	evs := f.accts.eventsOf(store.KindLogout)
 	require.Len(t, evs, 1)
 	assert.Equal(t, "every device", evs[0].Detail)
 	assert.Contains(t, phone.get("/login?signed_out=everywhere").body, "signed out on every device")

@@ -4,8 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/waitline"
 )
 
@@ -22,40 +23,40 @@ type Store struct {
 }
 
 // StoreOf is s in every part.
-func StoreOf(s accounts.Store) Store {
+func StoreOf(s store.Store) Store {
 	return Store{Accounts: s, Sessions: s, Links: s, Audit: s, OneTime: s, Health: s}
 }
 
 // Accounts are the accounts as the console and the ways in see them.
 type Accounts interface {
-	CreateAccount(ctx context.Context, n accounts.NewAccount) (accounts.Account, error)
-	CreateAccounts(ctx context.Context, ns []accounts.NewAccount) error
-	AccountByEmail(ctx context.Context, email string) (accounts.Account, error)
-	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
-	ListAccounts(ctx context.Context, f accounts.AccountFilter) ([]accounts.Account, int, error)
+	CreateAccount(ctx context.Context, n store.NewAccount) (store.Account, error)
+	CreateAccounts(ctx context.Context, ns []store.NewAccount) error
+	AccountByEmail(ctx context.Context, email string) (store.Account, error)
+	AccountByID(ctx context.Context, id int64) (store.Account, error)
+	ListAccounts(ctx context.Context, f store.AccountFilter) ([]store.Account, int, error)
 	SetDisabled(ctx context.Context, id int64, disabled bool) error
 	SetAdmin(ctx context.Context, id int64, admin bool) error
 	SetPasswordHash(ctx context.Context, id int64, hash string) error
-	ListBans(ctx context.Context, now time.Time) ([]accounts.Ban, error)
+	ListBans(ctx context.Context, now time.Time) ([]store.Ban, error)
 	LiftBans(ctx context.Context, email, ip string) (int, error)
 }
 
 // SessionRecords are the signed-in devices: what a session cookie names.
 type SessionRecords interface {
-	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
+	AccountByID(ctx context.Context, id int64) (store.Account, error)
 	// FreshAccountByID reads past any cache (see sessionManager.current).
-	FreshAccountByID(ctx context.Context, id int64) (accounts.Account, error)
-	CreateSession(ctx context.Context, s accounts.Session) error
-	SessionByID(ctx context.Context, id string) (accounts.Session, error)
+	FreshAccountByID(ctx context.Context, id int64) (store.Account, error)
+	CreateSession(ctx context.Context, s store.Session) error
+	SessionByID(ctx context.Context, id string) (store.Session, error)
 	TouchSession(ctx context.Context, id string, at time.Time) error
 	EndSession(ctx context.Context, accountID int64, id string) error
 	EndSessions(ctx context.Context, id int64) error
-	ListSessions(ctx context.Context, accountID int64) ([]accounts.Session, error)
+	ListSessions(ctx context.Context, accountID int64) ([]store.Session, error)
 }
 
 // Links are the accounts' links to platform users.
 type Links interface {
-	LinkFor(ctx context.Context, accountID int64) (accounts.Link, error)
+	LinkFor(ctx context.Context, accountID int64) (store.Link, error)
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
 	// CountLinks counts the linked accounts and the enabled unlinked ones.
@@ -64,8 +65,8 @@ type Links interface {
 
 // AuditLog records and lists what happened.
 type AuditLog interface {
-	Record(ctx context.Context, e accounts.Event) error
-	ListEvents(ctx context.Context, f accounts.AuditFilter) ([]accounts.Event, int, error)
+	Record(ctx context.Context, e store.Event) error
+	ListEvents(ctx context.Context, f store.AuditFilter) ([]store.Event, int, error)
 }
 
 // OneTime are the single-use ids (an IdP sign-in's state) and the
@@ -95,11 +96,11 @@ type Passwords interface {
 type Regulator interface {
 	// Admit counts an attempt before its password is verified; a non-zero
 	// bannedUntil refuses it.
-	Admit(ctx context.Context, email, ip string) (a accounts.Attempt, bannedUntil time.Time, err error)
+	Admit(ctx context.Context, email, ip string) (a regulation.Attempt, bannedUntil time.Time, err error)
 	// Fail records a wrong password and reports whether a ban started.
-	Fail(ctx context.Context, a accounts.Attempt) (banStarted bool, err error)
+	Fail(ctx context.Context, a regulation.Attempt) (banStarted bool, err error)
 	// Succeed clears the failures counted for the attempt's email.
-	Succeed(ctx context.Context, a accounts.Attempt) error
+	Succeed(ctx context.Context, a regulation.Attempt) error
 }
 
 // Provisioning runs the console's background provisioning of every
@@ -107,14 +108,14 @@ type Regulator interface {
 type Provisioning interface {
 	// Start starts a job; accounts.ErrJobRunning while one runs.
 	Start(ctx context.Context, startedBy string) error
-	Latest(ctx context.Context) (accounts.ProvisionJob, error)
+	Latest(ctx context.Context) (store.ProvisionJob, error)
 }
 
 // Line keeps users in line for the platform's pace (waitline.Line).
 type Line interface {
 	// Join and Check: a launch of the account's session, and its waiting
 	// page's refresh.
-	Join(ctx context.Context, acct accounts.Account, session, returnTo, requestID string) (waitline.Answer, error)
+	Join(ctx context.Context, acct store.Account, session, returnTo, requestID string) (waitline.Answer, error)
 	Check(ctx context.Context, ticket string, accountID int64, session string) (waitline.Answer, error)
 	// End stops the launches of the account's session ("": of every one)
 	// when the session ends.
@@ -124,7 +125,7 @@ type Line interface {
 // Launcher runs "Open video editor" (launch.Service). Its errors are
 // described with launch.Explain.
 type Launcher interface {
-	Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error)
+	Launch(ctx context.Context, acct store.Account, returnTo, requestID string) (launch.Result, error)
 }
 
 // Platform is the Partner API as the admin console and /readyz see it, in

@@ -15,8 +15,9 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/waitline"
 )
@@ -118,11 +119,11 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		return http.StatusUnauthorized, views.PortalRefused, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
-	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):
+	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
 		info.RetryAfter = int(busyRetry / time.Second)
 		info.Detail = err.Error() // says which: hashing slots or the database lock; no secret
 		return http.StatusServiceUnavailable, views.Busy, info
-	case errors.Is(err, accounts.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable):
 		info.RetryAfter = int(busyRetry / time.Second)
 		info.Detail = err.Error() // the cause, for an admin; the DSN is never in it
 		info.Handoff = c.Path() == "/sso/jwt"
@@ -219,9 +220,9 @@ func errorClass(err error) string {
 		return "portal_refused"
 	case errors.As(err, new(idpError)):
 		return "idp_refused"
-	case errors.Is(err, accounts.ErrBusy), errors.Is(err, accounts.ErrStoreBusy):
+	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
 		return "busy"
-	case errors.Is(err, accounts.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable):
 		return "store_unavailable"
 	case errors.As(err, &he):
 		return "http_" + strconv.Itoa(he.Code)

@@ -13,18 +13,21 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/stretchr/testify/require"
 )
 
 // testStore is the real SQLite store, in the test's temporary folder and on
 // the fixture's clock, with what the tests need to arrange and read it.
 type testStore struct {
-	*accounts.SQLite
+	*sqlstore.SQLite
 	t       testing.TB
 	path    string
 	now     func() time.Time
@@ -39,7 +42,7 @@ func (s *testStore) TouchSession(ctx context.Context, id string, at time.Time) e
 
 func newTestStore(t testing.TB, now func() time.Time) *testStore {
 	path := filepath.Join(t.TempDir(), "ssobridge.db")
-	s, err := accounts.OpenSQLite(t.Context(), path, now)
+	s, err := sqlstore.OpenSQLite(t.Context(), path, now)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return &testStore{SQLite: s, t: t, path: path, now: now}
@@ -55,7 +58,7 @@ func (s *testStore) link(accountID int64, platformUserID string, lastLaunch time
 	s.t.Helper()
 	require.NoError(s.t, s.SaveLink(s.t.Context(), accountID, platformUserID))
 	if !lastLaunch.IsZero() {
-		require.NoError(s.t, s.RecordLaunch(s.t.Context(), accounts.Event{At: lastLaunch, AccountID: accountID, Outcome: "ok"}))
+		require.NoError(s.t, s.RecordLaunch(s.t.Context(), store.Event{At: lastLaunch, AccountID: accountID, Outcome: "ok"}))
 	}
 }
 
@@ -63,8 +66,8 @@ func (s *testStore) link(accountID int64, platformUserID string, lastLaunch time
 func (s *testStore) ban(email string, until time.Time) {
 	s.t.Helper()
 	now := s.now()
-	r := accounts.RegulationConfig{MaxRetries: 1, FindTime: time.Minute, BanTime: until.Sub(now)}
-	id, _, err := s.AdmitSignIn(s.t.Context(), accounts.SignIn{Email: email, IP: "192.0.2.1", At: now}, r)
+	r := store.RegulationConfig{MaxRetries: 1, FindTime: time.Minute, BanTime: until.Sub(now)}
+	id, _, err := s.AdmitSignIn(s.t.Context(), store.SignIn{Email: email, IP: "192.0.2.1", At: now}, r)
 	require.NoError(s.t, err)
 	_, err = s.FailSignIn(s.t.Context(), id, r, now)
 	require.NoError(s.t, err)
@@ -76,13 +79,13 @@ func (s *testStore) banned(email string) bool {
 	s.t.Helper()
 	bans, err := s.ListBans(s.t.Context(), s.now())
 	require.NoError(s.t, err)
-	return slices.ContainsFunc(bans, func(b accounts.Ban) bool { return b.Kind == accounts.BanEmail && mailaddr.Equal(b.Value, email) })
+	return slices.ContainsFunc(bans, func(b store.Ban) bool { return b.Kind == store.BanEmail && mailaddr.Equal(b.Value, email) })
 }
 
 // eventsOf returns the recorded events of one kind, oldest first.
-func (s *testStore) eventsOf(kind string) []accounts.Event {
+func (s *testStore) eventsOf(kind string) []store.Event {
 	s.t.Helper()
-	evs, _, err := s.ListEvents(s.t.Context(), accounts.AuditFilter{Kind: kind, Limit: 500})
+	evs, _, err := s.ListEvents(s.t.Context(), store.AuditFilter{Kind: kind, Limit: 500})
 	require.NoError(s.t, err)
 	slices.Reverse(evs)
 	return evs
@@ -104,10 +107,10 @@ func (p *fakePasswords) Verify(_ context.Context, pw, encoded string) error {
 	busy := p.busy
 	p.mu.Unlock()
 	if busy {
-		return accounts.ErrBusy
+		return passhash.ErrBusy
 	}
 	if encoded != "hash:"+pw {
-		return accounts.ErrPasswordMismatch
+		return passhash.ErrPasswordMismatch
 	}
 	return nil
 }
@@ -118,9 +121,9 @@ func (p *fakePasswords) VerifyDummy(context.Context, string) error {
 	busy := p.busy
 	p.mu.Unlock()
 	if busy {
-		return accounts.ErrBusy
+		return passhash.ErrBusy
 	}
-	return accounts.ErrPasswordMismatch
+	return passhash.ErrPasswordMismatch
 }
 
 func (p *fakePasswords) counts() (verified, dummy int) {
@@ -139,27 +142,27 @@ type fakeRegulator struct {
 	succeeded int
 }
 
-func (r *fakeRegulator) Admit(_ context.Context, email, ip string) (accounts.Attempt, time.Time, error) {
+func (r *fakeRegulator) Admit(_ context.Context, email, ip string) (regulation.Attempt, time.Time, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t, ok := r.banned[email]; ok {
-		return accounts.Attempt{}, t, nil
+		return regulation.Attempt{}, t, nil
 	}
 	if t, ok := r.banned[ip]; ok {
-		return accounts.Attempt{}, t, nil
+		return regulation.Attempt{}, t, nil
 	}
 	r.admitted = append(r.admitted, email+" "+ip)
-	return accounts.Attempt{}, time.Time{}, nil
+	return regulation.Attempt{}, time.Time{}, nil
 }
 
-func (r *fakeRegulator) Fail(context.Context, accounts.Attempt) (bool, error) {
+func (r *fakeRegulator) Fail(context.Context, regulation.Attempt) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failed++
 	return r.banOnFail, nil
 }
 
-func (r *fakeRegulator) Succeed(context.Context, accounts.Attempt) error {
+func (r *fakeRegulator) Succeed(context.Context, regulation.Attempt) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.succeeded++
@@ -168,7 +171,7 @@ func (r *fakeRegulator) Succeed(context.Context, accounts.Attempt) error {
 
 // launchCall is one call of the fake launcher.
 type launchCall struct {
-	account             accounts.Account
+	account             store.Account
 	returnTo, requestID string
 	hasDeadline         bool
 }
@@ -178,12 +181,12 @@ type launchCall struct {
 type fakeLauncher struct {
 	mu    sync.Mutex
 	calls []launchCall
-	do    func(acct accounts.Account, returnTo string) (launch.Result, error)
+	do    func(acct store.Account, returnTo string) (launch.Result, error)
 	// untilCancelled: a launch runs until its context ends.
 	untilCancelled bool
 }
 
-func (l *fakeLauncher) Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error) {
+func (l *fakeLauncher) Launch(ctx context.Context, acct store.Account, returnTo, requestID string) (launch.Result, error) {
 	_, hasDeadline := ctx.Deadline()
 	l.mu.Lock()
 	l.calls = append(l.calls, launchCall{account: acct, returnTo: returnTo, requestID: requestID, hasDeadline: hasDeadline})

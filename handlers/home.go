@@ -10,8 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/waitline"
 )
@@ -29,7 +29,7 @@ func (h *server) home(c echo.Context) error {
 		if !link.LastLaunchAt.IsZero() {
 			d.LastLaunch = link.LastLaunchAt.Local().Format("2 Jan 2006 15:04 MST")
 		}
-	case !errors.Is(err, accounts.ErrNotFound):
+	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
 	return h.render(c, http.StatusOK, views.HomePage(h.page(c, "Home"), d))
@@ -43,7 +43,7 @@ func (h *server) launch(c echo.Context) error {
 
 // launchTo launches acct to returnTo: a 303 to the exchange URL, kept out
 // of caches and Referer (every way in ends here: the form, /open, /sso/jwt).
-func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string) error {
+func (h *server) launchTo(c echo.Context, acct store.Account, returnTo string) error {
 	// The launch's bound within its request (the line bounds a launch
 	// that waits in it by platform.max_wait, from its arrival).
 	ctx, cancel := context.WithTimeout(c.Request().Context(), h.LaunchTimeout)
@@ -67,7 +67,7 @@ func (h *server) launchTo(c echo.Context, acct accounts.Account, returnTo string
 }
 
 // toExchange is the 303 to the exchange URL that ends a launch.
-func (h *server) toExchange(c echo.Context, acct accounts.Account, res launch.Result, exchangeURL string) error {
+func (h *server) toExchange(c echo.Context, acct store.Account, res launch.Result, exchangeURL string) error {
 	c.Set(ctxLaunched, launched{account: acct.ID, path: res.Path, calls: res.PlatformCalls}) // for the request's log line
 	hd := c.Response().Header()
 	hd["Cache-Control"] = []string{"no-store"}
@@ -97,7 +97,7 @@ func (h *server) launchWait(c echo.Context) error {
 // lineAnswer answers a launch through the line: the editor, or the
 // waiting page, which reloads itself (Refresh header and meta refresh, no
 // JavaScript needed) at most every few seconds.
-func (h *server) lineAnswer(c echo.Context, acct accounts.Account, a waitline.Answer, err error) error {
+func (h *server) lineAnswer(c echo.Context, acct store.Account, a waitline.Answer, err error) error {
 	if err != nil {
 		return launchError{err}
 	}

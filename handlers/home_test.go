@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 func TestPortal(t *testing.T) {
@@ -200,9 +200,9 @@ func errorPageCases() []errorPageCase {
 				return anon.submit("/login", "/login", url.Values{"email": {"ada@example.com"}, "password": {testPassword}})
 			}, ownClient: true},
 		{name: "database locked by another process", page: "Busy", class: "busy", status: 503, retryAfter: "5", mention: "Nothing was lost",
-			launchErr: fmt.Errorf("launch: save link: %w", accounts.ErrStoreBusy)},
+			launchErr: fmt.Errorf("launch: save link: %w", store.ErrStoreBusy)},
 		{name: "database unavailable", page: "StoreUnavailable", class: "store-unavailable", status: 503, retryAfter: "5", mention: "back within a minute",
-			launchErr: fmt.Errorf("launch: read link: %w: no answer within 2s (store.timeout): %w", accounts.ErrUnavailable, context.DeadlineExceeded)},
+			launchErr: fmt.Errorf("launch: read link: %w: no answer within 2s (store.timeout): %w", store.ErrUnavailable, context.DeadlineExceeded)},
 		{name: "anything else", page: "InternalError", class: "internal", status: 500,
 			launchErr: errors.New("launch: save link: disk on fire"), mention: "Something went wrong"},
 	}
@@ -225,7 +225,7 @@ func TestErrorPages(t *testing.T) {
 				if tt.request != nil {
 					r = tt.request(f, c)
 				} else {
-					f.launcher.do = func(accounts.Account, string) (launch.Result, error) { return launch.Result{}, tt.launchErr }
+					f.launcher.do = func(store.Account, string) (launch.Result, error) { return launch.Result{}, tt.launchErr }
 					r = c.submit("/", "/launch", nil)
 				}
 				assert.Equal(t, tt.status, r.status)
@@ -282,7 +282,7 @@ func TestPanicIsAnInternalErrorPage(t *testing.T) {
 	f.account("ada@example.com", false)
 	c := f.client()
 	c.signIn("ada@example.com")
-	f.launcher.do = func(accounts.Account, string) (launch.Result, error) { panic("launcher exploded") }
+	f.launcher.do = func(store.Account, string) (launch.Result, error) { panic("launcher exploded") }
 	r := c.submit("/", "/launch", nil)
 	assert.Equal(t, http.StatusInternalServerError, r.status)
 	assert.Equal(t, "internal", r.class())

@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -118,7 +119,7 @@ func (h *server) idpCallback(c echo.Context) error {
 		// Single-use across instances too: a copied cookie and URL do not
 		// pass a second time.
 		sum := sha256.Sum256([]byte(flow.State))
-		if err := h.Store.OneTime.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, accounts.ErrUsed) {
+		if err := h.Store.OneTime.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, store.ErrUsed) {
 			return h.idpRefused(c, fmt.Errorf("%w: the callback was replayed", oidc.ErrBadState), "")
 		} else if err != nil {
 			return err
@@ -139,9 +140,9 @@ func (h *server) idpCallback(c echo.Context) error {
 }
 
 // idpAccount applies the account rules to who signed in.
-func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (accounts.Account, error) {
+func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (store.Account, error) {
 	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
-		return accounts.Account{}, errIdPUnverified
+		return store.Account{}, errIdPUnverified
 	}
 	return h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
 		admin: id.Admin, create: h.IdPOptions.CreateAccounts, manageAdmin: h.IdPOptions.ManageAdmin, groupKey: "oidc.admin_group"})
@@ -161,27 +162,27 @@ type arrival struct {
 // arrivedAccount applies the account rules every identity provider shares:
 // the account found by email, created on first sign-in when allowed,
 // refused when disabled, made admin (or not) by the admin group.
-func (h *server) arrivedAccount(ctx context.Context, a arrival) (accounts.Account, error) {
+func (h *server) arrivedAccount(ctx context.Context, a arrival) (store.Account, error) {
 	if p := mailaddr.Problem(a.email); p != "" {
-		return accounts.Account{}, fmt.Errorf("%w: %s", errIdPBadEmail, p)
+		return store.Account{}, fmt.Errorf("%w: %s", errIdPBadEmail, p)
 	}
 	acct, err := accounts.FindOrCreate(ctx, h.Store.Accounts, a.email, a.names, a.create)
-	if errors.Is(err, accounts.ErrNotFound) {
-		return accounts.Account{}, errIdPNoAccount
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Account{}, errIdPNoAccount
 	}
 	if err != nil {
-		return accounts.Account{}, err
+		return store.Account{}, err
 	}
 	if acct.Disabled {
-		return accounts.Account{}, launch.ErrAccountDisabled
+		return store.Account{}, launch.ErrAccountDisabled
 	}
 	if a.manageAdmin && acct.Admin != a.admin {
 		switch err := h.Store.Accounts.SetAdmin(ctx, acct.ID, a.admin); {
-		case errors.Is(err, accounts.ErrLastAdmin):
+		case errors.Is(err, store.ErrLastAdmin):
 			// The group no longer lists the last admin; the bridge keeps one.
 			h.Logger.Warn("identity provider: the last admin is not in "+a.groupKey+"; kept as admin", "email", acct.Email)
 		case err != nil:
-			return accounts.Account{}, err
+			return store.Account{}, err
 		default:
 			return h.Store.Accounts.AccountByID(ctx, acct.ID)
 		}
@@ -193,7 +194,7 @@ func (h *server) arrivedAccount(ctx context.Context, a arrival) (accounts.Accoun
 // why) and answers its page.
 func (h *server) idpRefused(c echo.Context, err error, email string) error {
 	h.Logger.Warn("identity provider sign-in refused", "reason", err.Error(), "email", email, "request_id", requestID(c))
-	h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate("identity provider: "+err.Error(), 300)})
+	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate("identity provider: "+err.Error(), 300)})
 	h.Metrics.login("failed")
 	return idpError{err}
 }

@@ -8,9 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // The login page offers the IdP, keeps next through it, and hides the
@@ -57,7 +58,7 @@ func TestIdPAccountRules(t *testing.T) {
 	assert.Equal(t, "Grace Brewster", g.FirstName)
 	assert.Equal(t, "Hopper", g.LastName)
 	assert.True(t, g.Admin, "in the admin group")
-	assert.Equal(t, accounts.NoPassword, g.PasswordHash)
+	assert.Equal(t, passhash.NoPassword, g.PasswordHash)
 
 	f.idp.id.Admin = false
 	require.Equal(t, http.StatusSeeOther, idpAnswer(f.client(), "&code=x").status)
@@ -83,7 +84,7 @@ func TestIdPAccountRules(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, r.status)
 	assert.Equal(t, "idp-denied", r.class())
 	_, err = nocreate.accts.AccountByEmail(t.Context(), "new@example.com")
-	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
 // oidc.allow_unverified_email lets an unverified email in.
@@ -109,7 +110,7 @@ func TestInvisibleCharacterInAnArrivingAddress(t *testing.T) {
 	assert.Equal(t, "idp-invalid", r.class())
 	assert.Contains(t, f.logs.String(), "U+200B")
 	assert.Equal(t, "/login", c.get("/").header.Get("Location"), "not signed in")
-	n, _, err := f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	n, _, err := f.accts.ListAccounts(t.Context(), store.AccountFilter{})
 	require.NoError(t, err)
 	assert.Len(t, n, 1, "no second kim")
 
@@ -118,6 +119,6 @@ func TestInvisibleCharacterInAnArrivingAddress(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	assert.Equal(t, "portal-refused", r.class())
 	assert.Contains(t, f.logs.String(), "U+FEFF")
-	n, _, _ = f.accts.ListAccounts(t.Context(), accounts.AccountFilter{})
+	n, _, _ = f.accts.ListAccounts(t.Context(), store.AccountFilter{})
 	assert.Len(t, n, 1)
 }

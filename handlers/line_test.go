@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/waitline"
 )
 
@@ -38,7 +38,7 @@ func TestLaunchWaitsInLine(t *testing.T) {
 	f := setup(t)
 	f.account("ada@example.com", false)
 	release := make(chan struct{})
-	f.launcher.do = func(acct accounts.Account, returnTo string) (launch.Result, error) {
+	f.launcher.do = func(acct store.Account, returnTo string) (launch.Result, error) {
 		<-release
 		return launch.Result{ExchangeURL: "https://platform.example/exchange?token=TOKEN", Path: launch.PathCreated}, nil
 	}
@@ -81,7 +81,7 @@ func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
 	f.account("eve@example.com", false)
 	release := make(chan struct{})
 	defer close(release)
-	f.launcher.do = func(accounts.Account, string) (launch.Result, error) {
+	f.launcher.do = func(store.Account, string) (launch.Result, error) {
 		<-release
 		return launch.Result{ExchangeURL: "https://platform.example/exchange?token=TOKEN"}, nil
 	}
@@ -147,7 +147,7 @@ func TestLaunchTooBusy(t *testing.T) {
 type fakeJobs struct {
 	started []string
 	err     error
-	latest  accounts.ProvisionJob
+	latest  store.ProvisionJob
 }
 
 func (j *fakeJobs) Start(_ context.Context, by string) error {
@@ -155,9 +155,9 @@ func (j *fakeJobs) Start(_ context.Context, by string) error {
 	return j.err
 }
 
-func (j *fakeJobs) Latest(context.Context) (accounts.ProvisionJob, error) {
+func (j *fakeJobs) Latest(context.Context) (store.ProvisionJob, error) {
 	if j.latest.State == "" {
-		return accounts.ProvisionJob{}, accounts.ErrNotFound
+		return store.ProvisionJob{}, store.ErrNotFound
 	}
 	return j.latest, nil
 }
@@ -185,13 +185,13 @@ func TestProvisioningPage(t *testing.T) {
 	r = c.submit("/admin/provisioning", "/admin/provisioning/start", nil)
 	assert.Equal(t, http.StatusSeeOther, r.status)
 	assert.Equal(t, []string{"root@example.com"}, jobs.started)
-	assert.Len(t, f.accts.eventsOf(accounts.KindAdmin), 1, "audited")
+	assert.Len(t, f.accts.eventsOf(store.KindAdmin), 1, "audited")
 
-	jobs.err = accounts.ErrJobRunning
+	jobs.err = store.ErrJobRunning
 	r = c.submit("/admin/provisioning", "/admin/provisioning/start", nil)
 	assert.Equal(t, "/admin/provisioning?m=running", r.header.Get("Location"))
 
-	jobs.latest = accounts.ProvisionJob{State: accounts.JobRunning, StartedBy: "root@example.com", SeenAt: f.clock.Now(), Total: 10, Done: 4, Created: 3, Existed: 1, RateLimited: 2}
+	jobs.latest = store.ProvisionJob{State: store.JobRunning, StartedBy: "root@example.com", SeenAt: f.clock.Now(), Total: 10, Done: 4, Created: 3, Existed: 1, RateLimited: 2}
 	r = c.get("/admin/provisioning")
 	assert.Equal(t, "4", r.doc.Find("#job-progress").AttrOr("value", ""))
 	assert.Equal(t, "10", r.doc.Find("#job-progress").AttrOr("max", ""))

@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // Metrics are the bridge's Prometheus metrics, on a registry of their own.
@@ -59,7 +59,7 @@ func NewMetrics() *Metrics {
 // ssobridge_store_errors_total by kind (timeout: no answer within
 // store.timeout; connection: refused or broken; refused: turned away at
 // once during an outage).
-func (m *Metrics) WatchStore(health func() accounts.GuardStats) {
+func (m *Metrics) WatchStore(health func() sqlstore.GuardStats) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_store_up", Help: "1 while the database answers, 0 during an outage."},
 			func() float64 {
@@ -78,7 +78,7 @@ func (m *Metrics) WatchStore(health func() accounts.GuardStats) {
 
 // storeErrors collects ssobridge_store_errors_total from one reading.
 type storeErrors struct {
-	health func() accounts.GuardStats
+	health func() sqlstore.GuardStats
 	desc   *prometheus.Desc
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
@@ -226,7 +227,7 @@ func (h *server) samlACS(c echo.Context) error {
 // say why) and answers its page.
 func (h *server) samlRefused(c echo.Context, err error, email string) error {
 	h.Logger.Warn("SAML sign-in refused", "reason", err.Error(), "email", email, "request_id", requestID(c))
-	h.audit(c, accounts.Event{Kind: accounts.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate("SAML identity provider: "+err.Error(), 300)})
+	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate("SAML identity provider: "+err.Error(), 300)})
 	h.Metrics.login("failed")
 	return idpError{err}
 }

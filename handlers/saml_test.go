@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // The ACS takes the IdP's cross-site POST without an anti-forgery token,
@@ -97,7 +97,7 @@ func TestSAMLOwnFlowIsNotPushedOut(t *testing.T) {
 // "back in a moment" page, not the internal-error page.
 func TestSAMLStoreOutage(t *testing.T) {
 	f := setup(t)
-	f.saml.finishErr = fmt.Errorf("saml: recording the assertion: %w", accounts.ErrUnavailable)
+	f.saml.finishErr = fmt.Errorf("saml: recording the assertion: %w", store.ErrUnavailable)
 	r := samlAnswer(f.client())
 	assert.Equal(t, http.StatusServiceUnavailable, r.status)
 	assert.Equal(t, "store-unavailable", r.class())

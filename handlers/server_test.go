@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 func TestHealthz(t *testing.T) {
@@ -142,7 +142,7 @@ func TestLaunchIsOneLogLine(t *testing.T) {
 	ada := f.account("ada@example.com", false)
 	c := f.client()
 	c.signIn("ada@example.com")
-	f.launcher.do = func(acct accounts.Account, _ string) (launch.Result, error) {
+	f.launcher.do = func(acct store.Account, _ string) (launch.Result, error) {
 		return launch.Result{ExchangeURL: "https://platform.example/api/5/login-token/login/SECRET-TOKEN", Path: launch.PathCreated, PlatformCalls: 3}, nil
 	}
 	r := c.post("/launch", url.Values{"_csrf": {c.csrf("/")}})

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // SessionConfig configures the browser session cookie.
@@ -59,7 +60,7 @@ type sessionManager struct {
 // signedIn is a request's valid session: the account and the stored
 // session's ID (this device).
 type signedIn struct {
-	accounts.Account
+	store.Account
 	SessionID string
 	Handoff   bool // begun by the portal's handoff
 }
@@ -273,7 +274,7 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 		// in since. Read past the cache rather than void a valid session.
 		acct, err = m.accts.FreshAccountByID(ctx, v.account)
 	}
-	if errors.Is(err, accounts.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return signedIn{}, errSessionExpired
 	}
 	if err != nil {
@@ -286,7 +287,7 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 	// deletes only its record).
 	sid := accounts.SessionID(v.token)
 	sess, err := m.accts.SessionByID(ctx, sid)
-	if errors.Is(err, accounts.ErrNotFound) || (err == nil && sess.AccountID != v.account) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.AccountID != v.account) {
 		return signedIn{}, errSessionExpired
 	}
 	if err != nil {
@@ -312,10 +313,10 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 // (no fixation: no value of an earlier session survives), recorded in the
 // store under a fresh random token.
 // handoff marks a session begun by the portal's handoff.
-func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct accounts.Account, handoff bool) (string, error) {
+func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct store.Account, handoff bool) (string, error) {
 	token, sid := accounts.NewSessionToken()
 	now := m.now()
-	if err := m.accts.CreateSession(ctx, accounts.Session{ID: sid, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now,
+	if err := m.accts.CreateSession(ctx, store.Session{ID: sid, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now,
 		UserAgent: r.UserAgent()}); err != nil {
 		return "", err
 	}
@@ -395,7 +396,7 @@ func (h *server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // account returns the signed-in account set by requireUser.
-func account(c echo.Context) (accounts.Account, bool) {
-	a, ok := c.Get(ctxAccount).(accounts.Account)
+func account(c echo.Context) (store.Account, bool) {
+	a, ok := c.Get(ctxAccount).(store.Account)
 	return a, ok
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 var (
@@ -65,11 +66,11 @@ func TestSessionSerializerRoundTrip(t *testing.T) {
 
 func TestSessionStartAndRead(t *testing.T) {
 	now := time.Unix(1_795_000_000, 0).UTC()
-	store := newTestStore(t, func() time.Time { return now })
-	acct, err := store.CreateAccount(t.Context(), accounts.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "hash:x"})
+	st := newTestStore(t, func() time.Time { return now })
+	acct, err := st.CreateAccount(t.Context(), store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "hash:x"})
 	require.NoError(t, err)
 	acct.SessionEpoch = 2
-	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, store, func() time.Time { return now })
+	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, st, func() time.Time { return now })
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/login", nil)
 	req.Header.Set("User-Agent", "TestBrowser/1.0")
@@ -84,9 +85,9 @@ func TestSessionStartAndRead(t *testing.T) {
 	assert.Equal(t, acct.ID, s.Values[keyAccount])
 	assert.Equal(t, int64(2), s.Values[keyEpoch])
 	token, _ := s.Values[keyToken].(string)
-	rec2, err := store.SessionByID(context.Background(), accounts.SessionID(token))
+	rec2, err := st.SessionByID(context.Background(), accounts.SessionID(token))
 	require.NoError(t, err, "the session is recorded under its token's ID")
-	assert.Equal(t, accounts.Session{ID: accounts.SessionID(token), AccountID: acct.ID, CreatedAt: now, LastSeenAt: now, UserAgent: "TestBrowser/1.0"}, rec2)
+	assert.Equal(t, store.Session{ID: accounts.SessionID(token), AccountID: acct.ID, CreatedAt: now, LastSeenAt: now, UserAgent: "TestBrowser/1.0"}, rec2)
 	assert.NotContains(t, c.Value, token, "the token travels encrypted")
 }
 
@@ -149,36 +150,36 @@ func BenchmarkSessionEncode(b *testing.B) {
 func TestSessionRules(t *testing.T) {
 	tests := []struct {
 		name   string
-		breakS func(f *fixture, c *client, acct accounts.Account)
+		breakS func(f *fixture, c *client, acct store.Account)
 	}{
-		{"idle too long", func(f *fixture, _ *client, _ accounts.Account) { f.clock.Advance(2*time.Hour + time.Minute) }},
-		{"older than max age, never idle", func(f *fixture, c *client, _ accounts.Account) {
+		{"idle too long", func(f *fixture, _ *client, _ store.Account) { f.clock.Advance(2*time.Hour + time.Minute) }},
+		{"older than max age, never idle", func(f *fixture, c *client, _ store.Account) {
 			for range 11 {
 				f.clock.Advance(time.Hour)
 				require.Equal(f.t, http.StatusOK, c.get("/").status)
 			}
 			f.clock.Advance(time.Hour + time.Minute) // 12h01 after sign-in, idle 1h01
 		}},
-		{"account disabled", func(f *fixture, _ *client, a accounts.Account) {
+		{"account disabled", func(f *fixture, _ *client, a store.Account) {
 			require.NoError(f.t, f.accts.SetDisabled(f.t.Context(), a.ID, true))
 		}},
-		{"signed out elsewhere", func(f *fixture, _ *client, a accounts.Account) {
+		{"signed out elsewhere", func(f *fixture, _ *client, a store.Account) {
 			require.NoError(f.t, f.accts.EndSessions(f.t.Context(), a.ID))
 		}},
-		{"password changed", func(f *fixture, _ *client, a accounts.Account) {
+		{"password changed", func(f *fixture, _ *client, a store.Account) {
 			require.NoError(f.t, f.accts.SetPasswordHash(f.t.Context(), a.ID, "hash:new one"))
 		}},
-		{"tampered cookie", func(_ *fixture, c *client, _ accounts.Account) {
+		{"tampered cookie", func(_ *fixture, c *client, _ store.Account) {
 			c.setCookie(SessionCookie, "tampered"+c.cookie(SessionCookie))
 		}},
-		{"cookie of another deployment", func(f *fixture, c *client, _ accounts.Account) {
+		{"cookie of another deployment", func(f *fixture, c *client, _ store.Account) {
 			other := setup(f.t, func(d *Deps) { d.Sessions.HashKey = []byte("another deployment's hash key, 32+") })
 			other.account("ada@example.com", false)
 			oc := other.client()
 			oc.signIn("ada@example.com")
 			c.setCookie(SessionCookie, oc.cookie(SessionCookie))
 		}},
-		{"account deleted", func(f *fixture, _ *client, a accounts.Account) {
+		{"account deleted", func(f *fixture, _ *client, a store.Account) {
 			require.NoError(f.t, f.accts.DeleteAccount(f.t.Context(), a.ID))
 		}},
 	}

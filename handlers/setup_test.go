@@ -15,10 +15,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // fixture is the handlers' Echo app over httptest, on a real SQLite store,
@@ -93,9 +93,9 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 }
 
 // account adds an account whose password is testPassword.
-func (f *fixture) account(email string, admin bool) accounts.Account {
+func (f *fixture) account(email string, admin bool) store.Account {
 	f.t.Helper()
-	a, err := f.accts.CreateAccount(f.t.Context(), accounts.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace",
+	a, err := f.accts.CreateAccount(f.t.Context(), store.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace",
 		PasswordHash: "hash:" + testPassword, Admin: admin})
 	require.NoError(f.t, err)
 	return a

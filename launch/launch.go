@@ -12,10 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/localpath"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // Platform is what a launch needs of the Partner API (apiclient.Client).
@@ -65,7 +65,7 @@ type Result struct {
 // Service runs launches.
 type Service struct {
 	platform Platform
-	store    accounts.Store
+	store    store.Store
 	logger   *slog.Logger
 	now      func() time.Time
 	onDone   func(outcome string, path Path, d time.Duration)
@@ -80,14 +80,14 @@ type Options struct {
 }
 
 // New returns a Service.
-func New(p Platform, store accounts.Store, o Options) *Service {
+func New(p Platform, st store.Store, o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Service{platform: p, store: store, logger: o.Logger, now: o.Now, onDone: o.OnDone}
+	return &Service{platform: p, store: st, logger: o.Logger, now: o.Now, onDone: o.OnDone}
 }
 
 // ValidateReturnTo accepts an empty value or a relative platform path of
@@ -108,7 +108,7 @@ func ValidateReturnTo(s string) error {
 
 // Launch sends account to the platform's editor. requestID goes into the
 // audit log. Every launch, successful or not, is audited.
-func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo, requestID string) (Result, error) {
+func (s *Service) Launch(ctx context.Context, account store.Account, returnTo, requestID string) (Result, error) {
 	start := s.now()
 	var calls atomic.Int32
 	ctx = apiclient.WithCallCounter(ctx, &calls)
@@ -122,7 +122,7 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	res.PlatformCalls = int(calls.Load())
 	elapsed := s.now().Sub(start)
 	outcome := Classify(err)
-	ev := accounts.Event{AccountID: account.ID, Email: account.Email, Outcome: outcome,
+	ev := store.Event{AccountID: account.ID, Email: account.Email, Outcome: outcome,
 		PlatformCalls: res.PlatformCalls, Latency: elapsed, Detail: string(res.Path), RequestID: requestID}
 	if err != nil {
 		ev.Detail = err.Error()
@@ -131,7 +131,7 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	// lost to a client that went away. A launch without its audit row is
 	// refused: the token goes unused and expires, the user tries again.
 	if aerr := s.store.RecordLaunch(context.WithoutCancel(ctx), ev); aerr != nil {
-		s.logger.Log(ctx, accounts.FailureLevel(aerr), "audit write failed", "err", aerr, "request_id", requestID)
+		s.logger.Log(ctx, store.FailureLevel(aerr), "audit write failed", "err", aerr, "request_id", requestID)
 		if err == nil {
 			err = fmt.Errorf("launch: audit: %w", aerr)
 			outcome = Classify(err)
@@ -150,7 +150,7 @@ func (s *Service) Launch(ctx context.Context, account accounts.Account, returnTo
 	return res, nil
 }
 
-func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo string, start time.Time) (Result, error) {
+func (s *Service) launch(ctx context.Context, account store.Account, returnTo string, start time.Time) (Result, error) {
 	if err := ValidateReturnTo(returnTo); err != nil {
 		return Result{}, err
 	}
@@ -177,7 +177,7 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 			return Result{}, derr
 		}
 		path = PathRelinked
-	case !errors.Is(err, accounts.ErrNotFound):
+	case !errors.Is(err, store.ErrNotFound):
 		return Result{}, fmt.Errorf("launch: read link: %w", err)
 	}
 
@@ -201,7 +201,7 @@ func (s *Service) launch(ctx context.Context, account accounts.Account, returnTo
 // stillAllowed reads again the account of a launch that has taken
 // recheckAfter (it waited in the line, or for a slow platform): disabled,
 // or its sessions ended, it gets no login token.
-func (s *Service) stillAllowed(ctx context.Context, account accounts.Account, start time.Time) error {
+func (s *Service) stillAllowed(ctx context.Context, account store.Account, start time.Time) error {
 	if s.now().Sub(start) < recheckAfter {
 		return nil
 	}
@@ -218,7 +218,7 @@ func (s *Service) stillAllowed(ctx context.Context, account accounts.Account, st
 }
 
 // ensureLinked finds or creates account's platform user and links it.
-func (s *Service) ensureLinked(ctx context.Context, account accounts.Account) (userID string, created bool, err error) {
+func (s *Service) ensureLinked(ctx context.Context, account store.Account) (userID string, created bool, err error) {
 	// One platform user per email across every instance on the store, even
 	// when the platform's own duplicate check races: the lookup/create of
 	// an email runs under the store's lock for it, held for no longer.
@@ -233,7 +233,7 @@ func (s *Service) ensureLinked(ctx context.Context, account accounts.Account) (u
 	}
 	userID = string(ens.User.UserID)
 	err = s.store.SaveLink(ctx, account.ID, userID)
-	if errors.Is(err, accounts.ErrLinkTaken) {
+	if errors.Is(err, store.ErrLinkTaken) {
 		err = s.takeLink(ctx, account, userID)
 	}
 	if err != nil {
@@ -249,7 +249,7 @@ func (s *Service) ensureLinked(ctx context.Context, account accounts.Account) (u
 // its users. That link is dropped (only if it still points there), so the
 // other account's next launch finds its own platform user by its own
 // address and never opens this person's editor.
-func (s *Service) takeLink(ctx context.Context, account accounts.Account, userID string) error {
+func (s *Service) takeLink(ctx context.Context, account store.Account, userID string) error {
 	holders, err := s.store.ListLinks(ctx, []string{userID})
 	if err != nil {
 		return err
@@ -260,8 +260,8 @@ func (s *Service) takeLink(ctx context.Context, account accounts.Account, userID
 		}
 		detail := fmt.Sprintf("link of account %d to platform user %s dropped: the platform gives that user the address %s", holder, userID, account.Email)
 		s.logger.Warn("a platform user was linked to another account", "platform_user_id", userID, "account_id", account.ID, "other_account_id", holder)
-		if err := s.store.Record(ctx, accounts.Event{Kind: accounts.KindProvision, AccountID: holder, Outcome: OutcomeOK, Detail: detail}); err != nil {
-			s.logger.Log(ctx, accounts.FailureLevel(err), "audit write failed", "err", err)
+		if err := s.store.Record(ctx, store.Event{Kind: store.KindProvision, AccountID: holder, Outcome: OutcomeOK, Detail: detail}); err != nil {
+			s.logger.Log(ctx, store.FailureLevel(err), "audit write failed", "err", err)
 		}
 	}
 	return s.store.SaveLink(ctx, account.ID, userID)
@@ -278,27 +278,27 @@ type Provisioned struct {
 // (creating the user if need be), so that the launch is one call: the
 // same check-then-create as a launch, without the token. An account
 // linked already is left as it is. Each one is audited.
-func (s *Service) Provision(ctx context.Context, account accounts.Account) (Provisioned, error) {
+func (s *Service) Provision(ctx context.Context, account store.Account) (Provisioned, error) {
 	var calls atomic.Int32
 	ctx = apiclient.WithCallCounter(ctx, &calls)
 	start := s.now()
 	p, err := s.provision(ctx, account)
 	p.PlatformCalls = int(calls.Load())
 	outcome := Classify(err)
-	ev := accounts.Event{Kind: accounts.KindProvision, AccountID: account.ID, Email: account.Email, Outcome: outcome,
+	ev := store.Event{Kind: store.KindProvision, AccountID: account.ID, Email: account.Email, Outcome: outcome,
 		PlatformCalls: p.PlatformCalls, Latency: s.now().Sub(start), Detail: string(p.Path)}
 	if err != nil {
 		ev.Detail = err.Error()
 	}
 	if p.Path != PathReturning || err != nil {
 		if aerr := s.store.Record(context.WithoutCancel(ctx), ev); aerr != nil {
-			s.logger.Log(ctx, accounts.FailureLevel(aerr), "audit write failed", "err", aerr)
+			s.logger.Log(ctx, store.FailureLevel(aerr), "audit write failed", "err", aerr)
 		}
 	}
 	return p, err
 }
 
-func (s *Service) provision(ctx context.Context, account accounts.Account) (Provisioned, error) {
+func (s *Service) provision(ctx context.Context, account store.Account) (Provisioned, error) {
 	if account.Disabled {
 		return Provisioned{}, ErrAccountDisabled
 	}
@@ -306,7 +306,7 @@ func (s *Service) provision(ctx context.Context, account accounts.Account) (Prov
 	if err == nil {
 		return Provisioned{PlatformUserID: link.PlatformUserID, Path: PathReturning}, nil
 	}
-	if !errors.Is(err, accounts.ErrNotFound) {
+	if !errors.Is(err, store.ErrNotFound) {
 		return Provisioned{}, fmt.Errorf("provision: read link: %w", err)
 	}
 	userID, created, err := s.ensureLinked(ctx, account)
@@ -361,9 +361,9 @@ func Classify(err error) string {
 		return OutcomeDisabled
 	case errors.Is(err, ErrSessionEnded):
 		return OutcomeSessionEnded
-	case errors.Is(err, accounts.ErrStoreBusy):
+	case errors.Is(err, store.ErrStoreBusy):
 		return OutcomeStoreBusy
-	case errors.Is(err, accounts.ErrUnavailable):
+	case errors.Is(err, store.ErrUnavailable):
 		return OutcomeStoreDown
 	case errors.Is(err, apiclient.ErrClockSkew):
 		return OutcomeClockSkew

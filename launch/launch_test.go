@@ -14,15 +14,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 type env struct {
 	sim     *platformsim.Server
-	store   *accounts.SQLite
+	store   *sqlstore.SQLite
 	client  *apiclient.Client
 	svc     *launch.Service
 	outcome []string
@@ -39,16 +40,16 @@ func newEnv(t *testing.T) *env {
 		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret},
 		Sleep:       func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	require.NoError(t, err)
-	store, err := accounts.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "db"), nil)
+	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "db"), nil)
 	require.NoError(t, err)
-	t.Cleanup(func() { store.Close() })
-	e := &env{sim: sim, store: store, client: client}
-	e.svc = launch.New(client, store, launch.Options{OnDone: func(o string, _ launch.Path, _ time.Duration) { e.outcome = append(e.outcome, o) }})
+	t.Cleanup(func() { st.Close() })
+	e := &env{sim: sim, store: st, client: client}
+	e.svc = launch.New(client, st, launch.Options{OnDone: func(o string, _ launch.Path, _ time.Duration) { e.outcome = append(e.outcome, o) }})
 	return e
 }
 
-func (e *env) account(t *testing.T, email string) accounts.Account {
-	a, err := e.store.CreateAccount(context.Background(), accounts.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace", PasswordHash: "h"})
+func (e *env) account(t *testing.T, email string) store.Account {
+	a, err := e.store.CreateAccount(context.Background(), store.NewAccount{Email: email, FirstName: "Ada", LastName: "Lovelace", PasswordHash: "h"})
 	require.NoError(t, err)
 	return a
 }
@@ -87,7 +88,7 @@ func TestLaunchCallsAtTheFloor(t *testing.T) {
 	assert.Equal(t, map[string]int{"list_users": 1, "issue_token": 1}, e.calls(), "existing user: lookup, token")
 	assert.Len(t, e.sim.Users("bob@example.com"), 1)
 
-	evs, total, err := e.store.ListEvents(ctx, accounts.AuditFilter{Kind: accounts.KindLaunch})
+	evs, total, err := e.store.ListEvents(ctx, store.AuditFilter{Kind: store.KindLaunch})
 	require.NoError(t, err)
 	assert.Equal(t, 3, total, "every launch audited")
 	assert.Equal(t, 2, evs[0].PlatformCalls)
@@ -138,8 +139,8 @@ func TestLaunchTakesBackALinkAnotherAccountHolds(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, graceUser.ID, l.PlatformUserID)
 	_, err = e.store.LinkFor(ctx, admin.ID)
-	assert.ErrorIs(t, err, accounts.ErrNotFound, "the wrong link is dropped")
-	evs, _, err := e.store.ListEvents(ctx, accounts.AuditFilter{AccountID: admin.ID, Kind: accounts.KindProvision})
+	assert.ErrorIs(t, err, store.ErrNotFound, "the wrong link is dropped")
+	evs, _, err := e.store.ListEvents(ctx, store.AuditFilter{AccountID: admin.ID, Kind: store.KindProvision})
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "the dropped link is audited on the account that held it")
 	assert.Contains(t, evs[0].Detail, graceUser.ID)
@@ -168,7 +169,7 @@ func TestLaunchFailuresLeaveNothingHalfDone(t *testing.T) {
 	assert.Equal(t, launch.PathReturning, res.Path)
 	assert.Equal(t, l.PlatformUserID, res.PlatformUserID)
 	assert.Len(t, e.sim.Users("ada@example.com"), 1)
-	evs, _, _ := e.store.ListEvents(ctx, accounts.AuditFilter{Outcome: launch.OutcomeUnavailable})
+	evs, _, _ := e.store.ListEvents(ctx, store.AuditFilter{Outcome: launch.OutcomeUnavailable})
 	require.Len(t, evs, 1)
 	assert.Contains(t, evs[0].Detail, "503")
 }
@@ -184,7 +185,7 @@ func TestLaunchRefusesBadInputWithoutCalls(t *testing.T) {
 	require.ErrorIs(t, err, launch.ErrAccountDisabled)
 	assert.Empty(t, e.calls())
 	_, err = e.store.LinkFor(ctx, acct.ID)
-	assert.ErrorIs(t, err, accounts.ErrNotFound)
+	assert.ErrorIs(t, err, store.ErrNotFound)
 }
 
 func TestValidateReturnTo(t *testing.T) {
@@ -347,7 +348,7 @@ func TestProvision(t *testing.T) {
 	assert.ErrorIs(t, err, launch.ErrAccountDisabled)
 	assert.Empty(t, e.calls())
 
-	evs, total, err := e.store.ListEvents(ctx, accounts.AuditFilter{Kind: accounts.KindProvision})
+	evs, total, err := e.store.ListEvents(ctx, store.AuditFilter{Kind: store.KindProvision})
 	require.NoError(t, err)
 	assert.Equal(t, 3, total, "created, found, refused: audited; already linked: not")
 	assert.Equal(t, launch.OutcomeDisabled, evs[0].Outcome)
@@ -359,11 +360,11 @@ func TestProvision(t *testing.T) {
 func TestLaunchThatWaitedChecksItsAccountBeforeTheToken(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(e *env, a accounts.Account) error
+		change func(e *env, a store.Account) error
 		want   error
 	}{
-		{"disabled meanwhile", func(e *env, a accounts.Account) error { return e.store.SetDisabled(context.Background(), a.ID, true) }, launch.ErrAccountDisabled},
-		{"sessions ended meanwhile", func(e *env, a accounts.Account) error { return e.store.EndSessions(context.Background(), a.ID) }, launch.ErrSessionEnded},
+		{"disabled meanwhile", func(e *env, a store.Account) error { return e.store.SetDisabled(context.Background(), a.ID, true) }, launch.ErrAccountDisabled},
+		{"sessions ended meanwhile", func(e *env, a store.Account) error { return e.store.EndSessions(context.Background(), a.ID) }, launch.ErrSessionEnded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

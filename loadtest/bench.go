@@ -27,7 +27,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
@@ -35,6 +34,7 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/pgschema"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // benchOptions are the load tool's settings.
@@ -245,13 +245,13 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	store, dropStore, err := storeYAML(ctx, o, dir)
+	storeConf, dropStore, err := storeYAML(ctx, o, dir)
 	if err != nil {
 		return err
 	}
 	defer dropStore()
 	// Cheap hashing: the bench measures launches, not sign-ins.
-	cfg, err := config.Parse([]byte(store+"password:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n"), nil)
+	cfg, err := config.Parse([]byte(storeConf+"password:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n"), nil)
 	if err != nil {
 		return err
 	}
@@ -284,10 +284,10 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var ns []accounts.NewAccount
+	var ns []store.NewAccount
 	for i := range o.accounts + unlinked {
 		email := benchEmail(i)
-		ns = append(ns, accounts.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
+		ns = append(ns, store.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
 		if i >= o.accounts {
 			if _, err := sim.AddUser("Bench", strconv.Itoa(i), email); err != nil {
 				return err

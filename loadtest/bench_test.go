@@ -163,10 +163,10 @@ func TestBenchExternalMode(t *testing.T) {
 	target, platform, cfgPath := startTarget(t)
 	cfg, err := config.Load(cfgPath, nil)
 	require.NoError(t, err)
-	store, err := app.OpenStore(context.Background(), cfg, nil)
+	st, err := app.OpenStore(context.Background(), cfg, nil)
 	require.NoError(t, err)
-	defer store.Close()
-	count := func() int { n, err := store.CountAccounts(context.Background()); require.NoError(t, err); return n }
+	defer st.Close()
+	count := func() int { n, err := st.CountAccounts(context.Background()); require.NoError(t, err); return n }
 	runIDs := map[string]bool{}
 	for run := range 2 {
 		out, errOut, err := runBenchCmd(t, "--target", target, "--config", cfgPath, "--platform", platform,

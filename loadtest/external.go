@@ -16,10 +16,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // externalOptions are the settings of the external mode: a running bridge
@@ -111,8 +112,8 @@ func usPer(cpu time.Duration, n int64) string {
 
 // addAccounts adds the run's accounts to the target's store, all or none.
 // One hash serves every account (the bench measures launches, not hashing).
-func (r benchRun) addAccounts(ctx context.Context, store accounts.Store, pw config.Password) error {
-	hasher, err := accounts.NewHasher(accounts.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, 1)
+func (r benchRun) addAccounts(ctx context.Context, st store.Store, pw config.Password) error {
+	hasher, err := passhash.NewHasher(passhash.HashParams{MemoryKiB: pw.Argon2MemoryKiB, Iterations: pw.Argon2Iterations, Parallelism: pw.Argon2Parallelism}, 1)
 	if err != nil {
 		return err
 	}
@@ -120,29 +121,29 @@ func (r benchRun) addAccounts(ctx context.Context, store accounts.Store, pw conf
 	if err != nil {
 		return err
 	}
-	ns := make([]accounts.NewAccount, r.n)
+	ns := make([]store.NewAccount, r.n)
 	for i := range ns {
-		ns[i] = accounts.NewAccount{Email: r.email(i), FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash}
+		ns[i] = store.NewAccount{Email: r.email(i), FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash}
 	}
-	return store.CreateAccounts(ctx, ns)
+	return st.CreateAccounts(ctx, ns)
 }
 
 // removeAccounts deletes the run's accounts (with their links and
 // sessions) from the target's store; it returns how many it removed.
 func (r benchRun) removeAccounts(ctx context.Context, cfg config.Config) (int, error) {
-	store, err := app.OpenStore(ctx, cfg, nil)
+	st, err := app.OpenStore(ctx, cfg, nil)
 	if err != nil {
 		return 0, err
 	}
-	defer store.Close()
+	defer st.Close()
 	removed := 0
 	for i := range r.n {
-		acct, err := store.AccountByEmail(ctx, r.email(i))
-		if errors.Is(err, accounts.ErrNotFound) {
+		acct, err := st.AccountByEmail(ctx, r.email(i))
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err == nil {
-			err = store.DeleteAccount(ctx, acct.ID)
+			err = st.DeleteAccount(ctx, acct.ID)
 		}
 		if err != nil {
 			return removed, fmt.Errorf("remove %s: %w", r.email(i), err)
@@ -212,15 +213,15 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	// The target's store, open from here until the accounts are linked and
 	// no longer: this process's handle (its checkpoints on SQLite, its
 	// listener on PostgreSQL) must not run beside the measured launches.
-	store, err := app.OpenStore(ctx, x.cfg, nil)
+	st, err := app.OpenStore(ctx, x.cfg, nil)
 	if err != nil {
 		return fmt.Errorf("open the target's store (--config): %w", err)
 	}
-	closeStore := sync.OnceFunc(func() { store.Close() })
+	closeStore := sync.OnceFunc(func() { st.Close() })
 	defer closeStore()
 	start := time.Now()
 	run := newBenchRun(o.accounts)
-	if err := run.addAccounts(ctx, store, x.cfg.Password); err != nil {
+	if err := run.addAccounts(ctx, st, x.cfg.Password); err != nil {
 		return fmt.Errorf("add the bench's accounts: %w", err)
 	}
 	defer func() {
@@ -262,7 +263,7 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 
 	var platformUser string
 	if raw != nil {
-		if platformUser, err = linkedPlatformUser(ctx, store, run.email(0)); err != nil {
+		if platformUser, err = linkedPlatformUser(ctx, st, run.email(0)); err != nil {
 			return err
 		}
 	}
@@ -381,12 +382,12 @@ end
 
 // linkedPlatformUser is the platform user linked to the bench's first
 // account: the raw token call asks a token for it.
-func linkedPlatformUser(ctx context.Context, store accounts.Store, email string) (string, error) {
-	acct, err := store.AccountByEmail(ctx, email)
+func linkedPlatformUser(ctx context.Context, st store.Store, email string) (string, error) {
+	acct, err := st.AccountByEmail(ctx, email)
 	if err != nil {
 		return "", err
 	}
-	l, err := store.LinkFor(ctx, acct.ID)
+	l, err := st.LinkFor(ctx, acct.ID)
 	if err != nil {
 		return "", fmt.Errorf("bench: %s has no platform user after its launch: %w", acct.Email, err)
 	}

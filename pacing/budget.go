@@ -24,9 +24,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ssobridge/ssobridge/store"
 	"golang.org/x/time/rate"
-
-	"github.com/ssobridge/ssobridge/accounts"
 )
 
 // Shared is where the instances calling the platform meet: the store.
@@ -34,7 +33,7 @@ type Shared interface {
 	// PlatformHeartbeat records that the caller calls the platform at now
 	// and returns the callers heard from within window (itself included)
 	// and until when every caller is to hold its calls.
-	PlatformHeartbeat(ctx context.Context, c accounts.PlatformCaller, now time.Time, window time.Duration) (accounts.PlatformCallers, error)
+	PlatformHeartbeat(ctx context.Context, c store.PlatformCaller, now time.Time, window time.Duration) (store.PlatformCallers, error)
 	// PausePlatform holds every instance's calls until then (a later
 	// pause wins).
 	PausePlatform(ctx context.Context, until time.Time) error
@@ -77,16 +76,16 @@ type Budget struct {
 
 	mu          sync.Mutex
 	lim         *rate.Limiter
-	callers     accounts.PlatformCallers // as last counted
-	busyAt      time.Time                // a user's call last waited in line
-	activeAt    time.Time                // a call last asked
-	activeBeat  time.Time                // the last heartbeat that told the others it calls
-	learn       learning                 // without a configured rate
-	wasActive   bool                     // the others count it among the callers (activeBeat within liveWindow)
-	pausedUntil time.Time                // no call before then
-	line        line                     // the calls waiting, in Priority order
-	seq         uint64                   // arrival order among equal priorities
-	dispatching bool                     // a goroutine hands out the line's turns
+	callers     store.PlatformCallers // as last counted
+	busyAt      time.Time             // a user's call last waited in line
+	activeAt    time.Time             // a call last asked
+	activeBeat  time.Time             // the last heartbeat that told the others it calls
+	learn       learning              // without a configured rate
+	wasActive   bool                  // the others count it among the callers (activeBeat within liveWindow)
+	pausedUntil time.Time             // no call before then
+	line        line                  // the calls waiting, in Priority order
+	seq         uint64                // arrival order among equal priorities
+	dispatching bool                  // a goroutine hands out the line's turns
 }
 
 // Priority is a call's place in the line: Background work goes after
@@ -218,7 +217,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // while users wait on a serving instance. Between heartbeats the parts
 // may add up to more than the rate (an idle instance's first calls): the
 // platform's burst takes that.
-func share(c accounts.PlatformCallers, background, counted bool) float64 {
+func share(c store.PlatformCallers, background, counted bool) float64 {
 	wb, own := 1.0, 1.0
 	if c.Busy > 0 {
 		wb = BackgroundWeight
@@ -458,7 +457,7 @@ func (b *Budget) Run(ctx context.Context) {
 func (b *Budget) beat(ctx context.Context) {
 	now := b.cfg.Now()
 	b.mu.Lock()
-	me := accounts.PlatformCaller{ID: b.instance, Background: b.cfg.Background,
+	me := store.PlatformCaller{ID: b.instance, Background: b.cfg.Background,
 		Busy: !b.cfg.Background && now.Sub(b.busyAt) < 2*Heartbeat, Active: now.Sub(b.activeAt) < 2*Heartbeat}
 	b.mu.Unlock()
 	hctx, cancel := context.WithTimeout(ctx, Heartbeat*4)

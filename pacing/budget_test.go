@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // sleeper moves the fake clock instead of waiting, and records the waits.
@@ -31,8 +31,8 @@ func (s *sleeper) sleep(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-func store(t *testing.T, now func() time.Time) *accounts.SQLite {
-	s, err := accounts.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "test.db"), now)
+func openStore(t *testing.T, now func() time.Time) *sqlstore.SQLite {
+	s, err := sqlstore.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "test.db"), now)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -55,7 +55,7 @@ func callsIn(t *testing.T, b *pacing.Budget, clock *fakeclock.Clock, d time.Dura
 func TestBudgetKeepsTheRate(t *testing.T) {
 	clock := fakeclock.New(time.Time{})
 	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	b := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
 	n := callsIn(t, b, clock, 10*time.Second)
 	assert.InDelta(t, 20*10+1, n, 1, "20/s for 10 s (the bucket starts with one call)")
 }
@@ -65,7 +65,7 @@ func TestBudgetKeepsTheRate(t *testing.T) {
 func TestBudgetIsSharedByTheInstances(t *testing.T) {
 	clock := fakeclock.New(time.Time{})
 	sl := &sleeper{clock: clock}
-	s := store(t, clock.Now)
+	s := openStore(t, clock.Now)
 	a := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep}, s)
 	b := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep}, s)
 	pacing.Beat(t.Context(), a)
@@ -91,7 +91,7 @@ func TestBudgetIsSharedByTheInstances(t *testing.T) {
 func TestBudgetPauseHoldsEveryInstance(t *testing.T) {
 	clock := fakeclock.New(time.Time{})
 	sl := &sleeper{clock: clock}
-	s := store(t, clock.Now)
+	s := openStore(t, clock.Now)
 	a := pacing.New(pacing.Config{Rate: 100, Now: clock.Now, Sleep: sl.sleep}, s)
 	b := pacing.New(pacing.Config{Rate: 100, Now: clock.Now, Sleep: sl.sleep}, s)
 	a.Pause(3 * time.Second)
@@ -108,7 +108,7 @@ func TestBudgetPauseHoldsEveryInstance(t *testing.T) {
 // BenchmarkWait is what the budget adds to each platform call, from many
 // goroutines: without a rate, and with one far above the calls.
 func BenchmarkWait(b *testing.B) {
-	s, err := accounts.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
+	s, err := sqlstore.OpenSQLite(b.Context(), filepath.Join(b.TempDir(), "bench.db"), nil)
 	require.NoError(b, err)
 	defer s.Close()
 	for _, bb := range []struct {
@@ -151,7 +151,7 @@ func (s *gatedSleeper) sleep(ctx context.Context, d time.Duration) error {
 func TestBudgetLineOrder(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1000, 0))
 	sl := &gatedSleeper{clock: clock, gate: make(chan struct{})}
-	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
 	require.NoError(t, b.Wait(t.Context()), "the bucket's one call goes at once")
 
 	t0 := clock.Now()
@@ -186,7 +186,7 @@ func TestBudgetLineOrder(t *testing.T) {
 func TestBudgetBackgroundYieldsToUsers(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1000, 0))
 	sl := &gatedSleeper{clock: clock, gate: make(chan struct{})}
-	s := store(t, clock.Now)
+	s := openStore(t, clock.Now)
 	srv := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep}, s)
 	bg := pacing.New(pacing.Config{Rate: 20, Now: clock.Now, Sleep: sl.sleep, Background: true}, s)
 	beat := func() {
@@ -230,7 +230,7 @@ func TestBudgetBackgroundYieldsToUsers(t *testing.T) {
 func TestBudgetLearnsTheRate(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1000, 0))
 	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
 	for range 40 {
 		require.NoError(t, b.Wait(t.Context()))
 	}
@@ -261,7 +261,7 @@ func TestBudgetTrustsItsSleep(t *testing.T) {
 	var sleeps atomic.Int32
 	noWait := func(ctx context.Context, _ time.Duration) error { sleeps.Add(1); return ctx.Err() }
 	frozen := time.Unix(1000, 0)
-	b := pacing.New(pacing.Config{Now: func() time.Time { return frozen }, Sleep: noWait}, store(t, nil))
+	b := pacing.New(pacing.Config{Now: func() time.Time { return frozen }, Sleep: noWait}, openStore(t, nil))
 	b.Pause(7 * time.Second)
 	require.NoError(t, b.Wait(t.Context()))
 	assert.Equal(t, int32(1), sleeps.Load(), "one sleep for the pause")
@@ -272,7 +272,7 @@ func TestBudgetTrustsItsSleep(t *testing.T) {
 func TestBudgetLearnsFromTheLastSecond(t *testing.T) {
 	clock := fakeclock.New(time.Unix(1000, 0))
 	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	b := pacing.New(pacing.Config{Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
 	for range 30 {
 		require.NoError(t, b.Wait(t.Context()))
 	}
@@ -294,7 +294,7 @@ func TestBudgetLearnsFromTheLastSecond(t *testing.T) {
 func TestBudgetWithoutWaiting(t *testing.T) {
 	clock := fakeclock.New(time.Time{})
 	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
 	ctx := pacing.WithoutWaiting(t.Context())
 	assert.True(t, pacing.MustNotWait(ctx))
 	assert.False(t, pacing.MustNotWait(t.Context()))
@@ -310,7 +310,7 @@ func TestBudgetWithoutWaiting(t *testing.T) {
 func TestBudgetRetryWaitsItsTurn(t *testing.T) {
 	clock := fakeclock.New(time.Time{})
 	sl := &sleeper{clock: clock}
-	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, store(t, clock.Now))
+	b := pacing.New(pacing.Config{Rate: 1, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
 	go b.Run(t.Context())
 	ctx := pacing.WithoutWaiting(t.Context())
 	require.NoError(t, b.Wait(ctx))

@@ -20,8 +20,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // The rules of a portal token (docs/portal.md, "The token").
@@ -138,7 +138,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Claims, error) {
 // is.
 func (v *Verifier) Use(ctx context.Context, c Claims) error {
 	switch err := v.used.UseOnce(ctx, usedKind, usedID(c.Issuer, c.ID), c.ExpiresAt.Add(Leeway)); {
-	case errors.Is(err, accounts.ErrUsed):
+	case errors.Is(err, store.ErrUsed):
 		return refused("jti %q was used before (a replay)", c.ID)
 	case err != nil:
 		return fmt.Errorf("portal: remember jti: %w", err)

@@ -18,8 +18,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 const (
@@ -30,8 +31,8 @@ const (
 // madeAt is when testdata's tokens were issued (make-tokens.sh).
 var madeAt = time.Unix(1795000000, 0)
 
-func store(t *testing.T) accounts.Store {
-	s, err := accounts.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "db"), func() time.Time { return madeAt })
+func openStore(t *testing.T) store.Store {
+	s, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "db"), func() time.Time { return madeAt })
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
@@ -41,7 +42,7 @@ func verifier(t *testing.T, cfg portal.Config, now time.Time) *portal.Verifier {
 	if cfg.Issuer == "" {
 		cfg.Issuer, cfg.Audience = issuer, audience
 	}
-	v, err := portal.NewVerifier(cfg, store(t), func() time.Time { return now })
+	v, err := portal.NewVerifier(cfg, openStore(t), func() time.Time { return now })
 	require.NoError(t, err)
 	return v
 }
@@ -207,7 +208,7 @@ func TestRefusals(t *testing.T) {
 	}
 
 	t.Run("replayed jti, on another instance too", func(t *testing.T) {
-		s := store(t)
+		s := openStore(t)
 		a, err := portal.NewVerifier(portal.Config{Secret: secret, Issuer: issuer, Audience: audience}, s, func() time.Time { return now })
 		require.NoError(t, err)
 		b, err := portal.NewVerifier(portal.Config{Secret: secret, Issuer: issuer, Audience: audience}, s, func() time.Time { return now })

@@ -9,15 +9,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // JobStore keeps the console's job (accounts.Store).
 type JobStore interface {
-	UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]accounts.Account, error)
-	StartProvisionJob(ctx context.Context, j accounts.ProvisionJob, staleBefore time.Time) error
-	UpdateProvisionJob(ctx context.Context, j accounts.ProvisionJob) error
-	LatestProvisionJob(ctx context.Context) (accounts.ProvisionJob, error)
+	UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]store.Account, error)
+	StartProvisionJob(ctx context.Context, j store.ProvisionJob, staleBefore time.Time) error
+	UpdateProvisionJob(ctx context.Context, j store.ProvisionJob) error
+	LatestProvisionJob(ctx context.Context) (store.ProvisionJob, error)
 }
 
 // JobStale: a running job whose instance has not recorded progress for
@@ -63,7 +63,7 @@ func NewJobs(s JobStore, p Provisioner, logger *slog.Logger, now func() time.Tim
 // Start starts provisioning every enabled unlinked account in the
 // background, unless a job runs (accounts.ErrJobRunning).
 func (j *Jobs) Start(ctx context.Context, startedBy string) error {
-	var todo []accounts.Account
+	var todo []store.Account
 	for after := int64(0); ; {
 		page, err := j.store.UnlinkedAccounts(ctx, after, 1000)
 		if err != nil {
@@ -76,7 +76,7 @@ func (j *Jobs) Start(ctx context.Context, startedBy string) error {
 		after = page[len(page)-1].ID
 	}
 	now := j.now()
-	job := accounts.ProvisionJob{StartedBy: startedBy, Owner: j.owner, SeenAt: now, StartedAt: now, Total: len(todo), State: accounts.JobRunning}
+	job := store.ProvisionJob{StartedBy: startedBy, Owner: j.owner, SeenAt: now, StartedAt: now, Total: len(todo), State: store.JobRunning}
 	if err := j.store.StartProvisionJob(ctx, job, now.Add(-JobStale)); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func (j *Jobs) Start(ctx context.Context, startedBy string) error {
 }
 
 // run provisions todo and records the progress every jobBeat.
-func (j *Jobs) run(job accounts.ProvisionJob, todo []accounts.Account) {
+func (j *Jobs) run(job store.ProvisionJob, todo []store.Account) {
 	var mu sync.Mutex
 	var tally Tally
 	limitedAtStart := j.rateLimited()
@@ -101,7 +101,7 @@ func (j *Jobs) run(job accounts.ProvisionJob, todo []accounts.Account) {
 		mu.Unlock()
 		job.SeenAt = j.now()
 		if final {
-			job.State, job.FinishedAt = accounts.JobDone, job.SeenAt
+			job.State, job.FinishedAt = store.JobDone, job.SeenAt
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -139,7 +139,7 @@ func (j *Jobs) run(job accounts.ProvisionJob, todo []accounts.Account) {
 }
 
 // Latest is the latest job, as the console shows it.
-func (j *Jobs) Latest(ctx context.Context) (accounts.ProvisionJob, error) {
+func (j *Jobs) Latest(ctx context.Context) (store.ProvisionJob, error) {
 	return j.store.LatestProvisionJob(ctx)
 }
 
@@ -150,11 +150,11 @@ func (j *Jobs) Close() {
 }
 
 // Describe says a job's state as the console shows it.
-func Describe(job accounts.ProvisionJob, now time.Time) string {
+func Describe(job store.ProvisionJob, now time.Time) string {
 	switch {
-	case job.State == accounts.JobRunning && now.Sub(job.SeenAt) > JobStale:
+	case job.State == store.JobRunning && now.Sub(job.SeenAt) > JobStale:
 		return "stopped (the instance running it stopped); start it again to go on"
-	case job.State == accounts.JobRunning:
+	case job.State == store.JobRunning:
 		return fmt.Sprintf("running, started by %s", job.StartedBy)
 	default:
 		return fmt.Sprintf("done at %s UTC", job.FinishedAt.UTC().Format("2006-01-02 15:04:05"))

@@ -14,14 +14,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // Provisioner links one account (launch.Service).
 type Provisioner interface {
-	Provision(ctx context.Context, acct accounts.Account) (launch.Provisioned, error)
+	Provision(ctx context.Context, acct store.Account) (launch.Provisioned, error)
 }
 
 // Outcome is what provisioning did for one account.
@@ -73,13 +73,13 @@ const DefaultWorkers = 8
 // Run provisions accts, workers at a time, and calls onRow (from one
 // goroutine at a time) with each account's result. It stops early when
 // ctx ends: the accounts not reached get no row.
-func Run(ctx context.Context, p Provisioner, accts []accounts.Account, workers int, onRow func(Row)) {
+func Run(ctx context.Context, p Provisioner, accts []store.Account, workers int, onRow func(Row)) {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
 	// Below every user's launch in the platform budget's line.
 	ctx = pacing.WithPriority(ctx, pacing.Priority{Background: true, Since: time.Now()})
-	next := make(chan accounts.Account)
+	next := make(chan store.Account)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range min(workers, max(1, len(accts))) {
@@ -110,7 +110,7 @@ feed:
 }
 
 // One provisions one account.
-func One(ctx context.Context, p Provisioner, a accounts.Account) Row {
+func One(ctx context.Context, p Provisioner, a store.Account) Row {
 	res, err := p.Provision(ctx, a)
 	r := Row{Email: a.Email, PlatformUserID: res.PlatformUserID, Calls: res.PlatformCalls}
 	switch {

@@ -14,10 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // fakeProvisioner answers by email: "c…" created, "e…" existed, "l…"
@@ -29,7 +31,7 @@ type fakeProvisioner struct {
 	block      chan struct{} // when set, each call waits for it (or ctx)
 }
 
-func (p *fakeProvisioner) Provision(ctx context.Context, a accounts.Account) (launch.Provisioned, error) {
+func (p *fakeProvisioner) Provision(ctx context.Context, a store.Account) (launch.Provisioned, error) {
 	p.calls.Add(1)
 	pr, _ := pacing.PriorityOf(ctx)
 	p.mu.Lock()
@@ -53,10 +55,10 @@ func (p *fakeProvisioner) Provision(ctx context.Context, a accounts.Account) (la
 	return launch.Provisioned{}, errors.New("the platform said no")
 }
 
-func accts(emails ...string) []accounts.Account {
-	var out []accounts.Account
+func accts(emails ...string) []store.Account {
+	var out []store.Account
 	for i, e := range emails {
-		out = append(out, accounts.Account{ID: int64(i + 1), Email: e})
+		out = append(out, store.Account{ID: int64(i + 1), Email: e})
 	}
 	return out
 }
@@ -102,11 +104,11 @@ func TestRunStopped(t *testing.T) {
 // The console's job: one at a time across the instances, its progress
 // and end in the store.
 func TestJobs(t *testing.T) {
-	s, err := accounts.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
+	s, err := sqlstore.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "jobs.db"), nil)
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range 5 {
-		_, err := s.CreateAccount(t.Context(), accounts.NewAccount{Email: fmt.Sprintf("c%d@example.com", i), FirstName: "A", LastName: "B", PasswordHash: accounts.NoPassword})
+		_, err := s.CreateAccount(t.Context(), store.NewAccount{Email: fmt.Sprintf("c%d@example.com", i), FirstName: "A", LastName: "B", PasswordHash: passhash.NoPassword})
 		require.NoError(t, err)
 	}
 	p := &fakeProvisioner{block: make(chan struct{})}
@@ -116,17 +118,17 @@ func TestJobs(t *testing.T) {
 	b := provision.NewJobs(s, p, slog.New(slog.DiscardHandler), nil, nil)
 	defer b.Close()
 	require.NoError(t, a.Start(t.Context(), "root@example.com"))
-	assert.ErrorIs(t, b.Start(t.Context(), "other@example.com"), accounts.ErrJobRunning, "one at a time, across instances")
+	assert.ErrorIs(t, b.Start(t.Context(), "other@example.com"), store.ErrJobRunning, "one at a time, across instances")
 	j, err := b.Latest(t.Context())
 	require.NoError(t, err)
-	assert.Equal(t, accounts.JobRunning, j.State)
+	assert.Equal(t, store.JobRunning, j.State)
 	assert.Equal(t, 5, j.Total)
 
 	limited.Add(3) // met while it runs
 	close(p.block)
 	require.Eventually(t, func() bool {
 		j, err = b.Latest(t.Context())
-		return err == nil && j.State == accounts.JobDone
+		return err == nil && j.State == store.JobDone
 	}, 10*time.Second, 10*time.Millisecond)
 	assert.Equal(t, 5, j.Done)
 	assert.Equal(t, 5, j.Created)

@@ -36,8 +36,8 @@ import (
 	"github.com/jonboulle/clockwork"
 	dsig "github.com/russellhaering/goxmldsig"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // FlowTTL is how long a sign-in started at the IdP may take.
@@ -514,7 +514,7 @@ func (s *SP) Finish(ctx context.Context, flows []Flow, form url.Values) (Identit
 	id.Flow = flow
 	sum := sha256.Sum256([]byte(issuer(a) + "\x00" + a.ID))
 	switch err := s.cfg.Used.UseOnce(ctx, AssertionKind, hex.EncodeToString(sum[:]), s.usedUntil(a)); {
-	case errors.Is(err, accounts.ErrUsed):
+	case errors.Is(err, store.ErrUsed):
 		return Identity{}, fmt.Errorf("%w: assertion %s", ErrReplayed, a.ID)
 	case err != nil:
 		return Identity{}, fmt.Errorf("saml: recording the assertion: %w", err)

@@ -21,9 +21,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/samlidptest"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 const (
@@ -34,7 +35,7 @@ const (
 
 type fixture struct {
 	idp   *samlidptest.IdP
-	store accounts.Store
+	store store.Store
 	sp    *samlsso.SP
 	cfg   samlsso.Config
 }
@@ -43,14 +44,14 @@ type fixture struct {
 // at it; mod changes the SP's configuration.
 func setup(t testing.TB, mod func(*samlsso.Config)) *fixture {
 	t.Helper()
-	store, err := accounts.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"), time.Now)
+	st, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "s.db"), time.Now)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = store.Close() })
-	f := &fixture{idp: samlidptest.Start(t), store: store}
+	t.Cleanup(func() { _ = st.Close() })
+	f := &fixture{idp: samlidptest.Start(t), store: st}
 	f.idp.AddUser(t, samlidptest.User{Name: "ada", Password: "analytical", Email: email, GivenName: "Ada", Surname: "Lovelace",
 		Groups: []string{"staff", "bridge-admins"}})
 	f.cfg = samlsso.Config{MetadataURL: f.idp.MetadataURL(), EntityID: entityID, ACSURL: acsURL, GroupsAttribute: "eduPersonAffiliation",
-		AdminGroup: "bridge-admins", Skew: 30 * time.Second, Used: store, RetryEvery: time.Millisecond}
+		AdminGroup: "bridge-admins", Skew: 30 * time.Second, Used: st, RetryEvery: time.Millisecond}
 	if mod != nil {
 		mod(&f.cfg)
 	}

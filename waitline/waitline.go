@@ -24,25 +24,25 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // Launcher runs one launch (launch.Service).
 type Launcher interface {
-	Launch(ctx context.Context, acct accounts.Account, returnTo, requestID string) (launch.Result, error)
+	Launch(ctx context.Context, acct store.Account, returnTo, requestID string) (launch.Result, error)
 }
 
 // Store keeps the tickets (accounts.Store).
 type Store interface {
-	AccountByID(ctx context.Context, id int64) (accounts.Account, error)
-	CreateTicket(ctx context.Context, t accounts.Ticket) error
-	TicketByID(ctx context.Context, id string) (accounts.Ticket, error)
+	AccountByID(ctx context.Context, id int64) (store.Account, error)
+	CreateTicket(ctx context.Context, t store.Ticket) error
+	TicketByID(ctx context.Context, id string) (store.Ticket, error)
 	ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error
 	FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error
-	TakeTicket(ctx context.Context, id string, accountID int64) (accounts.Ticket, error)
+	TakeTicket(ctx context.Context, id string, accountID int64) (store.Ticket, error)
 	KeepTickets(ctx context.Context, owner string, now time.Time) error
 }
 
@@ -211,7 +211,7 @@ func randomID(n int) string {
 // answers its waiting page once it has one, never a second place or a
 // token of its own meanwhile. A line longer than MaxWait refuses the
 // arrival (TooBusyError).
-func (l *Line) Join(ctx context.Context, acct accounts.Account, session, returnTo, requestID string) (Answer, error) {
+func (l *Line) Join(ctx context.Context, acct store.Account, session, returnTo, requestID string) (Answer, error) {
 	now := l.cfg.Now()
 	key := sessionKey{acct.ID, session}
 	var patience <-chan time.Time // for a request that waits behind its session's launch
@@ -286,7 +286,7 @@ func (l *Line) slowLocked(now time.Time) bool {
 // wait for its turn, the launch goes on in the line (at its arrival's
 // place, from where it stands) and the request waits for it what is left
 // of Patience.
-func (l *Line) inline(ctx context.Context, j *job, acct accounts.Account, returnTo, requestID string) (Answer, error) {
+func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo, requestID string) (Answer, error) {
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.MaxWait)
 	defer cancel()
 	l.mu.Lock()
@@ -345,7 +345,7 @@ func (l *Line) page(ctx context.Context, j *job, starter bool) (Answer, error) {
 		return Answer{Ticket: j.ticket, Wait: est, Waited: now.Sub(j.arrived)}, nil
 	}
 	id := randomID(16)
-	tk := accounts.Ticket{ID: id, AccountID: j.key.account, SessionID: j.key.session, ReturnTo: j.returnTo, ArrivedAt: j.arrived,
+	tk := store.Ticket{ID: id, AccountID: j.key.account, SessionID: j.key.session, ReturnTo: j.returnTo, ArrivedAt: j.arrived,
 		ETA: now.Add(est), Owner: l.owner, SeenAt: now, ExpiresAt: j.arrived.Add(l.cfg.MaxWait + ticketLife)}
 	if err := l.store.CreateTicket(context.WithoutCancel(ctx), tk); err != nil {
 		return Answer{}, err
@@ -389,7 +389,7 @@ func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived time.Time, 
 
 // background runs j's launch in the line, bounded by MaxWait from its
 // arrival.
-func (l *Line) background(j *job, acct accounts.Account, returnTo, requestID string) {
+func (l *Line) background(j *job, acct store.Account, returnTo, requestID string) {
 	ctx, cancel := context.WithDeadline(l.base, j.arrived.Add(l.cfg.MaxWait))
 	l.mu.Lock()
 	j.lined = true
@@ -409,7 +409,7 @@ func (l *Line) background(j *job, acct accounts.Account, returnTo, requestID str
 // run runs j's launch and records its end (with its ticket, if it has one
 // by then); it reports false, having recorded nothing, when a launch run
 // in its request (inline) was told its call would wait.
-func (l *Line) run(ctx context.Context, j *job, acct accounts.Account, returnTo, requestID string, inline bool) bool {
+func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, requestID string, inline bool) bool {
 	ctx = apiclient.WithCallCounter(ctx, &j.calls)
 	res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
 	switch {
@@ -495,9 +495,9 @@ type failure struct {
 func (l *Line) finish(id string, j *job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	state, sealed, failed := accounts.TicketDone, "", ""
+	state, sealed, failed := store.TicketDone, "", ""
 	if j.err != nil {
-		state = accounts.TicketFailed
+		state = store.TicketFailed
 		f := failure{Failure: launch.Explain(j.err), Text: j.err.Error()}
 		var tb *TooBusyError
 		if errors.As(j.err, &tb) {
@@ -539,14 +539,14 @@ func (l *Line) Check(ctx context.Context, id string, accountID int64, session st
 	}
 	t, err := l.store.TicketByID(ctx, id)
 	now := l.cfg.Now()
-	if errors.Is(err, accounts.ErrNotFound) || (err == nil && (t.AccountID != accountID || t.SessionID != session || now.After(t.ExpiresAt))) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && (t.AccountID != accountID || t.SessionID != session || now.After(t.ExpiresAt))) {
 		return Answer{}, ErrTicketGone
 	}
 	if err != nil {
 		return Answer{}, err
 	}
 	waited := now.Sub(t.ArrivedAt)
-	if t.State != accounts.TicketWaiting {
+	if t.State != store.TicketWaiting {
 		return l.take(ctx, id, accountID, waited)
 	}
 	l.mu.Lock()
@@ -570,13 +570,13 @@ func (l *Line) Check(ctx context.Context, id string, accountID int64, session st
 // take uses a finished ticket up.
 func (l *Line) take(ctx context.Context, id string, accountID int64, waited time.Duration) (Answer, error) {
 	t, err := l.store.TakeTicket(ctx, id, accountID)
-	if errors.Is(err, accounts.ErrNotFound) {
+	if errors.Is(err, store.ErrNotFound) {
 		return Answer{}, ErrTicketGone // taken by a refresh a moment before
 	}
 	if err != nil {
 		return Answer{}, err
 	}
-	if t.State == accounts.TicketFailed {
+	if t.State == store.TicketFailed {
 		var f failure
 		if err := json.Unmarshal([]byte(t.Failure), &f); err != nil {
 			return Answer{}, fmt.Errorf("waitline: ticket's failure: %w", err)
@@ -597,9 +597,9 @@ func (l *Line) take(ctx context.Context, id string, accountID int64, waited time
 }
 
 // takeOver runs the launch of a ticket whose instance stopped.
-func (l *Line) takeOver(ctx context.Context, t accounts.Ticket, now time.Time) error {
+func (l *Line) takeOver(ctx context.Context, t store.Ticket, now time.Time) error {
 	if err := l.store.ClaimTicket(ctx, t.ID, l.owner, now.Add(-staleAfter), now); err != nil {
-		if errors.Is(err, accounts.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return nil // another instance took it a moment before
 		}
 		return err

@@ -13,12 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/waitline"
 )
 
@@ -36,7 +38,7 @@ type launcher struct {
 	clock *fakeclock.Clock
 }
 
-func (f *launcher) Launch(ctx context.Context, acct accounts.Account, returnTo, _ string) (launch.Result, error) {
+func (f *launcher) Launch(ctx context.Context, acct store.Account, returnTo, _ string) (launch.Result, error) {
 	if f.paced && pacing.MustNotWait(ctx) {
 		return launch.Result{}, pacing.ErrWouldWait
 	}
@@ -66,21 +68,21 @@ func (b budget) Stats() pacing.Stats { return pacing.Stats(b) }
 var queued = budget{Waiting: 1}
 
 type env struct {
-	store  *accounts.SQLite
+	store  *sqlstore.SQLite
 	clock  *fakeclock.Clock
 	sealer handlers.Sealer
-	acct   accounts.Account
-	other  accounts.Account
+	acct   store.Account
+	other  store.Account
 }
 
 func newEnv(t *testing.T) *env {
 	clock := fakeclock.New(time.Now())
-	s, err := accounts.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "line.db"), clock.Now)
+	s, err := sqlstore.OpenSQLite(t.Context(), filepath.Join(t.TempDir(), "line.db"), clock.Now)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
-	a, err := s.CreateAccount(t.Context(), accounts.NewAccount{Email: "pupil@example.com", FirstName: "P", LastName: "Upil", PasswordHash: accounts.NoPassword})
+	a, err := s.CreateAccount(t.Context(), store.NewAccount{Email: "pupil@example.com", FirstName: "P", LastName: "Upil", PasswordHash: passhash.NoPassword})
 	require.NoError(t, err)
-	b, err := s.CreateAccount(t.Context(), accounts.NewAccount{Email: "other@example.com", FirstName: "O", LastName: "Ther", PasswordHash: accounts.NoPassword})
+	b, err := s.CreateAccount(t.Context(), store.NewAccount{Email: "other@example.com", FirstName: "O", LastName: "Ther", PasswordHash: passhash.NoPassword})
 	require.NoError(t, err)
 	keys := handlers.SessionConfig{HashKey: []byte(strings.Repeat("h", 32)), BlockKey: []byte(strings.Repeat("b", 32))}
 	return &env{store: s, clock: clock, sealer: handlers.NewSealer(keys, time.Hour, clock.Now), acct: a, other: b}
@@ -136,7 +138,7 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 	close(l.release)
 	require.Eventually(t, func() bool {
 		tk, err := e.store.TicketByID(t.Context(), a.Ticket)
-		return err == nil && tk.State == accounts.TicketDone
+		return err == nil && tk.State == store.TicketDone
 	}, 5*time.Second, 5*time.Millisecond)
 	tk, err := e.store.TicketByID(t.Context(), a.Ticket)
 	require.NoError(t, err)
@@ -163,7 +165,7 @@ func TestWaitingLaunchFailureIsTold(t *testing.T) {
 	close(l.release)
 	require.Eventually(t, func() bool {
 		tk, err := e.store.TicketByID(t.Context(), a.Ticket)
-		return err == nil && tk.State == accounts.TicketFailed
+		return err == nil && tk.State == store.TicketFailed
 	}, 5*time.Second, 5*time.Millisecond)
 	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	var rp *launch.Reported
@@ -401,7 +403,7 @@ func TestEndedSessionTakesItsLaunch(t *testing.T) {
 	ln.End(e.acct.ID, "")
 	require.Eventually(t, func() bool { return ln.Waiting() == 1 }, 5*time.Second, time.Millisecond, "its launch stopped; the other user's goes on")
 	_, err = e.store.TicketByID(t.Context(), a.Ticket)
-	assert.ErrorIs(t, err, accounts.ErrNotFound, "the store dropped the ticket with the sessions")
+	assert.ErrorIs(t, err, store.ErrNotFound, "the store dropped the ticket with the sessions")
 	require.NoError(t, e.store.SetDisabled(t.Context(), e.acct.ID, false))
 	_, err = ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	assert.ErrorIs(t, err, waitline.ErrTicketGone)
@@ -415,7 +417,7 @@ type concurrency struct {
 	now, most atomic.Int32
 }
 
-func (c *concurrency) Launch(_ context.Context, acct accounts.Account, _, _ string) (launch.Result, error) {
+func (c *concurrency) Launch(_ context.Context, acct store.Account, _, _ string) (launch.Result, error) {
 	n := c.now.Add(1)
 	defer c.now.Add(-1)
 	for m := c.most.Load(); n > m && !c.most.CompareAndSwap(m, n); m = c.most.Load() {

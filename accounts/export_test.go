@@ -1,4 +1,0 @@
-package accounts
-
-// LostConnection is lostConnection, for the external tests.
-var LostConnection = lostConnection

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package accounts
-
-import "context"
-
-// lockFile is a no-op where flock is missing: there, processes opening a
-// new database at the same moment may race its first migration.
-func lockFile(context.Context, string) (func(), error) { return func() {}, nil }

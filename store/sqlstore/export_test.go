@@ -1,0 +1,4 @@
+package sqlstore
+
+// LostConnection is lostConnection, for the external tests.
+var LostConnection = lostConnection

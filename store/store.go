@@ -1,0 +1,374 @@
+// Package store declares what the bridge keeps: the Store interface and
+// every record it reads and writes (accounts, their links to platform
+// users, sessions, the audit log, sign-in regulation, the line's tickets,
+// provisioning jobs, the platform callers). Package sqlstore implements it
+// on SQLite and PostgreSQL, storecache keeps a cache in front of it, and
+// storetest is the conformance suite every stack passes.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ssobridge/ssobridge/mailaddr"
+)
+
+// Errors of the store.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrEmailTaken = errors.New("an account with this email exists")
+	ErrInvalid    = errors.New("invalid account data")
+	ErrLastAdmin  = errors.New("the last admin cannot lose the admin role")
+	// ErrStoreGone: the database file was removed or replaced under a
+	// running store (Ping reports it).
+	ErrStoreGone = errors.New("accounts: the database file is gone")
+	// ErrStoreBusy: another process held the database's write lock for
+	// longer than the store waits; nothing was written, try again.
+	ErrStoreBusy = errors.New("accounts: the database is busy (another process holds its write lock)")
+	// ErrBusy: as many sign-in attempts as the limit are being verified
+	// (AdmitSignIn); try again shortly.
+	ErrBusy = errors.New("store: too many sign-in attempts being checked at once")
+	// ErrUsed: a single-use id was used before (UseOnce).
+	ErrUsed = errors.New("accounts: already used")
+	// ErrLinkTaken: the platform user is linked to another account (one
+	// platform user is one account's at most).
+	ErrLinkTaken = errors.New("accounts: the platform user is linked to another account")
+)
+
+// Account is a local partner account.
+type Account struct {
+	ID           int64
+	Email        string
+	FirstName    string
+	LastName     string
+	PasswordHash string
+	Admin        bool
+	Disabled     bool
+	SessionEpoch int64 // sessions issued under an older epoch are void
+	CreatedAt    time.Time
+}
+
+// Name is the account's display name.
+func (a Account) Name() string { return strings.TrimSpace(a.FirstName + " " + a.LastName) }
+
+// NewAccount is what creating an account takes.
+type NewAccount struct {
+	Email        string
+	FirstName    string
+	LastName     string
+	PasswordHash string
+	Admin        bool
+}
+
+// Normalize trims the fields and checks them.
+func (n *NewAccount) Normalize() error {
+	n.Email = strings.TrimSpace(n.Email)
+	n.FirstName = strings.TrimSpace(n.FirstName)
+	n.LastName = strings.TrimSpace(n.LastName)
+	if err := ValidateEmail(n.Email); err != nil {
+		return err
+	}
+	if n.FirstName == "" || n.LastName == "" {
+		return fmt.Errorf("%w: first and last name are required", ErrInvalid)
+	}
+	for _, f := range []struct{ what, v string }{{"first name", n.FirstName}, {"last name", n.LastName}} {
+		if err := checkText(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	if len(n.FirstName) > 100 || len(n.LastName) > 100 {
+		return fmt.Errorf("%w: names are limited to 100 characters", ErrInvalid)
+	}
+	if n.PasswordHash == "" {
+		return fmt.Errorf("%w: a password is required", ErrInvalid)
+	}
+	return nil
+}
+
+// checkText refuses what a name must not hold: bytes that are not UTF-8
+// (they would reach the platform and the pages garbled) and control
+// characters (line breaks, NUL).
+func checkText(what, s string) error {
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: the %s is not valid UTF-8 text", ErrInvalid, what)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%w: the %s holds a control character (such as a line break)", ErrInvalid, what)
+		}
+	}
+	return nil
+}
+
+// ValidateEmail accepts a bare address such as ada@example.com (the rule
+// of mailaddr, which the Partner API client applies too).
+func ValidateEmail(s string) error {
+	if p := mailaddr.Problem(s); p != "" {
+		return fmt.Errorf("%w: %s", ErrInvalid, p)
+	}
+	return nil
+}
+
+// Link ties an account to its platform user.
+type Link struct {
+	AccountID      int64
+	PlatformUserID string
+	LinkedAt       time.Time
+	LastLaunchAt   time.Time // zero if never; see LaunchStampEvery
+}
+
+// LaunchStampEvery is how stale a link's LastLaunchAt may be: a successful
+// launch stamps the link only when its stamp is at least this old. Pages
+// show the last launch to the minute, and stamping every launch cost each
+// returning launch a row update (on PostgreSQL, the largest part of the
+// database's work per launch).
+const LaunchStampEvery = time.Minute
+
+// LaunchStampDue reports whether a launch at at moves a link stamped at
+// last.
+func LaunchStampDue(last, at time.Time) bool {
+	return last.IsZero() || !at.Before(last.Add(LaunchStampEvery))
+}
+
+// Event is one audit log entry.
+type Event struct {
+	ID            int64
+	At            time.Time
+	Kind          string // see the Kind constants
+	AccountID     int64  // 0 when unknown
+	Email         string
+	Outcome       string // "ok" or an error class
+	PlatformCalls int
+	Latency       time.Duration
+	Detail        string // never a secret, password or token
+	RequestID     string
+}
+
+// Audit event kinds.
+const (
+	KindLogin  = "login"
+	KindLogout = "logout"
+	KindLaunch = "launch"
+	KindAdmin  = "admin"
+	// KindProvision: an account linked to its platform user ahead of its
+	// first launch (provisioning).
+	KindProvision = "provision"
+)
+
+// AuditFilter selects audit events; zero fields match everything.
+type AuditFilter struct {
+	AccountID int64
+	Kind      string
+	Outcome   string
+	Offset    int
+	Limit     int
+}
+
+// AccountFilter selects accounts.
+type AccountFilter struct {
+	Search string // substring of email or names
+	Offset int
+	Limit  int
+}
+
+// Store is what the app needs of account storage. Implementations are safe
+// for concurrent use.
+type Store interface {
+	CreateAccount(ctx context.Context, n NewAccount) (Account, error)
+	// CreateAccounts creates all or none (one transaction).
+	CreateAccounts(ctx context.Context, ns []NewAccount) error
+	AccountByEmail(ctx context.Context, email string) (Account, error)
+	AccountByID(ctx context.Context, id int64) (Account, error)
+	// FreshAccountByID reads past any cache in front of the database: the
+	// account as another instance may just have left it.
+	FreshAccountByID(ctx context.Context, id int64) (Account, error)
+	ListAccounts(ctx context.Context, f AccountFilter) ([]Account, int, error)
+	CountAccounts(ctx context.Context) (int, error)
+	SetDisabled(ctx context.Context, id int64, disabled bool) error
+	// DeleteAccount removes an account with its link, sessions and
+	// set-password links (its audit events stay); the last active admin
+	// is kept (ErrLastAdmin).
+	DeleteAccount(ctx context.Context, id int64) error
+	// SetAdmin refuses to demote the last enabled admin (ErrLastAdmin).
+	SetAdmin(ctx context.Context, id int64, admin bool) error
+	SetPasswordHash(ctx context.Context, id int64, hash string) error
+	// EndSessions voids every session issued to the account so far (on
+	// every device) and deletes their records.
+	EndSessions(ctx context.Context, id int64) error
+
+	// Per-device sessions. A session is valid while its record exists (and
+	// the account's epoch matches): ending one deletes its record.
+	//
+	// CreateSession records a new session; its ID comes from SessionID.
+	CreateSession(ctx context.Context, s Session) error
+	// SessionByID returns a session, or ErrNotFound once it has ended.
+	SessionByID(ctx context.Context, id string) (Session, error)
+	// TouchSession moves the session's last-seen time.
+	TouchSession(ctx context.Context, id string, at time.Time) error
+	// EndSession ends one session of the account (ErrNotFound if the
+	// account has no such session).
+	EndSession(ctx context.Context, accountID int64, id string) error
+	// ListSessions lists the account's sessions, the most recently seen
+	// first.
+	ListSessions(ctx context.Context, accountID int64) ([]Session, error)
+	// PruneSessions deletes at most limit of the sessions last seen before
+	// a time (idle past any timeout), the oldest first, and returns how
+	// many: one bounded statement (the caller repeats it in batches).
+	PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error)
+
+	// UseOnce records a single-use id of a kind (a portal token's jti)
+	// until a time: ErrUsed if it is recorded and not yet past its time.
+	// Every instance on the store sees it at once.
+	UseOnce(ctx context.Context, kind, id string, until time.Time) error
+	// PruneUsedIDs forgets ids whose time has passed.
+	PruneUsedIDs(ctx context.Context, before time.Time) (int64, error)
+
+	// CreatePasswordLink stores a set-password link for the account (by
+	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing
+	// any earlier one of the account.
+	CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error
+	// PasswordLink returns the account of a link not yet used or expired
+	// at now (ErrNotFound otherwise), leaving it in place.
+	PasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error)
+	// TakePasswordLink deletes the link and returns its account if it was
+	// valid at now: a link is used once, even by two requests at once.
+	TakePasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error)
+
+	// LockProvisioning serialises the provisioning of one platform user by
+	// email (case-insensitively) across every process on the store: it
+	// returns once no other holder has the email's lock; unlock releases it.
+	// Held only around the platform lookup/create.
+	LockProvisioning(ctx context.Context, email string) (unlock func(), err error)
+
+	LinkFor(ctx context.Context, accountID int64) (Link, error)
+	SaveLink(ctx context.Context, accountID int64, platformUserID string) error
+	// DeleteLink removes the link only if it still points at platformUserID
+	// (empty: whatever it points at).
+	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
+	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+
+	Record(ctx context.Context, e Event) error
+	// RecordLaunch records a launch event (Kind is set to launch) and, when
+	// its outcome is "ok", stamps the account's link with its time, in one
+	// write.
+	RecordLaunch(ctx context.Context, e Event) error
+	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
+	// PruneEvents deletes at most limit of the events older than before,
+	// the oldest first, and returns how many: one bounded statement (the
+	// caller repeats it in batches).
+	PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error)
+
+	// Sign-in regulation, shared by every instance on the store (see
+	// Regulator, which supplies the limits and the clock).
+	//
+	// AdmitSignIn takes an attempt's place in the count before its password
+	// is verified: under a ban, or with as many recent failures as the
+	// limit, it returns when the ban ends (starting it if need be); with as
+	// many attempts still being verified as the limit, ErrBusy; otherwise
+	// it records the attempt.
+	AdmitSignIn(ctx context.Context, a SignIn, r RegulationConfig) (id int64, bannedUntil time.Time, err error)
+	// FailSignIn marks the attempt failed and starts a ban when the
+	// failures reach the limit.
+	FailSignIn(ctx context.Context, id int64, r RegulationConfig, now time.Time) (banStarted bool, err error)
+	// SucceedSignIn clears the failures counted for the attempt's email.
+	SucceedSignIn(ctx context.Context, id int64) error
+	// ListBans lists the bans in force at now.
+	ListBans(ctx context.Context, now time.Time) ([]Ban, error)
+	// LiftBans ends the bans on email and/or ip (either may be empty) and
+	// clears the failures counted for them; it reports the bans ended.
+	LiftBans(ctx context.Context, email, ip string) (int, error)
+	// PruneSignIns deletes attempts before a time and bans ended by then.
+	PruneSignIns(ctx context.Context, before time.Time) (int64, error)
+
+	// The platform's rate limit, shared by every process that calls it
+	// (package pacing).
+	//
+	// PlatformHeartbeat records that the caller calls the platform at now
+	// and returns the callers heard from within window (itself included)
+	// and until when every caller is to hold its calls.
+	PlatformHeartbeat(ctx context.Context, c PlatformCaller, now time.Time, window time.Duration) (PlatformCallers, error)
+	// PausePlatform holds every caller's platform calls until then (a
+	// later pause wins; an earlier one changes nothing).
+	PausePlatform(ctx context.Context, until time.Time) error
+
+	// The line of launches waiting for the platform's pace (package
+	// waitline); see Ticket.
+	CreateTicket(ctx context.Context, t Ticket) error
+	TicketByID(ctx context.Context, id string) (Ticket, error)
+	ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error
+	FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error
+	TakeTicket(ctx context.Context, id string, accountID int64) (Ticket, error)
+	KeepTickets(ctx context.Context, owner string, now time.Time) error
+	PruneTickets(ctx context.Context, before time.Time) (int64, error)
+
+	// The console's provisioning job (package provision); see
+	// ProvisionJob.
+	StartProvisionJob(ctx context.Context, j ProvisionJob, staleBefore time.Time) error
+	UpdateProvisionJob(ctx context.Context, j ProvisionJob) error
+	LatestProvisionJob(ctx context.Context) (ProvisionJob, error)
+	// UnlinkedAccounts lists up to limit enabled accounts without a link,
+	// by id after afterID.
+	UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]Account, error)
+	// CountLinks counts the linked accounts and the enabled unlinked ones.
+	CountLinks(ctx context.Context) (linked, unlinked int, err error)
+
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// PlatformCaller is a process calling the platform, as its heartbeat
+// tells the others.
+type PlatformCaller struct {
+	ID         string
+	Background bool // runs background work only (provisioning), serves no users
+	Busy       bool // has users' calls waiting for their turn
+	Active     bool // called the platform since its last heartbeat
+}
+
+// PlatformCallers is what a heartbeat learns of the callers.
+type PlatformCallers struct {
+	Serving    int // processes serving users, heard from within the window
+	Background int // background-only processes, heard from within the window
+	Busy       int // serving processes that had users waiting within the window
+	// Of those, the ones that called within the window: the rate is
+	// shared among them.
+	ActiveServing, ActiveBackground int
+	PausedUntil                     time.Time
+}
+
+// Session is one signed-in device.
+type Session struct {
+	ID         string // SessionID of the cookie's token; the token itself is never stored
+	AccountID  int64
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	UserAgent  string // as the browser sent it, bounded (MaxUserAgent)
+}
+
+// MaxUserAgent bounds the user agent kept with a session.
+const MaxUserAgent = 256
+
+// SignIn is one sign-in attempt as regulation counts it.
+type SignIn struct {
+	Email string // as typed; counted lower-cased
+	IP    string
+	At    time.Time
+}
+
+// Ban is a ban in force.
+type Ban struct {
+	Kind  string // BanEmail or BanIP
+	Value string // the lower-cased email, or the IP
+	Until time.Time
+}
+
+// Ban kinds.
+const (
+	BanEmail = "email"
+	BanIP    = "ip"
+)
