@@ -1,5 +1,7 @@
 package sqlstore
 
+//go:generate go run ./internal/guardgen ../store.go guard_gen.go
+
 import (
 	"context"
 	"database/sql/driver"
@@ -277,155 +279,22 @@ func lostConnection(err error) bool {
 	return false
 }
 
-// guarded runs f bounded by the guard.
-func guarded[T any](g *Guard, ctx context.Context, f func(context.Context) (T, error)) (T, error) {
-	var zero T
+// do runs f bounded by the guard: refused at once while the database is
+// silent, else given the deadline, its error read by settle. The generated
+// methods (guard_gen.go) run every Store method through it.
+func (g *Guard) do(ctx context.Context, f func(context.Context) error) error {
 	if err := g.admit(); err != nil {
-		return zero, err
+		return err
 	}
 	bounded, cancel := context.WithTimeout(ctx, g.timeout)
-	v, err := f(bounded)
+	err := f(bounded)
 	cancel()
-	if err = g.settle(ctx, bounded, err); err != nil {
-		return zero, err
-	}
-	return v, nil
-}
-
-// pair carries two results through guarded.
-type pair[X, Y any] struct {
-	x X
-	y Y
-}
-
-// guarded0 is guarded for a call that returns only an error.
-func guarded0(g *Guard, ctx context.Context, f func(context.Context) error) error {
-	_, err := guarded(g, ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
-	return err
+	return g.settle(ctx, bounded, err)
 }
 
 // The Store methods, each bounded by the guard. LockProvisioning's wait for
 // another holder is not bounded here (it may rightly take as long as the
 // holder's platform calls): the backends bound each attempt to take it.
-
-// CreateAccount is the store's, bounded.
-func (g *Guard) CreateAccount(ctx context.Context, n store.NewAccount) (store.Account, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Account, error) { return g.inner.CreateAccount(ctx, n) })
-}
-
-// CreateAccounts is the store's, bounded.
-func (g *Guard) CreateAccounts(ctx context.Context, ns []store.NewAccount) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.CreateAccounts(ctx, ns) })
-}
-
-// AccountByEmail is the store's, bounded.
-func (g *Guard) AccountByEmail(ctx context.Context, email string) (store.Account, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Account, error) { return g.inner.AccountByEmail(ctx, email) })
-}
-
-// AccountByID is the store's, bounded.
-func (g *Guard) AccountByID(ctx context.Context, id int64) (store.Account, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Account, error) { return g.inner.AccountByID(ctx, id) })
-}
-
-// FreshAccountByID is the store's, bounded.
-func (g *Guard) FreshAccountByID(ctx context.Context, id int64) (store.Account, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Account, error) { return g.inner.FreshAccountByID(ctx, id) })
-}
-
-// ListAccounts is the store's, bounded.
-func (g *Guard) ListAccounts(ctx context.Context, f store.AccountFilter) ([]store.Account, int, error) {
-	v, err := guarded(g, ctx, func(ctx context.Context) (pair[[]store.Account, int], error) {
-		x, y, err := g.inner.ListAccounts(ctx, f)
-		return pair[[]store.Account, int]{x, y}, err
-	})
-	return v.x, v.y, err
-}
-
-// CountAccounts is the store's, bounded.
-func (g *Guard) CountAccounts(ctx context.Context) (int, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int, error) { return g.inner.CountAccounts(ctx) })
-}
-
-// SetDisabled is the store's, bounded.
-func (g *Guard) SetDisabled(ctx context.Context, id int64, disabled bool) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.SetDisabled(ctx, id, disabled) })
-}
-
-// DeleteAccount is the store's, bounded.
-func (g *Guard) DeleteAccount(ctx context.Context, id int64) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.DeleteAccount(ctx, id) })
-}
-
-// SetAdmin is the store's, bounded.
-func (g *Guard) SetAdmin(ctx context.Context, id int64, admin bool) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.SetAdmin(ctx, id, admin) })
-}
-
-// SetPasswordHash is the store's, bounded.
-func (g *Guard) SetPasswordHash(ctx context.Context, id int64, hash string) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.SetPasswordHash(ctx, id, hash) })
-}
-
-// EndSessions is the store's, bounded.
-func (g *Guard) EndSessions(ctx context.Context, id int64) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.EndSessions(ctx, id) })
-}
-
-// CreateSession is the store's, bounded.
-func (g *Guard) CreateSession(ctx context.Context, s store.Session) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.CreateSession(ctx, s) })
-}
-
-// SessionByID is the store's, bounded.
-func (g *Guard) SessionByID(ctx context.Context, id string) (store.Session, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Session, error) { return g.inner.SessionByID(ctx, id) })
-}
-
-// TouchSession is the store's, bounded.
-func (g *Guard) TouchSession(ctx context.Context, id string, at time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.TouchSession(ctx, id, at) })
-}
-
-// EndSession is the store's, bounded.
-func (g *Guard) EndSession(ctx context.Context, accountID int64, id string) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.EndSession(ctx, accountID, id) })
-}
-
-// ListSessions is the store's, bounded.
-func (g *Guard) ListSessions(ctx context.Context, accountID int64) ([]store.Session, error) {
-	return guarded(g, ctx, func(ctx context.Context) ([]store.Session, error) { return g.inner.ListSessions(ctx, accountID) })
-}
-
-// PruneSessions is the store's, bounded.
-func (g *Guard) PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneSessions(ctx, before, limit) })
-}
-
-// UseOnce is the store's, bounded.
-func (g *Guard) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.UseOnce(ctx, kind, id, until) })
-}
-
-// PruneUsedIDs is the store's, bounded.
-func (g *Guard) PruneUsedIDs(ctx context.Context, before time.Time) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneUsedIDs(ctx, before) })
-}
-
-// CreatePasswordLink is the store's, bounded.
-func (g *Guard) CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.CreatePasswordLink(ctx, accountID, id, expires) })
-}
-
-// PasswordLink is the store's, bounded.
-func (g *Guard) PasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PasswordLink(ctx, id, now) })
-}
-
-// TakePasswordLink is the store's, bounded.
-func (g *Guard) TakePasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.TakePasswordLink(ctx, id, now) })
-}
 
 // LockProvisioning is the store's: the wait for another holder is the
 // caller's to bound; each attempt to take the lock is bounded by the
@@ -439,167 +308,6 @@ func (g *Guard) LockProvisioning(ctx context.Context, email string) (unlock func
 		return nil, err
 	}
 	return unlock, nil
-}
-
-// LinkFor is the store's, bounded.
-func (g *Guard) LinkFor(ctx context.Context, accountID int64) (store.Link, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Link, error) { return g.inner.LinkFor(ctx, accountID) })
-}
-
-// SaveLink is the store's, bounded.
-func (g *Guard) SaveLink(ctx context.Context, accountID int64, platformUserID string) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.SaveLink(ctx, accountID, platformUserID) })
-}
-
-// DeleteLink is the store's, bounded.
-func (g *Guard) DeleteLink(ctx context.Context, accountID int64, platformUserID string) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.DeleteLink(ctx, accountID, platformUserID) })
-}
-
-// ListLinks is the store's, bounded.
-func (g *Guard) ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (map[string]int64, error) { return g.inner.ListLinks(ctx, platformUserIDs) })
-}
-
-// Record is the store's, bounded.
-func (g *Guard) Record(ctx context.Context, e store.Event) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.Record(ctx, e) })
-}
-
-// RecordLaunch is the store's, bounded.
-func (g *Guard) RecordLaunch(ctx context.Context, e store.Event) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.RecordLaunch(ctx, e) })
-}
-
-// ListEvents is the store's, bounded.
-func (g *Guard) ListEvents(ctx context.Context, f store.AuditFilter) ([]store.Event, int, error) {
-	v, err := guarded(g, ctx, func(ctx context.Context) (pair[[]store.Event, int], error) {
-		x, y, err := g.inner.ListEvents(ctx, f)
-		return pair[[]store.Event, int]{x, y}, err
-	})
-	return v.x, v.y, err
-}
-
-// PruneEvents is the store's, bounded.
-func (g *Guard) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneEvents(ctx, before, limit) })
-}
-
-// AdmitSignIn is the store's, bounded.
-func (g *Guard) AdmitSignIn(ctx context.Context, a store.SignIn, r store.RegulationConfig) (id int64, bannedUntil time.Time, err error) {
-	v, err := guarded(g, ctx, func(ctx context.Context) (pair[int64, time.Time], error) {
-		x, y, err := g.inner.AdmitSignIn(ctx, a, r)
-		return pair[int64, time.Time]{x, y}, err
-	})
-	return v.x, v.y, err
-}
-
-// FailSignIn is the store's, bounded.
-func (g *Guard) FailSignIn(ctx context.Context, id int64, r store.RegulationConfig, now time.Time) (banStarted bool, err error) {
-	return guarded(g, ctx, func(ctx context.Context) (bool, error) { return g.inner.FailSignIn(ctx, id, r, now) })
-}
-
-// SucceedSignIn is the store's, bounded.
-func (g *Guard) SucceedSignIn(ctx context.Context, id int64) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.SucceedSignIn(ctx, id) })
-}
-
-// ListBans is the store's, bounded.
-func (g *Guard) ListBans(ctx context.Context, now time.Time) ([]store.Ban, error) {
-	return guarded(g, ctx, func(ctx context.Context) ([]store.Ban, error) { return g.inner.ListBans(ctx, now) })
-}
-
-// LiftBans is the store's, bounded.
-func (g *Guard) LiftBans(ctx context.Context, email, ip string) (int, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int, error) { return g.inner.LiftBans(ctx, email, ip) })
-}
-
-// PruneSignIns is the store's, bounded.
-func (g *Guard) PruneSignIns(ctx context.Context, before time.Time) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneSignIns(ctx, before) })
-}
-
-// Ping is the store's, bounded.
-func (g *Guard) Ping(ctx context.Context) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.Ping(ctx) })
-}
-
-// PlatformHeartbeat is the store's, bounded.
-func (g *Guard) PlatformHeartbeat(ctx context.Context, c store.PlatformCaller, now time.Time, window time.Duration) (store.PlatformCallers, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.PlatformCallers, error) {
-		return g.inner.PlatformHeartbeat(ctx, c, now, window)
-	})
-}
-
-// CreateTicket is the store's, bounded.
-func (g *Guard) CreateTicket(ctx context.Context, t store.Ticket) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.CreateTicket(ctx, t) })
-}
-
-// TicketByID is the store's, bounded.
-func (g *Guard) TicketByID(ctx context.Context, id string) (store.Ticket, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Ticket, error) { return g.inner.TicketByID(ctx, id) })
-}
-
-// ClaimTicket is the store's, bounded.
-func (g *Guard) ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.ClaimTicket(ctx, id, owner, staleBefore, now) })
-}
-
-// FinishTicket is the store's, bounded.
-func (g *Guard) FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.FinishTicket(ctx, id, owner, state, sealed, failure) })
-}
-
-// TakeTicket is the store's, bounded.
-func (g *Guard) TakeTicket(ctx context.Context, id string, accountID int64) (store.Ticket, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.Ticket, error) { return g.inner.TakeTicket(ctx, id, accountID) })
-}
-
-// KeepTickets is the store's, bounded.
-func (g *Guard) KeepTickets(ctx context.Context, owner string, now time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.KeepTickets(ctx, owner, now) })
-}
-
-// PruneTickets is the store's, bounded.
-func (g *Guard) PruneTickets(ctx context.Context, before time.Time) (int64, error) {
-	return guarded(g, ctx, func(ctx context.Context) (int64, error) { return g.inner.PruneTickets(ctx, before) })
-}
-
-// StartProvisionJob is the store's, bounded.
-func (g *Guard) StartProvisionJob(ctx context.Context, j store.ProvisionJob, staleBefore time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.StartProvisionJob(ctx, j, staleBefore) })
-}
-
-// UpdateProvisionJob is the store's, bounded.
-func (g *Guard) UpdateProvisionJob(ctx context.Context, j store.ProvisionJob) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.UpdateProvisionJob(ctx, j) })
-}
-
-// UnlinkedAccounts is the store's, bounded.
-func (g *Guard) UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]store.Account, error) {
-	return guarded(g, ctx, func(ctx context.Context) ([]store.Account, error) {
-		return g.inner.UnlinkedAccounts(ctx, afterID, limit)
-	})
-}
-
-// CountLinks is the store's, bounded.
-func (g *Guard) CountLinks(ctx context.Context) (linked, unlinked int, err error) {
-	v, err := guarded(g, ctx, func(ctx context.Context) (pair[int, int], error) {
-		x, y, err := g.inner.CountLinks(ctx)
-		return pair[int, int]{x, y}, err
-	})
-	return v.x, v.y, err
-}
-
-// LatestProvisionJob is the store's, bounded.
-func (g *Guard) LatestProvisionJob(ctx context.Context) (store.ProvisionJob, error) {
-	return guarded(g, ctx, func(ctx context.Context) (store.ProvisionJob, error) { return g.inner.LatestProvisionJob(ctx) })
-}
-
-// PausePlatform is the store's, bounded.
-func (g *Guard) PausePlatform(ctx context.Context, until time.Time) error {
-	return guarded0(g, ctx, func(ctx context.Context) error { return g.inner.PausePlatform(ctx, until) })
 }
 
 // Close stops the outage's pings and closes the store.

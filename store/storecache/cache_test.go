@@ -222,7 +222,7 @@ func TestCacheSeesItsOwnTouch(t *testing.T) {
 	got, err := c.SessionByID(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, later, got.LastSeenAt)
-	want, err := c.inner.SessionByID(ctx, id)
+	want, err := c.Store.SessionByID(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, want.LastSeenAt, got.LastSeenAt, "as the database says")
 }
