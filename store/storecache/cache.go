@@ -30,8 +30,8 @@ import (
 // unnoticed.
 type Cache struct {
 	store.Store // the store in front of which it sits
-	ttl   time.Duration
-	now   func() time.Time
+	ttl         time.Duration
+	now         func() time.Time
 
 	// caughtUp is when (unix ns) every change committed before it had been
 	// applied here, as the store's ChangeNotifier last said; 0: never.
