@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -226,10 +227,11 @@ func (h *server) createAccount(c echo.Context) error {
 	if err := n.Normalize(); err != nil {
 		return fail(userMessage(err))
 	}
-	if err := passhash.CheckPassword(password); err != nil {
-		return fail(userMessage(err))
+	hash, err := h.signin.NewPasswordHash(c.Request().Context(), password)
+	var refused *signin.RefusedPasswordError
+	if errors.As(err, &refused) {
+		return fail(refused.Reason)
 	}
-	hash, err := h.Passwords.Hash(c.Request().Context(), password)
 	if err != nil {
 		return err
 	}
@@ -247,8 +249,7 @@ func (h *server) createAccount(c echo.Context) error {
 
 // userMessage is an accounts validation error without its class prefix.
 func userMessage(err error) string {
-	msg := strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")
-	return strings.TrimPrefix(msg, passhash.ErrWeakPassword.Error()+": ")
+	return strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")
 }
 
 func (h *server) accountAction(c echo.Context) error {
@@ -285,15 +286,11 @@ func (h *server) accountAction(c echo.Context) error {
 		_, err = h.Store.Accounts.LiftBans(ctx, target.Email, "")
 		notice = "Lifted the sign-in ban on " + target.Email + "; its failed sign-ins are forgotten."
 	case "password":
-		pw := c.FormValue("password")
-		if perr := passhash.CheckPassword(pw); perr != nil {
-			return h.accountResult(c, http.StatusBadRequest, id, views.AccountPage{Error: "Password for " + target.Email + ": " + userMessage(perr)})
+		err = h.signin.SetPassword(ctx, target, c.FormValue("password"))
+		if refused := (*signin.RefusedPasswordError)(nil); errors.As(err, &refused) {
+			return h.accountResult(c, http.StatusBadRequest, id, views.AccountPage{Error: "Password for " + target.Email + ": " + refused.Reason})
 		}
-		hash, herr := h.Passwords.Hash(ctx, pw)
-		if herr != nil {
-			return herr
-		}
-		err, notice = accounts.SetPassword(ctx, h.Store.Accounts, target, hash), "Set a new password for "+target.Email+"; its sessions have ended and any sign-in ban is lifted."
+		notice = "Set a new password for " + target.Email + "; its sessions have ended and any sign-in ban is lifted."
 	default:
 		return echo.NewHTTPError(http.StatusNotFound)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/mailaddr"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -160,82 +160,43 @@ func (h *server) signIn(c echo.Context, acct store.Account, how string) error {
 func (h *server) setPasswordPage(c echo.Context) error {
 	noStore(c)
 	token := c.QueryParam("token")
-	acct, ok, err := h.passwordLinkAccount(c.Request().Context(), token)
+	acct, err := h.signin.LinkAccount(c.Request().Context(), token)
+	if errors.Is(err, signin.ErrLinkGone) {
+		return h.render(c, http.StatusGone, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Gone: true}))
+	}
 	if err != nil {
 		return err
-	}
-	if !ok {
-		return h.render(c, http.StatusGone, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Gone: true}))
 	}
 	return h.render(c, http.StatusOK, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Token: token, Email: acct.Email}))
 }
 
-// passwordLinkAccount is the account of a valid link; ok is false when the
-// link is unknown, used or expired.
-func (h *server) passwordLinkAccount(ctx context.Context, token string) (store.Account, bool, error) {
-	if token == "" || len(token) > 128 {
-		return store.Account{}, false, nil
-	}
-	id, err := h.Store.OneTime.PasswordLink(ctx, accounts.SessionID(token), h.Now())
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Account{}, false, nil
-	}
-	if err != nil {
-		return store.Account{}, false, err
-	}
-	acct, err := h.Store.Accounts.AccountByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Account{}, false, nil
-	}
-	return acct, err == nil, err
-}
-
-// setPassword sets the password of a link's account (the rules of every
-// password), uses the link up, lifts any sign-in ban and signs the
-// browser in. A refused password leaves the link usable.
+// setPassword sets the password of a link's account (signin's rules), and
+// signs the browser in: the new password ended the account's sessions,
+// its launches end too.
 func (h *server) setPassword(c echo.Context) error {
 	noStore(c)
 	ctx := c.Request().Context()
 	token := c.FormValue("token")
-	acct, ok, err := h.passwordLinkAccount(ctx, token)
-	if err != nil {
-		return err
-	}
 	page := func(status int, f views.SetPasswordForm) error {
 		return h.render(c, status, views.SetPassword(h.page(c, "Set your password"), f))
 	}
-	if !ok {
+	acct, err := h.signin.SetPasswordByLink(ctx, token, c.FormValue("password"), c.FormValue("confirm"))
+	var refused *signin.RefusedPasswordError
+	switch {
+	case errors.Is(err, signin.ErrLinkGone):
 		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
-	}
-	pw := c.FormValue("password")
-	if err := passhash.CheckPassword(pw); err != nil {
-		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: userMessage(err)})
-	}
-	if c.FormValue("confirm") != pw {
-		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: "The two passwords differ."})
-	}
-	if acct.Disabled {
+	case errors.As(err, &refused):
+		email := ""
+		if a, lerr := h.signin.LinkAccount(ctx, token); lerr == nil {
+			email = a.Email
+		}
+		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: email, Error: refused.Reason})
+	case errors.Is(err, signin.ErrDisabled):
 		return launchError{launch.ErrAccountDisabled}
-	}
-	hash, err := h.Passwords.Hash(ctx, pw)
-	if err != nil {
-		return err
-	}
-	// Taken (deleted) before it is acted on: of two submissions at once,
-	// one sets the password.
-	if _, err := h.Store.OneTime.TakePasswordLink(ctx, accounts.SessionID(token), h.Now()); errors.Is(err, store.ErrNotFound) {
-		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
-	} else if err != nil {
-		return err
-	}
-	if err := accounts.SetPassword(ctx, h.Store.Accounts, acct, hash); err != nil {
+	case err != nil:
 		return err
 	}
 	h.endLaunches(acct.ID, "")
-	acct, err = h.Store.Accounts.AccountByID(ctx, acct.ID) // the new epoch
-	if err != nil {
-		return err
-	}
 	if err := h.signIn(c, acct, "set-password link"); err != nil {
 		return err
 	}

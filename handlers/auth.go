@@ -10,9 +10,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/portal"
-	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -102,46 +101,22 @@ func (h *server) login(c echo.Context) error {
 	if email == "" || password == "" {
 		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: "Enter your email and password."})))
 	}
-	email = truncate(email, 320) // counted and shown bounded; a longer one fails below
-	// The attempt takes its place in the count before its password is
-	// verified, so parallel attempts cannot test more than the limit.
-	attempt, until, err := h.Regulator.Admit(ctx, email, c.RealIP())
-	if err != nil {
-		return err
-	}
-	if !until.IsZero() {
+	email = truncate(email, 320) // counted and shown bounded; a longer one fails in the rules
+	acct, err := h.signin.Password(ctx, email, password, c.RealIP())
+	var banned *signin.BannedError
+	var failed *signin.FailedError
+	switch {
+	case errors.As(err, &banned):
 		// Refused even with the right password; says only when to come back.
-		h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "banned", Detail: "too many failed sign-ins"})
-		h.Logger.Warn("sign-in refused: banned", "email", truncate(email, 254), "client_ip", c.RealIP(), "until", until.UTC(), "request_id", requestID(c))
+		h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, signin.MaxEmail), Outcome: "banned", Detail: "too many failed sign-ins"})
+		h.Logger.Warn("sign-in refused: banned", "email", truncate(email, signin.MaxEmail), "client_ip", c.RealIP(), "until", banned.Until.UTC(), "request_id", requestID(c))
 		h.Metrics.login("banned")
-		left := until.Sub(h.Now())
+		left := banned.Until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
 		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: bannedMessage(left)})))
-	}
-	if len(email) > 254 || len(password) > 1024 {
-		return h.loginFailure(c, attempt, email, next, 0, "input too long")
-	}
-	acct, err := h.Store.Accounts.AccountByEmail(ctx, email)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		// Spend the same hashing work as for a wrong password.
-		if err := h.Passwords.VerifyDummy(ctx, password); !errors.Is(err, passhash.ErrPasswordMismatch) {
-			return err
-		}
-		return h.loginFailure(c, attempt, email, next, 0, "unknown email")
+	case errors.As(err, &failed):
+		return h.loginFailure(c, failed, email, next)
 	case err != nil:
-		return err
-	}
-	if err := h.Passwords.Verify(ctx, password, acct.PasswordHash); err != nil {
-		if !errors.Is(err, passhash.ErrPasswordMismatch) {
-			return err
-		}
-		return h.loginFailure(c, attempt, email, next, acct.ID, "wrong password")
-	}
-	if acct.Disabled {
-		return h.loginFailure(c, attempt, email, next, acct.ID, "account disabled")
-	}
-	if err := h.Regulator.Succeed(ctx, attempt); err != nil {
 		return err
 	}
 	if err := h.signIn(c, acct, ""); err != nil {
@@ -153,18 +128,15 @@ func (h *server) login(c echo.Context) error {
 // loginFailure answers every failed sign-in the same way; the reason goes
 // to the audit log and the server log (with the email and client IP, for
 // whoever watches for attacks; never the password), not to the page.
-func (h *server) loginFailure(c echo.Context, attempt regulation.Attempt, email, next string, accountID int64, reason string) error {
-	email = truncate(email, 254)
-	banned, err := h.Regulator.Fail(c.Request().Context(), attempt)
-	if err != nil {
-		return err
-	}
+func (h *server) loginFailure(c echo.Context, failed *signin.FailedError, email, next string) error {
+	email = truncate(email, signin.MaxEmail)
+	reason := failed.Reason
 	h.Logger.Warn("sign-in failed", "email", email, "client_ip", c.RealIP(), "reason", reason, "request_id", requestID(c))
-	if banned {
+	if failed.BanStarted {
 		reason += "; ban started"
 		h.Logger.Warn("sign-in ban started: too many failed sign-ins", "email", email, "client_ip", c.RealIP(), "request_id", requestID(c))
 	}
-	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: accountID, Email: email, Outcome: "failed", Detail: reason})
+	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: failed.AccountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")
 	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: loginFailed})))
 }

@@ -142,7 +142,7 @@ func TestSessionKeyRotation(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, r.status, "the previous keys are gone")
 	assert.Equal(t, "/login?expired=1", r.header.Get("Location"))
 
-	m := newSessionManager(SessionConfig{HashKey: newHash, BlockKey: newBlock}, f.accts, f.clock.Now)
+	m := newSessionManager(SessionConfig{HashKey: newHash, BlockKey: newBlock}, sessionRules(f.accts, f.clock.Now), f.clock.Now)
 	sv, err := m.read(v)
 	require.NoError(t, err)
 	legacy := securecookie.New(newHash, newBlock)

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/waitline"
 )
@@ -81,26 +80,6 @@ type OneTime interface {
 // Health says whether the store answers (/readyz).
 type Health interface {
 	Ping(ctx context.Context) error
-}
-
-// Passwords hashes and verifies passwords (accounts.Hasher). Verify and
-// VerifyDummy answer accounts.ErrPasswordMismatch for a wrong password.
-type Passwords interface {
-	Hash(ctx context.Context, password string) (string, error)
-	Verify(ctx context.Context, password, encoded string) error
-	// VerifyDummy spends a verification's work for an unknown email.
-	VerifyDummy(ctx context.Context, password string) error
-}
-
-// Regulator bans after repeated failed sign-ins (accounts.Regulator).
-type Regulator interface {
-	// Admit counts an attempt before its password is verified; a non-zero
-	// bannedUntil refuses it.
-	Admit(ctx context.Context, email, ip string) (a regulation.Attempt, bannedUntil time.Time, err error)
-	// Fail records a wrong password and reports whether a ban started.
-	Fail(ctx context.Context, a regulation.Attempt) (banStarted bool, err error)
-	// Succeed clears the failures counted for the attempt's email.
-	Succeed(ctx context.Context, a regulation.Attempt) error
 }
 
 // Provisioning runs the console's background provisioning of every

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -22,10 +23,10 @@ import (
 // Deps are what the handlers need; app wires them.
 type Deps struct {
 	Store     Store
-	Passwords Passwords
+	Passwords signin.Passwords
 	// Regulator bans after repeated failed sign-ins (required: every
 	// sign-in is admitted by it before its password is verified).
-	Regulator Regulator
+	Regulator signin.Regulator
 	// TrustProxyHeaders takes the client IP from X-Forwarded-For.
 	TrustProxyHeaders bool
 	Launcher          Launcher
@@ -85,6 +86,7 @@ const DefaultLaunchTimeout = 60 * time.Second
 // server holds the dependencies of every route.
 type server struct {
 	Deps
+	signin    *signin.Service // the rules of signing in, sessions and new passwords
 	sessions  *sessionManager
 	csrf      *csrfGuard
 	ready     *readiness
@@ -109,7 +111,9 @@ func New(d Deps) *echo.Echo {
 	if d.Stopping == nil {
 		d.Stopping = func() bool { return false }
 	}
-	h := &server{Deps: d, sessions: newSessionManager(d.Sessions, d.Store.Sessions, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
+	svc := signin.New(signin.Config{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.OneTime,
+		Passwords: d.Passwords, Regulator: d.Regulator, MaxAge: d.Sessions.MaxAge, IdleTimeout: d.Sessions.IdleTimeout, Now: d.Now})
+	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
 	h.idpFlows = newIdPFlows(d.Sessions, d.Now)
 	if d.IdP != nil {

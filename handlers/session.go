@@ -12,7 +12,7 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -53,7 +53,7 @@ type sessionManager struct {
 	name   string // the cookie's name
 	store  *sessions.CookieStore
 	sealer *cookieSealer
-	accts  SessionRecords
+	rules  *signin.Service // what makes a session valid
 	now    func() time.Time
 }
 
@@ -65,7 +65,7 @@ type signedIn struct {
 	Handoff   bool // begun by the portal's handoff
 }
 
-func newSessionManager(cfg SessionConfig, accts SessionRecords, now func() time.Time) *sessionManager {
+func newSessionManager(cfg SessionConfig, rules *signin.Service, now func() time.Time) *sessionManager {
 	if cfg.MaxAge <= 0 {
 		cfg.MaxAge = 12 * time.Hour
 	}
@@ -79,7 +79,7 @@ func newSessionManager(cfg SessionConfig, accts SessionRecords, now func() time.
 	if cfg.Secure {
 		name = "__Host-" + SessionCookie
 	}
-	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, accts: accts, now: now}
+	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, rules: rules, now: now}
 }
 
 // sessionValues are what the session cookie holds.
@@ -263,50 +263,22 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 	if err != nil {
 		return signedIn{}, errSessionExpired // decode failure: treated as signed out
 	}
-	now := m.now()
-	if now.Sub(time.Unix(v.issued, 0)) > m.cfg.MaxAge || now.Sub(time.Unix(v.lastSeen, 0)) > m.cfg.IdleTimeout {
-		return signedIn{}, errSessionExpired
-	}
-	acct, err := m.accts.AccountByID(ctx, v.account)
-	if err == nil && acct.SessionEpoch < v.epoch {
-		// The cookie is newer than the account this instance holds: another
-		// instance changed it (a sign-out, a new password) and has signed
-		// in since. Read past the cache rather than void a valid session.
-		acct, err = m.accts.FreshAccountByID(ctx, v.account)
-	}
-	if errors.Is(err, store.ErrNotFound) {
+	valid, err := m.rules.Session(ctx, signin.Cookie{AccountID: v.account, Epoch: v.epoch, Issued: time.Unix(v.issued, 0),
+		LastSeen: time.Unix(v.lastSeen, 0), Token: v.token})
+	if errors.Is(err, signin.ErrSessionEnded) {
 		return signedIn{}, errSessionExpired
 	}
 	if err != nil {
 		return signedIn{}, err
 	}
-	if acct.Disabled || acct.SessionEpoch != v.epoch {
-		return signedIn{}, errSessionExpired
-	}
-	// The device's session must still be on record (signing out one device
-	// deletes only its record).
-	sid := accounts.SessionID(v.token)
-	sess, err := m.accts.SessionByID(ctx, sid)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sess.AccountID != v.account) {
-		return signedIn{}, errSessionExpired
-	}
-	if err != nil {
-		return signedIn{}, err
-	}
-	// Refresh the idle clock at most once a minute per session, decided by
-	// the stored row (read on every request already), never by the cookie
-	// alone: a client that sends an old cookie back (a script, a kiosk, a
-	// browser that refuses the renewed cookie) costs no write.
-	if now.Sub(sess.LastSeenAt) >= time.Minute {
-		v.lastSeen = now.Unix()
-		if err := m.accts.TouchSession(ctx, sid, now); err != nil {
-			return signedIn{}, err
-		}
+	if !valid.Touched.IsZero() {
+		// The idle clock moved (at most once a minute): the cookie carries it.
+		v.lastSeen = valid.Touched.Unix()
 		if err := m.save(r, w, v); err != nil {
 			return signedIn{}, err
 		}
 	}
-	return signedIn{Account: acct, SessionID: sid, Handoff: v.handoff}, nil
+	return signedIn{Account: valid.Account, SessionID: valid.SessionID, Handoff: v.handoff}, nil
 }
 
 // start replaces whatever session the browser had with a new one for acct
@@ -314,10 +286,8 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 // store under a fresh random token.
 // handoff marks a session begun by the portal's handoff.
 func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct store.Account, handoff bool) (string, error) {
-	token, sid := accounts.NewSessionToken()
-	now := m.now()
-	if err := m.accts.CreateSession(ctx, store.Session{ID: sid, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now,
-		UserAgent: r.UserAgent()}); err != nil {
+	token, sid, now, err := m.rules.Start(ctx, acct, r.UserAgent())
+	if err != nil {
 		return "", err
 	}
 	return sid, m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), handoff: handoff, token: token})

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -70,7 +71,7 @@ func TestSessionStartAndRead(t *testing.T) {
 	acct, err := st.CreateAccount(t.Context(), store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "hash:x"})
 	require.NoError(t, err)
 	acct.SessionEpoch = 2
-	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, st, func() time.Time { return now })
+	m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: time.Hour}, sessionRules(st, func() time.Time { return now }), func() time.Time { return now })
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/login", nil)
 	req.Header.Set("User-Agent", "TestBrowser/1.0")
@@ -96,7 +97,7 @@ func TestSessionStartAndRead(t *testing.T) {
 // compact serializer (the legacy codec).
 func BenchmarkSessionDecode(b *testing.B) {
 	b.Run("sealed", func(b *testing.B) {
-		m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey}, newTestStore(b, time.Now), time.Now)
+		m := newSessionManager(SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey}, sessionRules(newTestStore(b, time.Now), time.Now), time.Now)
 		v, _ := sessionValuesOf(testSessionMap())
 		enc, err := sealedSessionCodec{m.sealer}.Encode(SessionCookie, v.toMap())
 		require.NoError(b, err)
@@ -248,4 +249,9 @@ func TestSessionIdleRefresh(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, "activity keeps it alive")
 		assert.NotEmpty(t, setCookieHeader(r, SessionCookie), "the idle clock was refreshed")
 	}
+}
+
+// sessionRules are the sign-in rules over st, as New builds them.
+func sessionRules(st store.Store, now func() time.Time) *signin.Service {
+	return signin.New(signin.Config{Accounts: st, Sessions: st, Links: st, Now: now})
 }
