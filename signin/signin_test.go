@@ -224,7 +224,9 @@ type staleAccounts struct {
 	stale store.Account
 }
 
-func (s staleAccounts) AccountByID(context.Context, int64) (store.Account, error) { return s.stale, nil }
+func (s staleAccounts) AccountByID(context.Context, int64) (store.Account, error) {
+	return s.stale, nil
+}
 
 func TestSetPasswordByLink(t *testing.T) {
 	f := setup(t)

@@ -53,7 +53,7 @@ func generate(src []byte) ([]byte, error) {
 	for _, m := range iface.Methods.List {
 		ft, ok := m.Type.(*ast.FuncType)
 		if !ok || len(m.Names) != 1 {
-			return nil, fmt.Errorf("Store embeds or declares something other than a method")
+			return nil, fmt.Errorf("the Store interface embeds or declares something other than a method")
 		}
 		name := m.Names[0].Name
 		if handWritten[name] {
