@@ -146,28 +146,68 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 			a.Close()
 		}
 	}()
-
-	db, err := OpenStore(ctx, cfg, o.Now)
-	if err != nil {
+	if err := a.openStore(ctx, o.Now); err != nil {
 		return nil, err
 	}
-	a.closers = append(a.closers, db.Close)
-	a.guard = sqlstore.NewGuard(db, cfg.Store.Timeout, a.logger, o.Now)
-	a.store = a.guard
-	if cfg.Store.CacheTTL > 0 {
-		a.store = storecache.New(a.guard, cfg.Store.CacheTTL, o.Now)
-	}
-
 	if a.hasher, err = NewHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
 		return nil, err
 	}
+	a.metrics = handlers.NewMetrics()
+	a.metrics.WatchStore(a.guard.Stats)
+	a.startBudget(o)
+	if err := a.connect(o); err != nil {
+		return nil, err
+	}
+	keys, err := a.sessionKeys()
+	if err != nil {
+		return nil, err
+	}
+	in, err := a.arrivals(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: a.metrics.Launch})
+	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
+		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
+	a.startLine(o, launcher, sessions)
+	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
+	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
+	a.handler = handlers.New(handlers.Deps{
+		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now),
+		Launcher: launcher, Line: a.line, Provisioning: jobs,
+		Platform:          console{client: a.client, embedded: a.sim != nil},
+		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: a.metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
+		Logger: a.logger, Now: o.Now,
+		Sessions:       sessions,
+		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
+		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
+		IdP: in.idp, IdPOptions: in.idpOptions,
+		SAML: in.samlIdP(), SAMLOptions: in.samlOptions,
+	})
+	return a, nil
+}
 
-	metrics := handlers.NewMetrics()
-	a.metrics = metrics
-	metrics.WatchStore(a.guard.Stats)
-	// One budget for the platform's rate limit, shared with every instance
-	// on the store (through the guard: an outage leaves it as it was).
-	pc := pacing.Config{Rate: cfg.Platform.RateLimit, Burst: cfg.Platform.RateBurst}
+// openStore opens the backend, then the guard in front of it (every call
+// bounded by store.timeout), then the cache when store.cache_ttl is set.
+func (a *App) openStore(ctx context.Context, now func() time.Time) error {
+	db, err := OpenStore(ctx, a.cfg, now)
+	if err != nil {
+		return err
+	}
+	a.closers = append(a.closers, db.Close)
+	a.guard = sqlstore.NewGuard(db, a.cfg.Store.Timeout, a.logger, now)
+	a.store = a.guard
+	if a.cfg.Store.CacheTTL > 0 {
+		a.store = storecache.New(a.guard, a.cfg.Store.CacheTTL, now)
+	}
+	return nil
+}
+
+// startBudget starts the one budget for the platform's rate limit, shared
+// with every instance on the store (through the guard: an outage leaves
+// it as it was).
+func (a *App) startBudget(o Options) {
+	pc := pacing.Config{Rate: a.cfg.Platform.RateLimit, Burst: a.cfg.Platform.RateBurst}
 	if o.Pacing != nil {
 		o.Pacing(&pc)
 	}
@@ -175,22 +215,27 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	budgetCtx, stopBudget := context.WithCancel(context.Background())
 	go a.budget.Run(budgetCtx)
 	a.closers = append(a.closers, func() error { stopBudget(); return nil })
-	metrics.WatchPlatformBudget(func() handlers.PlatformBudget {
+	a.metrics.WatchPlatformBudget(func() handlers.PlatformBudget {
 		st := a.budget.Stats()
 		return handlers.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused, Waiting: st.Waiting}
 	})
-	var closePlatform func() error
+}
+
+// connect makes the Partner API client (and starts the embedded emulator
+// when the configuration asks for it), paced by the budget and counted by
+// the metrics.
+func (a *App) connect(o Options) error {
 	// The embedded emulator keeps its users beside the store, so a
 	// restarted demo's links keep meaning the same people.
 	keepUsers := func(sc *platformsim.Config) {
-		sc.UsersFile = filepath.Join(cfg.DataDir(), EmulatorUsersFile)
+		sc.UsersFile = filepath.Join(a.cfg.DataDir(), EmulatorUsersFile)
 		if o.Emulator != nil {
 			o.Emulator(sc)
 		}
 	}
-	a.client, a.sim, closePlatform, err = connectPlatform(cfg, a.logger, keepUsers, func(co *apiclient.Options) {
-		co.Hooks = apiclient.Hooks{OnRetry: metrics.PlatformRetry, OnAttempt: func(endpoint string, status int, d time.Duration) {
-			metrics.PlatformAttempt(endpoint, status, d)
+	client, sim, closePlatform, err := connectPlatform(a.cfg, a.logger, keepUsers, func(co *apiclient.Options) {
+		co.Hooks = apiclient.Hooks{OnRetry: a.metrics.PlatformRetry, OnAttempt: func(endpoint string, status int, d time.Duration) {
+			a.metrics.PlatformAttempt(endpoint, status, d)
 			if status == http.StatusTooManyRequests {
 				a.rateLimited.Add(1) // for the console's provisioning job
 			}
@@ -201,64 +246,58 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		}
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
+	a.client, a.sim = client, sim
 	a.closers = append(a.closers, closePlatform)
+	return nil
+}
 
-	keys, err := sessionKeys(cfg)
+// sessionKeys reads the session keys, or generates and keeps them (and
+// says so: several instances need the same ones).
+func (a *App) sessionKeys() (keys, error) {
+	ks, err := sessionKeys(a.cfg)
 	if err != nil {
-		return nil, err
+		return keys{}, err
 	}
 	switch {
-	case keys.generated && cfg.Platform.BaseURL == config.Embedded:
+	case ks.generated && a.cfg.Platform.BaseURL == config.Embedded:
 		// The demo's own keys are expected: nothing to do about them.
-		a.logger.Info("session keys generated for the demo", "file", keys.file)
-	case keys.generated:
-		a.logger.Warn("session keys were empty: generated new ones", "file", keys.file,
+		a.logger.Info("session keys generated for the demo", "file", ks.file)
+	case ks.generated:
+		a.logger.Warn("session keys were empty: generated new ones", "file", ks.file,
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}
+	return ks, nil
+}
 
-	in, err := arrivalsOf(ctx, cfg, a.store, o.Now, a.logger)
+// arrivals builds the ways in the configuration turns on and starts
+// watching the identity providers' health.
+func (a *App) arrivals(ctx context.Context, o Options) (arrivals, error) {
+	in, err := arrivalsOf(ctx, a.cfg, a.store, o.Now, a.logger)
 	if err != nil {
-		return nil, err
+		return arrivals{}, err
 	}
 	a.demoPortal = in.demoPortal != nil
 	if in.idpProvider != nil {
 		a.watchIdP(in.idpProvider, cmp.Or(o.IdPHealthInterval, 15*time.Second))
 	}
-	var samlIdP handlers.SAML
 	if in.saml != nil {
-		a.watchSAML(in.saml, cfg.SAML.MetadataRefresh)
-		samlIdP = in.saml
+		a.watchSAML(in.saml, a.cfg.SAML.MetadataRefresh)
 	}
+	return in, nil
+}
 
-	regulator := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
-	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: metrics.Launch})
-	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
-		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
-	// The line for the platform's pace: its tickets in the store, the
-	// exchange URLs they hold sealed under the session keys.
-	a.line = waitline.New(waitline.Config{MaxWait: cfg.Platform.MaxWait, Patience: o.LinePatience, Logger: a.logger, Now: o.Now,
-		OnLanded: metrics.LineLanded, OnRefused: metrics.LineRefused},
-		launcher, a.store, a.budget, handlers.NewSealer(sessions, cfg.Platform.MaxWait+30*time.Minute, o.Now))
+// startLine starts the line for the platform's pace: its tickets in the
+// store, the exchange URLs they hold sealed under the session keys.
+func (a *App) startLine(o Options, launcher *launch.Service, sessions handlers.SessionConfig) {
+	a.line = waitline.New(waitline.Config{MaxWait: a.cfg.Platform.MaxWait, Patience: o.LinePatience, Logger: a.logger, Now: o.Now,
+		OnLanded: a.metrics.LineLanded, OnRefused: a.metrics.LineRefused},
+		launcher, a.store, a.budget, handlers.NewSealer(sessions, a.cfg.Platform.MaxWait+30*time.Minute, o.Now))
 	lineCtx, stopLine := context.WithCancel(context.Background())
 	go a.line.Run(lineCtx)
 	a.closers = append(a.closers, func() error { stopLine(); a.line.Close(); return nil })
-	metrics.WatchLine(a.line.Waiting)
-	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
-	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
-	a.handler = handlers.New(handlers.Deps{
-		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulator, Launcher: launcher, Line: a.line, Provisioning: jobs,
-		Platform:          console{client: a.client, embedded: a.sim != nil},
-		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
-		Logger: a.logger, Now: o.Now,
-		Sessions:       sessions,
-		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
-		IdP: in.idp, IdPOptions: in.idpOptions,
-		SAML: samlIdP, SAMLOptions: in.samlOptions,
-	})
-	return a, nil
+	a.metrics.WatchLine(a.line.Waiting)
 }
 
 // OpenStore opens the backend store.driver names (without the cache):

@@ -194,3 +194,12 @@ func demoPortal(k portalKey, now func() time.Time) func() (views.DemoPortal, err
 		return views.DemoPortal{Name: name, Email: email, Token: tok, DeepLink: "/open?return_to=" + url.QueryEscape("/editor/projects/demo")}, nil
 	}
 }
+
+// samlIdP is the SAML sign-in as the handlers take it (nil: off; never a
+// nil *samlsso.SP in a non-nil interface).
+func (in arrivals) samlIdP() handlers.SAML {
+	if in.saml == nil {
+		return nil
+	}
+	return in.saml
+}

@@ -66,25 +66,9 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 			"emulator runs inside 'ssobridge serve'). Nothing was done. Use the running demo's console instead (its\n"+
 			"Provisioning page; a CSV is imported on its Accounts page), or set platform.base_url (%s) to your platform.", config.Embedded, config.EnvName("platform.base_url")))
 	}
-	var rows []accounts.CSVRow
-	if *csvPath != "" {
-		data, err := os.ReadFile(*csvPath)
-		if err != nil {
-			return cli.UsageError(fmt.Sprintf("provision: %v", err))
-		}
-		var problems []string
-		rows, problems = accounts.ParseCSVUpTo(string(data), MaxProvisionRows)
-		if len(problems) > 0 {
-			return cli.UsageError(fmt.Sprintf("provision: %s has problems; nothing was done:\n  %s", *csvPath, strings.Join(firstN(problems, 20), "\n  ")))
-		}
-		if len(rows) == 0 {
-			return cli.UsageError(fmt.Sprintf("provision: %s has no rows of email,firstName,lastName", *csvPath))
-		}
-		if *reportPath == "" {
-			*reportPath = strings.TrimSuffix(*csvPath, filepath.Ext(*csvPath)) + ".report.csv"
-		}
-	} else if *reportPath == "" {
-		*reportPath = "provision-report-" + time.Now().UTC().Format("20060102-150405") + ".csv"
+	rows, err := provisionRows(*csvPath, reportPath)
+	if err != nil {
+		return err
 	}
 	p, err := app.NewProvisioning(ctx, cfg, env.Stderr)
 	if err != nil {
@@ -96,17 +80,7 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	n := len(plan.todo) + len(plan.missing)
-	calls := 2 * n // look up, create
-	fmt.Fprintf(env.Stdout, "%d accounts to provision (%d already linked)", n, plan.linked)
-	if len(plan.missing) > 0 {
-		fmt.Fprintf(env.Stdout, "; of them %d local accounts to add first (without a password)", len(plan.missing))
-	}
-	fmt.Fprintf(env.Stdout, "; about %d platform calls", calls)
-	if cfg.Platform.RateLimit > 0 {
-		fmt.Fprintf(env.Stdout, ", %s at platform.rate_limit %g/s", (time.Duration(float64(calls)/cfg.Platform.RateLimit) * time.Second).Round(time.Second), cfg.Platform.RateLimit)
-	}
-	fmt.Fprintln(env.Stdout)
+	printPlan(env.Stdout, plan, cfg.Platform.RateLimit)
 	if *dry {
 		fmt.Fprintln(env.Stdout, "dry run: nothing was done")
 		return nil
@@ -119,28 +93,76 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 		plan.todo = append(plan.todo, added...)
 	}
 
-	out := progressWriter(env.Stdout)
-	bar := &progress{out: out, total: len(plan.todo), start: time.Now(), rateLimited: p.RateLimited}
-	report := make([]provision.Row, 0, len(plan.todo))
+	return runProvisioning(ctx, env.Stdout, p, plan.todo, *workers, *reportPath)
+}
+
+// provisionRows reads --csv FILE (nil without one) and sets the report's
+// default path beside it, or by the time with --all.
+func provisionRows(csvPath string, reportPath *string) ([]accounts.CSVRow, error) {
+	if csvPath == "" {
+		if *reportPath == "" {
+			*reportPath = "provision-report-" + time.Now().UTC().Format("20060102-150405") + ".csv"
+		}
+		return nil, nil
+	}
+	data, err := os.ReadFile(csvPath)
+	if err != nil {
+		return nil, cli.UsageError(fmt.Sprintf("provision: %v", err))
+	}
+	rows, problems := accounts.ParseCSVUpTo(string(data), MaxProvisionRows)
+	if len(problems) > 0 {
+		return nil, cli.UsageError(fmt.Sprintf("provision: %s has problems; nothing was done:\n  %s", csvPath, strings.Join(firstN(problems, 20), "\n  ")))
+	}
+	if len(rows) == 0 {
+		return nil, cli.UsageError(fmt.Sprintf("provision: %s has no rows of email,firstName,lastName", csvPath))
+	}
+	if *reportPath == "" {
+		*reportPath = strings.TrimSuffix(csvPath, filepath.Ext(csvPath)) + ".report.csv"
+	}
+	return rows, nil
+}
+
+// printPlan says what a run will do and about how long it takes at the
+// platform's pace.
+func printPlan(out io.Writer, plan provisionPlan, rateLimit float64) {
+	n := len(plan.todo) + len(plan.missing)
+	calls := 2 * n // look up, create
+	fmt.Fprintf(out, "%d accounts to provision (%d already linked)", n, plan.linked)
+	if len(plan.missing) > 0 {
+		fmt.Fprintf(out, "; of them %d local accounts to add first (without a password)", len(plan.missing))
+	}
+	fmt.Fprintf(out, "; about %d platform calls", calls)
+	if rateLimit > 0 {
+		fmt.Fprintf(out, ", %s at platform.rate_limit %g/s", (time.Duration(float64(calls)/rateLimit) * time.Second).Round(time.Second), rateLimit)
+	}
+	fmt.Fprintln(out)
+}
+
+// runProvisioning provisions todo with a progress bar, writes the report
+// and says how it went: cli.ErrFailed when stopped or when any failed.
+func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning, todo []store.Account, workers int, reportPath string) error {
+	out := progressWriter(stdout)
+	bar := &progress{out: out, total: len(todo), start: time.Now(), rateLimited: p.RateLimited}
+	report := make([]provision.Row, 0, len(todo))
 	var tally provision.Tally
-	tally.Total = len(plan.todo)
-	provision.Run(ctx, p.Service, plan.todo, *workers, func(r provision.Row) {
+	tally.Total = len(todo)
+	provision.Run(ctx, p.Service, todo, workers, func(r provision.Row) {
 		report = append(report, r)
 		tally.Add(r)
 		bar.update(tally)
 	})
 	bar.finish(tally)
-	if err := writeReport(*reportPath, report); err != nil {
+	if err := writeReport(reportPath, report); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "created %d, existed %d, already linked %d, failed %d; %d answered 429; took %s\nreport: %s\n",
-		tally.Created, tally.Existed, tally.Linked, tally.Failed, p.RateLimited(), time.Since(bar.start).Round(100*time.Millisecond), *reportPath)
+	fmt.Fprintf(stdout, "created %d, existed %d, already linked %d, failed %d; %d answered 429; took %s\nreport: %s\n",
+		tally.Created, tally.Existed, tally.Linked, tally.Failed, p.RateLimited(), time.Since(bar.start).Round(100*time.Millisecond), reportPath)
 	if ctx.Err() != nil {
-		fmt.Fprintf(env.Stdout, "stopped after %d of %d: run the same command again to continue\n", tally.Done, tally.Total)
+		fmt.Fprintf(stdout, "stopped after %d of %d: run the same command again to continue\n", tally.Done, tally.Total)
 		return cli.ErrFailed
 	}
 	if tally.Failed > 0 {
-		fmt.Fprintf(env.Stdout, "%d accounts failed: the report says why; run again to retry them\n", tally.Failed)
+		fmt.Fprintf(stdout, "%d accounts failed: the report says why; run again to retry them\n", tally.Failed)
 		return cli.ErrFailed
 	}
 	return nil

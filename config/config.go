@@ -487,10 +487,30 @@ func setFromString(v reflect.Value, s string) error {
 	return nil
 }
 
+// validate checks every section and lists every problem, sorted by key.
 func (c *Config) validate() Errors {
 	var errs Errors
 	bad := func(key, problem string) { errs = append(errs, &Error{Key: key, Problem: problem}) }
+	for _, check := range []func(bad func(key, problem string)){
+		c.validateServer,
+		c.validateSession,
+		c.validateStore,
+		c.validatePlatform,
+		c.validateShapes,
+		c.validatePassword,
+		c.validateLogs,
+		c.validatePortal,
+		c.validateOIDC,
+		c.validateSAML,
+	} {
+		check(bad)
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
+	return errs
+}
 
+// validateServer checks the server: addresses, the profiler, the public URL.
+func (c *Config) validateServer(bad func(key, problem string)) {
 	if _, port, err := net.SplitHostPort(c.Server.Addr); err != nil || port == "" {
 		bad("server.addr", fmt.Sprintf("%q is not host:port; use e.g. 127.0.0.1:8080 or :8080", c.Server.Addr))
 	}
@@ -509,6 +529,10 @@ func (c *Config) validate() Errors {
 			bad("server.public_url", fmt.Sprintf("%q must be an absolute http(s) URL such as https://sso.partner.example", c.Server.PublicURL))
 		}
 	}
+}
+
+// validateSession checks the session: the keys (current and previous) and the lifetimes.
+func (c *Config) validateSession(bad func(key, problem string)) {
 	for _, k := range []struct {
 		hashName, hash, blockName, block, hint string
 	}{
@@ -536,6 +560,10 @@ func (c *Config) validate() Errors {
 	if c.Session.IdleTimeout < time.Minute || c.Session.IdleTimeout > c.Session.MaxAge {
 		bad("session.idle_timeout", fmt.Sprintf("%s is out of range; use 1m up to session.max_age (e.g. 2h)", c.Session.IdleTimeout))
 	}
+}
+
+// validateStore checks the store: the driver, its DSN and cache, the timeout.
+func (c *Config) validateStore(bad func(key, problem string)) {
 	if c.Store.Timeout < 100*time.Millisecond || c.Store.Timeout > time.Minute {
 		bad("store.timeout", fmt.Sprintf("%s is out of range; use 100ms up to 1m (e.g. 2s)", c.Store.Timeout))
 	}
@@ -564,6 +592,10 @@ func (c *Config) validate() Errors {
 	default:
 		bad("store.driver", fmt.Sprintf("%q is not supported; use sqlite or postgres", c.Store.Driver))
 	}
+}
+
+// validatePlatform checks the platform: where it is, how the bridge signs, its pace.
+func (c *Config) validatePlatform(bad func(key, problem string)) {
 	p := c.Platform
 	if p.BaseURL != Embedded {
 		u, err := url.Parse(p.BaseURL)
@@ -601,6 +633,11 @@ func (c *Config) validate() Errors {
 	if p.RateBurst < 0 || p.RateBurst > 100000 {
 		bad("platform.rate_burst", fmt.Sprintf("%d is out of range; use 0 (the rate rounded up) up to 100000", p.RateBurst))
 	}
+}
+
+// validateShapes checks the platform shapes: every key set, and a shape the client can use.
+func (c *Config) validateShapes(bad func(key, problem string)) {
+	p := c.Platform
 	sh, def := p.Shapes, defaultShapes()
 	for _, k := range []struct{ key, v, def string }{
 		{"users_path", sh.UsersPath, def.UsersPath}, {"query_param", sh.QueryParam, def.QueryParam}, {"page_param", sh.PageParam, def.PageParam},
@@ -623,6 +660,10 @@ func (c *Config) validate() Errors {
 			bad("platform.shapes."+se.Key, se.Problem)
 		}
 	}
+}
+
+// validatePassword checks password hashing and sign-in regulation.
+func (c *Config) validatePassword(bad func(key, problem string)) {
 	pw := c.Password
 	if pw.Argon2MemoryKiB < 64 || pw.Argon2MemoryKiB > 1<<20 {
 		bad("password.argon2_memory_kib", "use 64 to 1048576 (19456 is the recommended minimum in production)")
@@ -645,6 +686,10 @@ func (c *Config) validate() Errors {
 	} else if rg.FindTime > rg.BanTime {
 		bad("regulation.ban_time", fmt.Sprintf("%s is shorter than find_time %s; the window must not outlast the ban", rg.BanTime, rg.FindTime))
 	}
+}
+
+// validateLogs checks audit retention and logging.
+func (c *Config) validateLogs(bad func(key, problem string)) {
 	if c.Audit.Retention != 0 && c.Audit.Retention < time.Hour {
 		bad("audit.retention", fmt.Sprintf("%s is too short; use 0 (keep) or at least 1h (e.g. 2160h for 90 days)", c.Audit.Retention))
 	}
@@ -654,6 +699,10 @@ func (c *Config) validate() Errors {
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		bad("log.format", fmt.Sprintf("%q: use text or json", c.Log.Format))
 	}
+}
+
+// validatePortal checks the portal: the handoff's key and issuer, the portal's URL.
+func (c *Config) validatePortal(bad func(key, problem string)) {
 	if pt := c.Portal; pt.Enabled() {
 		switch {
 		case pt.JWTSecret != "" && pt.JWTPublicKeyFile != "":
@@ -674,6 +723,10 @@ func (c *Config) validate() Errors {
 			bad("portal.url", fmt.Sprintf("%q must be an absolute http(s) URL, your portal's address (e.g. https://portal.partner.example)", u))
 		}
 	}
+}
+
+// validateOIDC checks OIDC: the identity provider and the bridge's client.
+func (c *Config) validateOIDC(bad func(key, problem string)) {
 	if o := c.OIDC; o.Enabled() {
 		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
 			bad("oidc.issuer", fmt.Sprintf("%q must be the IdP's https URL (http only on loopback), e.g. https://login.partner.example", o.Issuer))
@@ -688,6 +741,10 @@ func (c *Config) validate() Errors {
 			bad("oidc.scopes", fmt.Sprintf("%q must include openid", string(o.Scopes)))
 		}
 	}
+}
+
+// validateSAML checks SAML: the IdP's metadata, the bridge's own key pair, the button.
+func (c *Config) validateSAML(bad func(key, problem string)) {
 	if sm := c.SAML; sm.Enabled() {
 		switch {
 		case sm.IdPMetadataURL != "" && sm.IdPMetadataFile != "":
@@ -723,8 +780,6 @@ func (c *Config) validate() Errors {
 			bad("saml.display_name", "empty; the name on the sign-in button, e.g. \"Springfield Schools\"")
 		}
 	}
-	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
-	return errs
 }
 
 func checkHexKey(s string, minBytes, maxBytes int) string {
