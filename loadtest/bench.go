@@ -240,34 +240,11 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 func ms(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) }
 
 func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
-	dir, err := os.MkdirTemp("", "ssobridge-bench-")
+	a, addr, stop, err := startBench(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	storeConf, dropStore, err := storeYAML(ctx, o, dir)
-	if err != nil {
-		return err
-	}
-	defer dropStore()
-	// Cheap hashing: the bench measures launches, not sign-ins.
-	cfg, err := config.Parse([]byte(storeConf+"password:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n"), nil)
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, cfg, app.Options{LogOutput: io.Discard})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+	defer stop()
 	sim := a.Emulator()
 	sim.SetLatency("", o.latency)
 
@@ -277,42 +254,12 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		load = fmt.Sprintf("open loop: %.0f launches/s offered", o.rate)
 	}
 	fmt.Fprintf(out, "bench: store %s, %d accounts (+%d unlinked), concurrency %d, duration %s, platform latency %s, %s\n", o.store, o.accounts, unlinked, o.concurrency, o.duration, o.latency, load)
-
-	// Accounts: N new to the platform, U that exist there but are not linked.
-	password := crand.Text() // this run's; never a fixed one
-	hash, err := a.Hasher().Hash(ctx, password)
+	sessions, err := benchSessions(ctx, a, o, unlinked, "http://"+addr, out)
 	if err != nil {
 		return err
 	}
-	var ns []store.NewAccount
-	for i := range o.accounts + unlinked {
-		email := benchEmail(i)
-		ns = append(ns, store.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
-		if i >= o.accounts {
-			if _, err := sim.AddUser("Bench", strconv.Itoa(i), email); err != nil {
-				return err
-			}
-		}
-	}
-	if err := a.Store().CreateAccounts(ctx, ns); err != nil {
-		return err
-	}
 
-	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
-
-	start := time.Now()
-	sessions := make([]benchSession, len(ns))
-	if err := parallel(ctx, len(ns), o.concurrency, func(_, i int) error {
-		s, err := benchSignIn(client, base, ns[i].Email, password)
-		sessions[i] = s
-		return err
-	}); err != nil {
-		return fmt.Errorf("sign-in: %w", err)
-	}
-	fmt.Fprintf(out, "signed in %d sessions in %s\n", len(sessions), time.Since(start).Round(time.Millisecond))
-
+	r := benchResult{concurrency: o.concurrency, rate: o.rate}
 	callsPerLaunch := func(n int) float64 {
 		counts := sim.CallCounts()
 		sim.ResetCalls()
@@ -328,19 +275,137 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 	// One kept-alive connection per worker, for every launch phase.
 	launchers := make([]*launcher, o.concurrency)
 	for i := range launchers {
-		launchers[i] = &launcher{addr: ln.Addr().String()}
+		launchers[i] = &launcher{addr: addr}
 		defer launchers[i].close()
 	}
 	if err := parallel(ctx, o.accounts, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[i]) }); err != nil {
 		return fmt.Errorf("first launches: %w", err)
 	}
-	callsNew := callsPerLaunch(o.accounts)
+	r.callsNew = callsPerLaunch(o.accounts)
 	if err := parallel(ctx, unlinked, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[o.accounts+i]) }); err != nil {
 		return fmt.Errorf("unlinked launches: %w", err)
 	}
-	callsUnlinked := callsPerLaunch(unlinked)
+	r.callsUnlinked = callsPerLaunch(unlinked)
 
 	// Returning users: the measured phase.
+	if err := measureReturning(ctx, o, &r, launchers, sessions); err != nil {
+		return err
+	}
+	r.conns = sim.Connections() - connsBefore
+	r.callsReturning = callsPerLaunch(int(r.run.ok))
+
+	// The floor: the same token call, signed, straight to the emulator.
+	if r.raw, err = rawTokenLatency(ctx, a, sim, o); err != nil {
+		return err
+	}
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return err
+		}
+	}
+	r.report(out)
+	if r.run.failed > 0 {
+		return fmt.Errorf("%d launches failed", r.run.failed)
+	}
+	return nil
+}
+
+// startBench builds the bridge (with the embedded emulator) on the store
+// --store names and serves it on loopback; stop ends it all.
+func startBench(ctx context.Context, o benchOptions) (a *app.App, addr string, stop func(), err error) {
+	var undo []func()
+	stop = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
+	dir, err := os.MkdirTemp("", "ssobridge-bench-")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	undo = append(undo, func() { os.RemoveAll(dir) })
+	storeConf, dropStore, err := storeYAML(ctx, o, dir)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	undo = append(undo, dropStore)
+	// Cheap hashing: the bench measures launches, not sign-ins.
+	cfg, err := config.Parse([]byte(storeConf+"password:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\nlog:\n  level: error\nregulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n"), nil)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if a, err = app.New(ctx, cfg, app.Options{LogOutput: io.Discard}); err != nil {
+		return nil, "", nil, err
+	}
+	undo = append(undo, func() { a.Close() })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", nil, err
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	undo = append(undo, func() { srv.Close() })
+	return a, ln.Addr().String(), stop, nil
+}
+
+// benchSessions adds the accounts, N new to the platform and U that exist
+// there but are not linked, with a password made for the run, and signs
+// each in over HTTP.
+func benchSessions(ctx context.Context, a *app.App, o benchOptions, unlinked int, base string, out io.Writer) ([]benchSession, error) {
+	password := crand.Text() // this run's; never a fixed one
+	hash, err := a.Hasher().Hash(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	var ns []store.NewAccount
+	for i := range o.accounts + unlinked {
+		email := benchEmail(i)
+		ns = append(ns, store.NewAccount{Email: email, FirstName: "Bench", LastName: strconv.Itoa(i), PasswordHash: hash})
+		if i >= o.accounts {
+			if _, err := a.Emulator().AddUser("Bench", strconv.Itoa(i), email); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := a.Store().CreateAccounts(ctx, ns); err != nil {
+		return nil, err
+	}
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	start := time.Now()
+	sessions := make([]benchSession, len(ns))
+	if err := parallel(ctx, len(ns), o.concurrency, func(_, i int) error {
+		s, err := benchSignIn(client, base, ns[i].Email, password)
+		sessions[i] = s
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("sign-in: %w", err)
+	}
+	fmt.Fprintf(out, "signed in %d sessions in %s\n", len(sessions), time.Since(start).Round(time.Millisecond))
+	return sessions, nil
+}
+
+// benchResult is what an in-process run measured.
+type benchResult struct {
+	concurrency                             int
+	rate                                    float64
+	run                                     driveResult // the returning launches
+	elapsed                                 time.Duration
+	cost                                    processCost
+	raw                                     *latencies // the raw token call's
+	conns                                   int64
+	callsNew, callsUnlinked, callsReturning float64
+}
+
+// measureReturning drives returning users' launches for the run's duration
+// (under the CPU profiler when asked) and samples the process around them.
+func measureReturning(ctx context.Context, o benchOptions, r *benchResult, launchers []*launcher, sessions []benchSession) error {
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -350,61 +415,45 @@ func runBench(ctx context.Context, o benchOptions, out io.Writer) error {
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
+		defer pprof.StopCPUProfile()
 	}
 	before := sampleProcess()
 	phase := time.Now()
-	run := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
+	r.run = drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
 		return launchers[worker].launch(sessions[rand.IntN(o.accounts)])
 	})
-	lat, launches, failures := run.lat, run.ok, run.failed
-	elapsed := time.Since(phase)
-	cost := sampleProcess().since(before)
-	if o.cpuProfile != "" {
-		pprof.StopCPUProfile()
-	}
-	conns := sim.Connections() - connsBefore
-	callsReturning := callsPerLaunch(int(launches))
+	r.elapsed = time.Since(phase)
+	r.cost = sampleProcess().since(before)
+	return nil
+}
 
-	// The floor: the same token call, signed, straight to the emulator.
-	raw, err := rawTokenLatency(ctx, a, sim, o)
-	if err != nil {
-		return err
-	}
-
-	n := launches
-	perSec := float64(n) / elapsed.Seconds()
-	q := lat.percentiles(0.50, 0.95, 0.99)
+// report prints the run's figures, and one line of them all for scripts.
+func (r benchResult) report(out io.Writer) {
+	n := r.run.ok
+	perSec := float64(n) / r.elapsed.Seconds()
+	q := r.run.lat.percentiles(0.50, 0.95, 0.99)
 	p50, p95, p99 := q[0], q[1], q[2]
-	rq := raw.percentiles(0.50, 0.99)
+	rq := r.raw.percentiles(0.50, 0.99)
 	rp50, rp99 := rq[0], rq[1]
 	ratio := float64(p50) / float64(max(rp50, 1))
 	rss := PeakRSS()
-	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, failures)
-	if run.behind > 0 {
-		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time (latency of those sent still counts from when they were due)\n", run.behind)
+	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, r.elapsed.Round(time.Millisecond), perSec, r.run.failed)
+	if r.run.behind > 0 {
+		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time (latency of those sent still counts from when they were due)\n", r.run.behind)
 	}
 	fmt.Fprintf(out, "launch latency:     p50 %s ms, p95 %s ms, p99 %s ms\n", ms(p50), ms(p95), ms(p99))
 	fmt.Fprintf(out, "raw token call:     p50 %s ms, p99 %s ms (signed client straight to the emulator)\n", ms(rp50), ms(rp99))
 	fmt.Fprintf(out, "launch p50 / raw p50: %.3f\n", ratio)
-	fmt.Fprintf(out, "platform calls per launch: new %.2f, unlinked %.2f, returning %.2f\n", callsNew, callsUnlinked, callsReturning)
-	fmt.Fprintf(out, "TCP connections opened to the platform while launching (every phase): %d (concurrency %d)\n", conns, o.concurrency)
-	fmt.Fprintf(out, "whole process while launching (bridge, emulator, load generator): %s\n", cost.perLaunch(n))
-	if o.memProfile != "" {
-		if err := writeHeapProfile(o.memProfile); err != nil {
-			return err
-		}
-	}
+	fmt.Fprintf(out, "platform calls per launch: new %.2f, unlinked %.2f, returning %.2f\n", r.callsNew, r.callsUnlinked, r.callsReturning)
+	fmt.Fprintf(out, "TCP connections opened to the platform while launching (every phase): %d (concurrency %d)\n", r.conns, r.concurrency)
+	fmt.Fprintf(out, "whole process while launching (bridge, emulator, load generator): %s\n", r.cost.perLaunch(n))
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	fmt.Fprintf(out, "peak RSS: %.1f MiB (now: Go heap in use %.1f MiB, goroutine stacks %.1f MiB, Go runtime total %.1f MiB, %d GCs)\n",
 		rss, mib(m.HeapInuse), mib(m.StackInuse), mib(m.Sys-m.HeapReleased), m.NumGC)
 	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f offered_per_s=%.0f behind=%d cpu_us_per_launch=%s sched_p99_ms=%s\n",
-		perSec, ms(p50), ms(p99), ms(rp50), ratio, callsReturning, callsUnlinked, callsNew, conns, rss, o.rate, run.behind,
-		cost.cpuPerLaunch(n), ms(cost.schedP99))
-	if failures > 0 {
-		return fmt.Errorf("%d launches failed", failures)
-	}
-	return nil
+		perSec, ms(p50), ms(p99), ms(rp50), ratio, r.callsReturning, r.callsUnlinked, r.callsNew, r.conns, rss, r.rate, r.run.behind,
+		r.cost.cpuPerLaunch(n), ms(r.cost.schedP99))
 }
 
 // parallel runs f(worker, 0..n-1) on min(c, n) workers (numbered from 0)

@@ -194,17 +194,12 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	}
 	bridge := watchListener("bridge", x.target)
 	platform := processWatch{name: "platform", err: errors.New("no --platform")}
-	var raw *apiclient.Client
-	if x.platform != nil {
+	raw, err := rawClient(x)
+	if err != nil {
+		return err
+	}
+	if raw != nil {
 		platform = watchListener("platform", x.platform)
-		p := x.cfg.Platform
-		var err error
-		raw, err = apiclient.New(apiclient.Options{BaseURL: x.platform.String(), Timeout: p.Timeout,
-			Credentials: apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret,
-				SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}})
-		if err != nil {
-			return fmt.Errorf("platform client (--platform, credentials from --config): %w", err)
-		}
 		defer raw.CloseIdleConnections()
 	}
 	fmt.Fprintf(out, "bench: target %s, %d accounts, concurrency %d, duration %s\n", x.target.Redacted(), o.accounts, o.concurrency, o.duration)
@@ -219,7 +214,6 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	}
 	closeStore := sync.OnceFunc(func() { st.Close() })
 	defer closeStore()
-	start := time.Now()
 	run := newBenchRun(o.accounts)
 	if err := run.addAccounts(ctx, st, x.cfg.Password); err != nil {
 		return fmt.Errorf("add the bench's accounts: %w", err)
@@ -236,31 +230,15 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		}
 		fmt.Fprintf(out, "removed the run's %d accounts (bench-%s-*@example.com) from the target's store\n", n, run.id)
 	}()
-	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer client.CloseIdleConnections()
-	sessions := make([]benchSession, o.accounts)
-	// As many sign-ins at once as the target hashes passwords at once: more
-	// would wait for a hashing slot and some would get the busy page.
-	if err := parallel(ctx, o.accounts, max(1, x.cfg.Password.HashConcurrency), func(_, i int) error {
-		s, err := benchSignIn(client, base, run.email(i), run.password)
-		sessions[i] = s
-		return err
-	}); err != nil {
-		return fmt.Errorf("sign-in: %w", err)
-	}
-	fmt.Fprintf(out, "signed in %d accounts in %s\n", o.accounts, time.Since(start).Round(time.Millisecond))
-
 	launchers := make([]*launcher, o.concurrency)
 	for i := range launchers {
 		launchers[i] = &launcher{addr: addr}
 		defer launchers[i].close()
 	}
-	// Every account once, so the measured launches are returning users'.
-	if err := parallel(ctx, o.accounts, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[i]) }); err != nil {
-		return fmt.Errorf("first launches: %w", err)
+	sessions, err := signInAndLaunchOnce(ctx, o, x, out, base, run, launchers)
+	if err != nil {
+		return err
 	}
-
 	var platformUser string
 	if raw != nil {
 		if platformUser, err = linkedPlatformUser(ctx, st, run.email(0)); err != nil {
@@ -279,6 +257,82 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 		<-ctx.Done()
 		return nil
 	}
+	m, err := measureLaunches(ctx, o, x, bridge, platform, launchers, sessions)
+	if err != nil {
+		return err
+	}
+	if raw != nil {
+		if m.raw, err = measureRawCalls(ctx, o, raw, platform, platformUser); err != nil {
+			return err
+		}
+	}
+	m.report(out, x, bridge.err == nil)
+	if m.launches.failed > 0 {
+		return fmt.Errorf("%d launches failed", m.launches.failed)
+	}
+	return nil
+}
+
+// rawClient is the Partner API client that makes the raw token calls
+// (--platform, with the credentials of --config); nil without --platform.
+func rawClient(x externalOptions) (*apiclient.Client, error) {
+	if x.platform == nil {
+		return nil, nil
+	}
+	p := x.cfg.Platform
+	raw, err := apiclient.New(apiclient.Options{BaseURL: x.platform.String(), Timeout: p.Timeout,
+		Credentials: apiclient.Credentials{Method: apiclient.AuthMethod(p.Auth), APIKey: p.APIKey, APISecret: p.APISecret,
+			SchemeHMAC: p.SchemeHMAC, SchemeSimple: p.SchemeSimple}})
+	if err != nil {
+		return nil, fmt.Errorf("platform client (--platform, credentials from --config): %w", err)
+	}
+	return raw, nil
+}
+
+// signInAndLaunchOnce signs the run's accounts in over HTTP and launches
+// each once, so the measured launches are returning users'.
+func signInAndLaunchOnce(ctx context.Context, o benchOptions, x externalOptions, out io.Writer, base string, run benchRun, launchers []*launcher) ([]benchSession, error) {
+	start := time.Now()
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.concurrency, MaxIdleConns: o.concurrency},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer client.CloseIdleConnections()
+	sessions := make([]benchSession, o.accounts)
+	// As many sign-ins at once as the target hashes passwords at once: more
+	// would wait for a hashing slot and some would get the busy page.
+	if err := parallel(ctx, o.accounts, max(1, x.cfg.Password.HashConcurrency), func(_, i int) error {
+		s, err := benchSignIn(client, base, run.email(i), run.password)
+		sessions[i] = s
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("sign-in: %w", err)
+	}
+	fmt.Fprintf(out, "signed in %d accounts in %s\n", o.accounts, time.Since(start).Round(time.Millisecond))
+	if err := parallel(ctx, o.accounts, o.concurrency, func(w, i int) error { return launchers[w].launch(sessions[i]) }); err != nil {
+		return nil, fmt.Errorf("first launches: %w", err)
+	}
+	return sessions, nil
+}
+
+// externalMeasure is what a run measured from outside.
+type externalMeasure struct {
+	launches                    driveResult
+	elapsed                     time.Duration
+	bridgeAfter                 processStat
+	bridgeCPU, platformCPU, own time.Duration // CPU over the launches: the bridge's, the platform's, the load tool's
+	raw                         *rawMeasure   // nil without --platform
+}
+
+// rawMeasure is the raw token calls' run.
+type rawMeasure struct {
+	run         driveResult
+	elapsed     time.Duration
+	platformCPU time.Duration
+}
+
+// measureLaunches drives returning launches for the run's duration (with
+// the bridge's CPU profile fetched meanwhile when asked) and samples the
+// processes' CPU around them.
+func measureLaunches(ctx context.Context, o benchOptions, x externalOptions, bridge, platform processWatch, launchers []*launcher, sessions []benchSession) (externalMeasure, error) {
 	profiled := make(chan error, 1)
 	if o.cpuProfile != "" {
 		// A client of its own: the profile takes the whole phase to come.
@@ -292,71 +346,71 @@ func runExternal(ctx context.Context, o benchOptions, x externalOptions, out io.
 	res := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
 		return launchers[worker].launch(sessions[mrand.IntN(o.accounts)])
 	})
-	elapsed := time.Since(phase)
-	bridgeAfter, platformAfter, selfAfter := bridge.sample(), platform.sample(), processCPU()
+	m := externalMeasure{launches: res, elapsed: time.Since(phase)}
+	m.bridgeAfter = bridge.sample()
+	platformAfter, selfAfter := platform.sample(), processCPU()
 	if err := <-profiled; err != nil {
-		return err
+		return m, err
 	}
 	for _, l := range launchers {
 		l.close()
 	}
+	m.bridgeCPU, m.platformCPU, m.own = m.bridgeAfter.cpu-bridgeBefore.cpu, platformAfter.cpu-platformBefore.cpu, selfAfter-selfBefore
+	return m, nil
+}
 
-	var rawRun driveResult
-	var rawElapsed time.Duration
-	var rawPlatform time.Duration
-	if raw != nil {
-		before := platform.sample()
-		rawStart := time.Now()
-		rawRun = drive(ctx, o.concurrency, o.rate, o.duration, func(int) error {
-			_, err := raw.IssueLoginToken(ctx, apiclient.UserID(platformUser), apiclient.TokenProperties{})
-			return err
-		})
-		rawElapsed = time.Since(rawStart)
-		rawPlatform = platform.sample().cpu - before.cpu
-		if rawRun.failed > 0 {
-			return fmt.Errorf("bench: %d raw token calls failed", rawRun.failed)
-		}
+// measureRawCalls makes the launch's platform call straight from here, for
+// the same time: the least a launch can take.
+func measureRawCalls(ctx context.Context, o benchOptions, raw *apiclient.Client, platform processWatch, platformUser string) (*rawMeasure, error) {
+	before := platform.sample()
+	start := time.Now()
+	run := drive(ctx, o.concurrency, o.rate, o.duration, func(int) error {
+		_, err := raw.IssueLoginToken(ctx, apiclient.UserID(platformUser), apiclient.TokenProperties{})
+		return err
+	})
+	r := &rawMeasure{run: run, elapsed: time.Since(start), platformCPU: platform.sample().cpu - before.cpu}
+	if run.failed > 0 {
+		return nil, fmt.Errorf("bench: %d raw token calls failed", run.failed)
 	}
+	return r, nil
+}
 
-	n := res.ok
-	perSec := float64(n) / elapsed.Seconds()
+// report prints the run's figures, and one line of them all for scripts.
+func (m externalMeasure) report(out io.Writer, x externalOptions, bridgeSeen bool) {
+	res, n := m.launches, m.launches.ok
+	perSec := float64(n) / m.elapsed.Seconds()
 	q := res.lat.percentiles(0.50, 0.95, 0.99)
-	bridgeCPU, platformCPU := bridgeAfter.cpu-bridgeBefore.cpu, platformAfter.cpu-platformBefore.cpu
-	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, elapsed.Round(time.Millisecond), perSec, res.failed)
+	fmt.Fprintf(out, "returning launches: %d in %s, %.0f/s, %d failed\n", n, m.elapsed.Round(time.Millisecond), perSec, res.failed)
 	if res.behind > 0 {
 		fmt.Fprintf(out, "offered rate not sustained: %d launches fell due and were not sent in time\n", res.behind)
 	}
 	fmt.Fprintf(out, "launch latency:     p50 %s ms, p95 %s ms, p99 %s ms\n", ms(q[0]), ms(q[1]), ms(q[2]))
 	cpuRatio := "-"
-	if bridgeCPU > 0 && platformCPU > 0 {
-		cpuRatio = fmt.Sprintf("%.2f", float64(bridgeCPU)/float64(platformCPU))
+	if m.bridgeCPU > 0 && m.platformCPU > 0 {
+		cpuRatio = fmt.Sprintf("%.2f", float64(m.bridgeCPU)/float64(m.platformCPU))
 	}
 	fmt.Fprintf(out, "CPU per launch:     bridge %s µs, platform %s µs, load tool %s µs (bridge / platform %s)\n",
-		usPer(bridgeCPU, n), usPer(platformCPU, n), usPer(selfAfter-selfBefore, n), cpuRatio)
+		usPer(m.bridgeCPU, n), usPer(m.platformCPU, n), usPer(m.own, n), cpuRatio)
 	line := fmt.Sprintf("bench: launches_per_s=%.0f p50_ms=%s p95_ms=%s p99_ms=%s bridge_cpu_us=%s platform_cpu_us=%s cpu_ratio=%s",
-		perSec, ms(q[0]), ms(q[1]), ms(q[2]), usPer(bridgeCPU, n), usPer(platformCPU, n), cpuRatio)
-	if raw != nil {
-		rq := rawRun.lat.percentiles(0.50, 0.99)
+		perSec, ms(q[0]), ms(q[1]), ms(q[2]), usPer(m.bridgeCPU, n), usPer(m.platformCPU, n), cpuRatio)
+	if r := m.raw; r != nil {
+		rq := r.run.lat.percentiles(0.50, 0.99)
 		p50r, p99r := float64(q[0])/float64(max(rq[0], 1)), float64(q[2])/float64(max(rq[1], 1))
 		fmt.Fprintf(out, "raw token call:     %d in %s, %.0f/s, p50 %s ms, p99 %s ms, platform CPU %s µs per call (signed, straight to %s)\n",
-			rawRun.ok, rawElapsed.Round(time.Millisecond), float64(rawRun.ok)/rawElapsed.Seconds(), ms(rq[0]), ms(rq[1]),
-			usPer(rawPlatform, rawRun.ok), x.platform.Redacted())
+			r.run.ok, r.elapsed.Round(time.Millisecond), float64(r.run.ok)/r.elapsed.Seconds(), ms(rq[0]), ms(rq[1]),
+			usPer(r.platformCPU, r.run.ok), x.platform.Redacted())
 		fmt.Fprintf(out, "launch / raw call:  p50 %.3f, p99 %.3f\n", p50r, p99r)
 		line += fmt.Sprintf(" raw_per_s=%.0f raw_p50_ms=%s raw_p99_ms=%s raw_platform_cpu_us=%s ratio_p50=%.3f ratio_p99=%.3f",
-			float64(rawRun.ok)/rawElapsed.Seconds(), ms(rq[0]), ms(rq[1]), usPer(rawPlatform, rawRun.ok), p50r, p99r)
+			float64(r.run.ok)/r.elapsed.Seconds(), ms(rq[0]), ms(rq[1]), usPer(r.platformCPU, r.run.ok), p50r, p99r)
 	}
-	if bridge.err == nil {
+	if bridgeSeen {
 		// The peak is the sign-ins' (argon2id's memory, hash_concurrency at
 		// a time), which the resident set takes a while to give back.
 		fmt.Fprintf(out, "bridge memory:      RSS %.1f MiB at the end of the launches; peak since start %.1f MiB (VmHWM: the sign-ins' password hashing)\n",
-			bridgeAfter.rss, bridgeAfter.hwm)
-		line += fmt.Sprintf(" bridge_rss_mib=%.1f bridge_peak_rss_mib=%.1f", bridgeAfter.rss, bridgeAfter.hwm)
+			m.bridgeAfter.rss, m.bridgeAfter.hwm)
+		line += fmt.Sprintf(" bridge_rss_mib=%.1f bridge_peak_rss_mib=%.1f", m.bridgeAfter.rss, m.bridgeAfter.hwm)
 	}
 	fmt.Fprintln(out, line)
-	if res.failed > 0 {
-		return fmt.Errorf("%d launches failed", res.failed)
-	}
-	return nil
 }
 
 // writeWrkScript writes a wrk Lua script that posts launches of the
