@@ -2,13 +2,12 @@ package accounts
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -28,9 +27,7 @@ func EnsureDemoAccount(ctx context.Context, s store.Store, h *passhash.Hasher, p
 	if n > 0 {
 		return savedDemoLogin(ctx, s, h, path, n)
 	}
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	password := base64.RawURLEncoding.EncodeToString(b)
+	password := randid.Token(12)
 	hash, err := h.Hash(ctx, password)
 	if err != nil {
 		return "", err

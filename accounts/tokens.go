@@ -1,18 +1,16 @@
 package accounts
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
+
+	"github.com/ssobridge/ssobridge/internal/randid"
 )
 
 // NewSessionToken returns a fresh random session token (for the cookie)
 // and the ID its record is stored under.
 func NewSessionToken() (token, id string) {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	token = base64.RawURLEncoding.EncodeToString(b)
+	token = randid.Token(32)
 	return token, SessionID(token)
 }
 

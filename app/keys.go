@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/randid"
 )
 
 // SessionKeyFile is where generated session keys are kept, in the data
@@ -46,9 +46,7 @@ func sessionKeys(c config.Config) (keys, error) {
 			return keys{}, fmt.Errorf("%s: %w (delete it to generate new keys; sessions will end)", k.file, err)
 		}
 	case errors.Is(err, os.ErrNotExist):
-		k.hash, k.block = make([]byte, 32), make([]byte, 32)
-		_, _ = rand.Read(k.hash) // crypto/rand.Read never fails (Go 1.24+)
-		_, _ = rand.Read(k.block)
+		k.hash, k.block = randid.Bytes(32), randid.Bytes(32)
 		if err := os.MkdirAll(c.DataDir(), 0o700); err != nil {
 			return keys{}, fmt.Errorf("create data directory: %w", err)
 		}

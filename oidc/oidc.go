@@ -8,8 +8,6 @@ package oidc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"golang.org/x/oauth2"
 )
 
@@ -243,11 +242,7 @@ func (p *Provider) oauth(prov *gooidc.Provider, redirectURL string) *oauth2.Conf
 		RedirectURL: redirectURL, Scopes: p.cfg.Scopes}
 }
 
-func random() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func random() string { return randid.Token(32) }
 
 // Start begins a sign-in that returns to redirectURL and then continues to
 // next: the URL to send the browser to, and the Flow to keep with it.

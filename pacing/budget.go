@@ -17,13 +17,12 @@ package pacing
 import (
 	"container/heap"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"math"
 	"sync"
 	"time"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
 	"golang.org/x/time/rate"
 )
@@ -193,11 +192,7 @@ func New(cfg Config, shared Shared) *Budget {
 	return b
 }
 
-func randomID() string {
-	p := make([]byte, 8)
-	_, _ = rand.Read(p) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(p)
-}
+func randomID() string { return randid.Hex(8) }
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

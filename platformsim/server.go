@@ -2,7 +2,6 @@ package platformsim
 
 import (
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"golang.org/x/time/rate"
 )
 
@@ -171,11 +171,7 @@ func NewCredential(admin bool) Credential {
 }
 
 func randomString(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
+	return randid.Token(n)
 }
 
 // now is the platform's clock (the configured clock plus any offset).

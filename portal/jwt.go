@@ -6,11 +6,9 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -199,9 +198,7 @@ func usedID(issuer, jti string) string {
 // and the demo portal): issued now, expiring MaxLifetime later, with a
 // random jti.
 func SignHS256(secret []byte, issuer, audience string, c Claims, now time.Time) (string, error) {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	c.RegisteredClaims = jwt.RegisteredClaims{Issuer: issuer, Audience: jwt.ClaimStrings{audience}, ID: base64.RawURLEncoding.EncodeToString(b),
+	c.RegisteredClaims = jwt.RegisteredClaims{Issuer: issuer, Audience: jwt.ClaimStrings{audience}, ID: randid.Token(16),
 		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(MaxLifetime))}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
 }

@@ -2,13 +2,12 @@ package provision
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -54,10 +53,8 @@ func NewJobs(s JobStore, p Provisioner, logger *slog.Logger, now func() time.Tim
 	if rateLimited == nil {
 		rateLimited = func() int64 { return 0 }
 	}
-	b := make([]byte, 8)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
 	base, stop := context.WithCancel(context.Background())
-	return &Jobs{store: s, p: p, logger: logger, now: now, owner: hex.EncodeToString(b), rateLimited: rateLimited, base: base, stop: stop}
+	return &Jobs{store: s, p: p, logger: logger, now: now, owner: randid.Hex(8), rateLimited: rateLimited, base: base, stop: stop}
 }
 
 // Start starts provisioning every enabled unlinked account in the

@@ -12,7 +12,6 @@ import (
 	"context"
 	"crypto"
 	"crypto/ecdsa"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/tls"
@@ -36,6 +35,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	dsig "github.com/russellhaering/goxmldsig"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -417,11 +417,7 @@ func (s *SP) Metadata() ([]byte, error) {
 	return append([]byte(xml.Header), b...), nil
 }
 
-func random() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func random() string { return randid.Token(16) }
 
 // Start begins a sign-in that continues to next: the IdP URL to send the
 // browser to (an AuthnRequest over HTTP-Redirect, signed when a key is

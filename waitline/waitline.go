@@ -11,7 +11,6 @@ package waitline
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -25,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/store"
@@ -193,11 +193,7 @@ func New(cfg Config, l Launcher, s Store, b Budget, sealer Sealer) *Line {
 	return ln
 }
 
-func randomID(n int) string {
-	p := make([]byte, n)
-	_, _ = rand.Read(p) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(p)
-}
+func randomID(n int) string { return randid.Hex(n) }
 
 // Join puts the launch of acct's session in the line: the answer is done
 // when the launch ends within Patience (a failure is its error), waiting

@@ -5,14 +5,13 @@ package pgschema
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/ssobridge/ssobridge/internal/randid"
 )
 
 // Create makes a schema named prefix plus random hex on the server at dsn
@@ -42,9 +41,7 @@ func Create(ctx context.Context, dsn, prefix string) (schemaDSN string, drop fun
 		_, err = conn.Exec(ctx, sql)
 		return err
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	schema := prefix + hex.EncodeToString(b)
+	schema := prefix + randid.Hex(6)
 	if err := exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return "", nil, fmt.Errorf("pgschema: create %s: %w", schema, err)
 	}

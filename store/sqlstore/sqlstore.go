@@ -2,15 +2,14 @@ package sqlstore
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -658,8 +657,4 @@ func (s *sqlStore) LockProvisioning(ctx context.Context, email string) (func(), 
 }
 
 // randomHolder names this store in provisioning leases.
-func randomHolder() string {
-	b := make([]byte, 12)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go 1.24+)
-	return hex.EncodeToString(b)
-}
+func randomHolder() string { return randid.Hex(12) }
