@@ -274,7 +274,8 @@ func TestLogoutEverywhere(t *testing.T) {
 }
 
 // TestCSRF: with a plain client (no Sec-Fetch-Site), a form post needs the
-// token; a cross-site post is refused even with it (TOOLCHAIN.md).
+// token; a cross-site post is refused even with it (net/http's
+// CrossOriginProtection reads Sec-Fetch-Site, then Origin against Host).
 func TestCSRF(t *testing.T) {
 	tests := []struct {
 		name   string

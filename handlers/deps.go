@@ -9,9 +9,9 @@ import (
 	"github.com/ssobridge/ssobridge/waitline"
 )
 
-// Store is the account store as the handlers use it: one narrow part for
-// each job. accounts.Store fills every part (StoreOf); tests may fill
-// them with fakes.
+// Store is the store as the handlers use it: one narrow part for each job.
+// A store.Store fills every part (StoreOf); tests may fill them with
+// fakes.
 type Store struct {
 	Accounts Accounts
 	Sessions SessionRecords
@@ -21,7 +21,7 @@ type Store struct {
 	Health   Health
 }
 
-// StoreOf is s in every part.
+// StoreOf is a Store whose every part is s.
 func StoreOf(s store.Store) Store {
 	return Store{Accounts: s, Sessions: s, Links: s, Audit: s, OneTime: s, Health: s}
 }

@@ -1,7 +1,8 @@
-// Package storetest is the conformance suite of accounts.Store: every
-// backend (SQLite, the cache in front of it, PostgreSQL when it comes) runs
-// the same sub-tests, in a fixed order, so a backend cannot keep a promise
-// the others break (the model is Dex's storage/conformance).
+// Package storetest is the conformance suite of store.Store: every stack
+// production runs (SQLite and PostgreSQL, each behind the guard, bare and
+// with the cache in front) runs the same sub-tests, in a fixed order, so a
+// stack cannot break a promise the others keep (the model is Dex's
+// storage/conformance).
 package storetest
 
 import (
