@@ -30,7 +30,7 @@ func TestReaderDocsStandAlone(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "data" || d.Name() == "testdata") {
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "data" || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
 		if ext := filepath.Ext(path); d.IsDir() || (ext != ".go" && ext != ".md" && ext != ".yaml" && ext != ".templ") {
