@@ -18,28 +18,46 @@ import (
 // exactly one platform user for the email and a launch that succeeds once
 // the fault clears.
 func TestFaultMatrix(t *testing.T) {
-	type row struct {
-		name   string
-		opts   testOptions
-		setup  func(t *testing.T, ta *testApp, b *browser) // e.g. a first launch
-		fault  func(sim *platformsim.Server)
-		status int    // of the launch under the fault
-		class  string // error page class; "" for success
-		calls  map[string]int
-		// waits are the back-offs the client asks for (sleeps are switched
-		// off, so they are checked, not waited): 429s 1 s, 2 s, 4 s ...
-		// (the pauses it puts on the platform budget)
-		// ±25%, one 250 ms pause before the retry of a 5xx or network error.
-		waits []time.Duration
-		// latency is injected into every platform call; the page must come
-		// before it passes (the per-call timeout ends the wait).
-		latency time.Duration
-		clear   func(sim *platformsim.Server)
-		// leakCheck: requests were cut off mid-flight, so check that no
-		// goroutine of them is left behind.
-		leakCheck bool
+	rows := faultRows()
+	passed := 0
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			runFaultRow(t, r)
+			if !t.Failed() {
+				passed++
+			}
+		})
 	}
-	rows := []row{
+	t.Logf("fault matrix: %d of %d rows passed", passed, len(rows))
+}
+
+// faultRow is one row of the fault matrix: a fault, and what a launch
+// under it must answer and cost.
+type faultRow struct {
+	name   string
+	opts   testOptions
+	setup  func(t *testing.T, ta *testApp, b *browser) // e.g. a first launch
+	fault  func(sim *platformsim.Server)
+	status int    // of the launch under the fault
+	class  string // error page class; "" for success
+	calls  map[string]int
+	// waits are the back-offs the client asks for (sleeps are switched
+	// off, so they are checked, not waited): 429s 1 s, 2 s, 4 s ...
+	// (the pauses it puts on the platform budget)
+	// ±25%, one 250 ms pause before the retry of a 5xx or network error.
+	waits []time.Duration
+	// latency is injected into every platform call; the page must come
+	// before it passes (the per-call timeout ends the wait).
+	latency time.Duration
+	clear   func(sim *platformsim.Server)
+	// leakCheck: requests were cut off mid-flight, so check that no
+	// goroutine of them is left behind.
+	leakCheck bool
+}
+
+// faultRows are the platform's faults a user can meet.
+func faultRows() []faultRow {
+	return []faultRow{
 		{name: "429 twice then OK",
 			fault:  func(s *platformsim.Server) { s.InjectFault("list_users", platformsim.Fault{Status: 429, Times: 2}) },
 			status: http.StatusSeeOther, calls: map[string]int{"list_users": 3, "create_user": 1, "issue_token": 1}, waits: backoff(2)},
@@ -87,61 +105,58 @@ func TestFaultMatrix(t *testing.T) {
 			status: http.StatusBadGateway, class: "platform-forbidden", calls: map[string]int{"list_users": 1},
 			clear: func(s *platformsim.Server) { s.SetAdmin(s.Credentials()[0].Key, true) }},
 	}
-	passed := 0
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			ta := startTestApp(t, r.opts)
-			ta.addAccount(t, "ada@example.com", false)
-			b := ta.browser(t)
-			require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
-			if r.setup != nil {
-				r.setup(t, ta, b)
-			}
-			tok := b.csrf("/")
-			ta.calls()
-			if r.fault != nil {
-				r.fault(ta.sim.Server)
-			}
-			ta.sim.SetLatency("", r.latency)
-			ta.waits.take()
-			leaks := goleak.IgnoreCurrent()
-			start := time.Now()
-			p := b.post("/launch", url.Values{"_csrf": {tok}})
-			took := time.Since(start)
-			assert.Equal(t, r.status, p.status)
-			if r.class != "" {
-				assert.Contains(t, p.body, `data-class="`+r.class+`"`)
-			}
-			assert.Equal(t, r.calls, withoutExchange(ta.calls()), "platform calls under the fault")
-			assertWaits(t, r.waits, ta.waits.take())
-			if r.latency > 0 {
-				assert.Less(t, took, r.latency, "the page comes without waiting for the platform")
-			}
+}
 
-			if r.leakCheck {
-				ta.sim.ClearFaults() // lets the slow handlers finish
-				b.c.CloseIdleConnections()
-				ta.client.CloseIdleConnections()
-				goleak.VerifyNone(t, leaks,
-					goleak.IgnoreTopFunction("net/http.(*conn).serve"),
-					goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-					goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-					goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"))
-			}
-
-			ta.sim.ClearFaults()
-			if r.clear != nil {
-				r.clear(ta.sim.Server)
-			}
-			p = b.launch()
-			assert.Equal(t, http.StatusSeeOther, p.status, "a later launch succeeds once the fault clears")
-			assert.Len(t, ta.sim.Users("ada@example.com"), 1, "exactly one platform user")
-			if !t.Failed() {
-				passed++
-			}
-		})
+// runFaultRow launches under the row's fault, checks the answer, the calls
+// and the waits, then clears the fault and launches again: one platform
+// user, whatever happened.
+func runFaultRow(t *testing.T, r faultRow) {
+	ta := startTestApp(t, r.opts)
+	ta.addAccount(t, "ada@example.com", false)
+	b := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, b.login("ada@example.com", testPassword).status)
+	if r.setup != nil {
+		r.setup(t, ta, b)
 	}
-	t.Logf("fault matrix: %d of %d rows passed", passed, len(rows))
+	tok := b.csrf("/")
+	ta.calls()
+	if r.fault != nil {
+		r.fault(ta.sim.Server)
+	}
+	ta.sim.SetLatency("", r.latency)
+	ta.waits.take()
+	leaks := goleak.IgnoreCurrent()
+	start := time.Now()
+	p := b.post("/launch", url.Values{"_csrf": {tok}})
+	took := time.Since(start)
+	assert.Equal(t, r.status, p.status)
+	if r.class != "" {
+		assert.Contains(t, p.body, `data-class="`+r.class+`"`)
+	}
+	assert.Equal(t, r.calls, withoutExchange(ta.calls()), "platform calls under the fault")
+	assertWaits(t, r.waits, ta.waits.take())
+	if r.latency > 0 {
+		assert.Less(t, took, r.latency, "the page comes without waiting for the platform")
+	}
+
+	if r.leakCheck {
+		ta.sim.ClearFaults() // lets the slow handlers finish
+		b.c.CloseIdleConnections()
+		ta.client.CloseIdleConnections()
+		goleak.VerifyNone(t, leaks,
+			goleak.IgnoreTopFunction("net/http.(*conn).serve"),
+			goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+			goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+			goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"))
+	}
+
+	ta.sim.ClearFaults()
+	if r.clear != nil {
+		r.clear(ta.sim.Server)
+	}
+	p = b.launch()
+	assert.Equal(t, http.StatusSeeOther, p.status, "a later launch succeeds once the fault clears")
+	assert.Len(t, ta.sim.Users("ada@example.com"), 1, "exactly one platform user")
 }
 
 // backoff is the client's first n waits after a 429: 1 s, 2 s, 4 s ...

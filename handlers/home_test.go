@@ -102,6 +102,11 @@ func apiErr(endpoint string, status int) *apiclient.APIError {
 }
 
 func errorPageCases() []errorPageCase {
+	return append(launchErrorPageCases(), arrivalErrorPageCases()...)
+}
+
+// launchErrorPageCases are the pages a launch can end on.
+func launchErrorPageCases() []errorPageCase {
 	wrap := func(err error) error { return fmt.Errorf("ensure user: %w", err) }
 	return []errorPageCase{
 		{name: "platform 403", page: "PlatformForbidden", class: "platform-forbidden", status: 502,
@@ -139,6 +144,12 @@ func errorPageCases() []errorPageCase {
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{}) }},
 		{name: "CSRF: wrong token", page: "CSRFFailed", class: "csrf", status: 403,
 			request: func(f *fixture, c *client) *response { return c.post("/launch", url.Values{"_csrf": {"wrong"}}) }},
+	}
+}
+
+// arrivalErrorPageCases are the pages of the ways in and of the store.
+func arrivalErrorPageCases() []errorPageCase {
+	return []errorPageCase{
 		{name: "IdP refused", page: "IdPDenied", class: "idp-denied", status: 403, mention: "did not let you in",
 			request: func(f *fixture, c *client) *response {
 				f.idp.finishErr = fmt.Errorf("%w: access_denied", oidc.ErrDenied)

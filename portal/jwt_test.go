@@ -220,6 +220,13 @@ func TestRefusals(t *testing.T) {
 		require.ErrorIs(t, err, portal.ErrRefused)
 		assert.Contains(t, err.Error(), "a replay")
 	})
+}
+
+// A refused token spends nothing, every jti is remembered, and the clocks
+// get 30 s of leeway.
+func TestRefusalEdges(t *testing.T) {
+	now := madeAt.Add(10 * time.Second)
+	hs := portal.Config{Secret: secret}
 	t.Run("a refused token does not spend its jti", func(t *testing.T) {
 		v := verifier(t, hs, now)
 		bad := sign(t, jwt.SigningMethodHS256, secret, func(c jwt.MapClaims) { c["jti"], c["aud"] = "same", "https://other.example" })

@@ -163,16 +163,26 @@ func TestAttributeNames(t *testing.T) {
 
 // TestRefusals: each answer the bridge must not take, built from a real
 // response of the IdP, is refused with its class.
+// refusal is a response the SP must refuse, and why.
+type refusal struct {
+	name  string
+	alter func(t testing.TB, doc *etree.Document) // the response XML
+	flows func(flow samlsso.Flow) []samlsso.Flow  // what the browser holds
+	form  func(form url.Values)
+	want  error
+	why   error // the library's reason, when it names one
+}
+
 func TestRefusals(t *testing.T) {
 	f := setup(t, nil)
-	tests := []struct {
-		name  string
-		alter func(t testing.TB, doc *etree.Document) // the response XML
-		flows func(flow samlsso.Flow) []samlsso.Flow  // what the browser holds
-		form  func(form url.Values)
-		want  error
-		why   error // the library's reason, when it names one
-	}{
+	for _, tt := range refusals() {
+		t.Run(tt.name, func(t *testing.T) { refuse(t, f, tt) })
+	}
+}
+
+// refusals are the forged, replayed, misdirected and malformed responses.
+func refusals() []refusal {
+	return []refusal{
 		{name: "content edited", want: samlsso.ErrInvalid, why: saml.ErrInvalidSignature, alter: func(t testing.TB, doc *etree.Document) {
 			nameID(t, doc).SetText("mallory@evil.test")
 		}},
@@ -244,29 +254,30 @@ func TestRefusals(t *testing.T) {
 		{name: "not base64", want: samlsso.ErrInvalid, form: func(form url.Values) { form.Set("SAMLResponse", "<Response/>") }},
 		{name: "an artifact", want: samlsso.ErrInvalid, form: func(form url.Values) { form.Set("SAMLart", "AAQAAA") }},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			flow, form := signIn(t, f.sp)
-			if tt.alter != nil {
-				doc := decode(t, form)
-				tt.alter(t, doc)
-				form = encode(t, form, doc)
-			}
-			if tt.form != nil {
-				tt.form(form)
-			}
-			flows := []samlsso.Flow{flow}
-			if tt.flows != nil {
-				flows = tt.flows(flow)
-			}
-			id, err := f.sp.Finish(context.Background(), flows, form)
-			require.Error(t, err, "accepted as %q", id.Email)
-			t.Logf("refused: %v", err)
-			assert.ErrorIs(t, err, tt.want)
-			if tt.why != nil {
-				assert.ErrorIs(t, err, tt.why)
-			}
-		})
+}
+
+// refuse signs in at the IdP, alters what the browser would post as tt
+// says, and checks that Finish refuses it for tt's reason.
+func refuse(t *testing.T, f *fixture, tt refusal) {
+	flow, form := signIn(t, f.sp)
+	if tt.alter != nil {
+		doc := decode(t, form)
+		tt.alter(t, doc)
+		form = encode(t, form, doc)
+	}
+	if tt.form != nil {
+		tt.form(form)
+	}
+	flows := []samlsso.Flow{flow}
+	if tt.flows != nil {
+		flows = tt.flows(flow)
+	}
+	id, err := f.sp.Finish(context.Background(), flows, form)
+	require.Error(t, err, "accepted as %q", id.Email)
+	t.Logf("refused: %v", err)
+	assert.ErrorIs(t, err, tt.want)
+	if tt.why != nil {
+		assert.ErrorIs(t, err, tt.why)
 	}
 }
 
