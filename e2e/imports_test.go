@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/ssobridge/ssobridge/"
+
+// imports lists each package of the module (tests left out) with the
+// module's packages it imports.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "../...").Output()
+	require.NoError(t, err)
+	graph := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		graph[pkg] = []string{}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(imp, module) {
+				graph[pkg] = append(graph[pkg], strings.TrimPrefix(imp, module))
+			}
+		}
+	}
+	return graph
+}
+
+// The import graph runs one way, as docs/architecture.md draws it: the
+// store's tree and the rules under it import nothing above them, only the
+// wiring (app) and the tools open the SQL layer, and the handlers reach the
+// platform's client and the database only through their own interfaces.
+func TestImportGraphRunsOneWay(t *testing.T) {
+	graph := imports(t)
+	// Everything each of these may import of the module.
+	allowed := map[string][]string{
+		"store":                            {"mailaddr"},
+		"store/sqlstore":                   {"store", "mailaddr", "internal/randid"},
+		"store/storecache":                 {"store"},
+		"passhash":                         {},
+		"regulation":                       {"store"},
+		"accounts":                         {"store", "passhash", "mailaddr", "internal/randid"},
+		"signin":                           {"store", "accounts", "passhash", "regulation"},
+		"mailaddr":                         {},
+		"localpath":                        {},
+		"apiclient":                        {"mailaddr"},
+		"platformsim":                      {"internal/randid"},
+		"launch":                           {"store", "apiclient", "localpath", "pacing"},
+		"pacing":                           {"store", "internal/randid"},
+		"store/storetest":                  {"store", "accounts", "regulation", "internal/fakeclock"},
+		"internal/randid":                  {},
+		"store/sqlstore/internal/guardgen": {},
+	}
+	for pkg, may := range allowed {
+		imps, ok := graph[pkg]
+		require.True(t, ok, "no package %s", pkg)
+		for _, imp := range imps {
+			assert.Contains(t, may, imp, "%s imports %s", pkg, imp)
+		}
+	}
+	// Who may open the SQL layer and the cache: the wiring and the tools.
+	for pkg, imps := range graph {
+		for _, imp := range imps {
+			if imp == "store/sqlstore" || imp == "store/storecache" {
+				assert.True(t, slices.Contains([]string{"app", "commands", "loadtest"}, pkg), "%s imports %s: only app wires the store", pkg, imp)
+			}
+		}
+	}
+	for _, imp := range graph["handlers"] {
+		assert.NotContains(t, []string{"apiclient", "app", "commands", "regulation"}, imp, "handlers imports %s", imp)
+	}
+}
