@@ -182,6 +182,7 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 		return false
 	}
 	if r := a.cfg.Audit.Retention; r > 0 {
+		start := time.Now()
 		n, err := pruneInBatches(ctx, func(ctx context.Context, limit int) (int64, error) {
 			return a.store.PruneEvents(ctx, now.Add(-r), limit)
 		})
@@ -189,7 +190,7 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 			return
 		}
 		if n > 0 {
-			a.logger.Info("audit events pruned", "count", n, "retention", r)
+			a.logger.Info("audit events pruned", "count", n, "retention", r, "took", time.Since(start).Round(time.Millisecond))
 		}
 	}
 	if _, err := a.store.PruneSignIns(ctx, now.Add(-a.cfg.Regulation.FindTime)); failed("sign-in attempts", err) {
@@ -203,10 +204,11 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 		return
 	}
 	// A session idle past the timeout is void anyway: drop its record.
-	_, err := pruneInBatches(ctx, func(ctx context.Context, limit int) (int64, error) {
-		return a.store.PruneSessions(ctx, now.Add(-a.cfg.Session.IdleTimeout), limit)
-	})
-	failed("session", err)
+	start := time.Now()
+	n, err := pruneSessions(ctx, a.store, now.Add(-a.cfg.Session.IdleTimeout))
+	if !failed("session", err) && n > 0 {
+		a.logger.Info("idle sessions pruned", "count", n, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // Retention deletes in bounded batches: one statement never holds
@@ -230,6 +232,29 @@ func pruneInBatches(ctx context.Context, prune func(ctx context.Context, limit i
 		if err != nil || n < pruneBatch {
 			return total, err
 		}
+		select {
+		case <-ctx.Done():
+			return total, ctx.Err()
+		case <-time.After(pruneGap):
+		}
+	}
+}
+
+// pruneSessions walks the sessions by their primary key, pruneBatch at a
+// time, deleting those last seen before `before`, until the last chunk,
+// ctx ends or a chunk fails; it returns the sessions deleted.
+func pruneSessions(ctx context.Context, s interface {
+	PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error)
+}, before time.Time) (int64, error) {
+	var total int64
+	after := ""
+	for {
+		n, next, err := s.PruneSessions(ctx, before, after, pruneBatch)
+		total += n
+		if err != nil || next == "" {
+			return total, err
+		}
+		after = next
 		select {
 		case <-ctx.Done():
 			return total, ctx.Err()

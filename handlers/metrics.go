@@ -30,6 +30,7 @@ type Metrics struct {
 	platformRetries  *prometheus.CounterVec
 	lineWait         prometheus.Histogram
 	lineRefused      prometheus.Counter
+	sessionTouches   prometheus.Counter
 }
 
 // NewMetrics registers the metrics on a new registry.
@@ -47,7 +48,9 @@ func NewMetrics() *Metrics {
 		Help:    "How long users who waited in line for the platform's pace waited, arrival to the editor.",
 		Buckets: []float64{1, 2, 3, 5, 10, 20, 30, 45, 60, 90, 120, 300}})
 	m.lineRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "ssobridge_line_refused_total", Help: "Arrivals told the platform is too busy (the line was longer than platform.max_wait)."})
-	m.reg.MustRegister(m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries, m.lineWait, m.lineRefused,
+	m.sessionTouches = prometheus.NewCounter(prometheus.CounterOpts{Name: "ssobridge_session_touches_total",
+		Help: "Writes of a session's last-seen time (at most one per session a minute, whatever cookie comes back)."})
+	m.reg.MustRegister(m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries, m.lineWait, m.lineRefused, m.sessionTouches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -210,3 +213,6 @@ func (m *Metrics) PlatformRetry(endpoint, reason string, _ time.Duration) {
 }
 
 func (m *Metrics) login(outcome string) { m.logins.WithLabelValues(outcome).Inc() }
+
+// sessionTouched counts a write of a session's last-seen time.
+func (m *Metrics) sessionTouched() { m.sessionTouches.Inc() }

@@ -114,6 +114,7 @@ func New(d Deps) *echo.Echo {
 	svc := signin.New(signin.Config{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.OneTime,
 		Passwords: d.Passwords, Regulator: d.Regulator, MaxAge: d.Sessions.MaxAge, IdleTimeout: d.Sessions.IdleTimeout, Now: d.Now})
 	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
+	h.sessions.touched = d.Metrics.sessionTouched
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
 	h.idpFlows = newIdPFlows(d.Sessions, d.Now)
 	if d.IdP != nil {

@@ -55,6 +55,8 @@ type sessionManager struct {
 	sealer *cookieSealer
 	rules  *signin.Service // what makes a session valid
 	now    func() time.Time
+	// touched is told of each write of a session's last-seen time.
+	touched func()
 }
 
 // signedIn is a request's valid session: the account and the stored
@@ -79,7 +81,7 @@ func newSessionManager(cfg SessionConfig, rules *signin.Service, now func() time
 	if cfg.Secure {
 		name = "__Host-" + SessionCookie
 	}
-	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, rules: rules, now: now}
+	return &sessionManager{cfg: cfg, name: name, store: cs, sealer: sealer, rules: rules, now: now, touched: func() {}}
 }
 
 // sessionValues are what the session cookie holds.
@@ -273,6 +275,7 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 	}
 	if !valid.Touched.IsZero() {
 		// The idle clock moved (at most once a minute): the cookie carries it.
+		m.touched()
 		v.lastSeen = valid.Touched.Unix()
 		if err := m.save(r, w, v); err != nil {
 			return signedIn{}, err

@@ -233,6 +233,7 @@ func TestSessionTouchDecidedByTheStoredRow(t *testing.T) {
 		}
 		assert.Equal(t, int32(minute+1), f.accts.touches.Load(), "one write in minute %d, not one per request", minute)
 	}
+	assert.Contains(t, f.client().get("/metrics").body, "ssobridge_session_touches_total 3", "the writes are counted where an operator sees them")
 }
 
 // The idle clock is refreshed by activity, at most once a minute.

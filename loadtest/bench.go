@@ -56,7 +56,10 @@ type benchOptions struct {
 // drives a running bridge from outside instead (runExternal). It is
 // bounded in count and time.
 func BenchCmd(ctx context.Context, env cli.Env, args []string) error {
-	cmd := cli.Command{Name: "ssobridge-bench", Program: "ssobridge-bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]\n       ssobridge-bench --target URL --config FILE [--platform URL] [--accounts N] [--concurrency C] [--duration D] [flags]",
+	if len(args) > 0 && args[0] == "fill" {
+		return FillCmd(ctx, env, args[1:])
+	}
+	cmd := cli.Command{Name: "ssobridge-bench", Program: "ssobridge-bench", Synopsis: "[--accounts N] [--concurrency C] [--duration D] [--latency L] [--rate R] [flags]\n       ssobridge-bench --target URL --config FILE [--platform URL] [--accounts N] [--concurrency C] [--duration D] [flags]\n       ssobridge-bench fill --config FILE [--accounts N] [--sessions N] [--events N] [--days D]",
 		Summary: "Load-test launches against an in-process bridge and emulator on loopback, bounded in count and\ntime; or, with --target, a running bridge over real sockets on this machine (its store, from --config,\ngets the run's accounts bench-<run>-00000@example.com..., with a password made for the run, and\nloses them when the run ends). See docs/performance.md."}
 	fs := env.Flags(cmd)
 	o := benchOptions{}

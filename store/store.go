@@ -216,10 +216,13 @@ type Store interface {
 	// ListSessions lists the account's sessions, the most recently seen
 	// first.
 	ListSessions(ctx context.Context, accountID int64) ([]Session, error)
-	// PruneSessions deletes at most limit of the sessions last seen before
-	// a time (idle past any timeout), the oldest first, and returns how
-	// many: one bounded statement (the caller repeats it in batches).
-	PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneSessions deletes the sessions last seen before a time (idle
+	// past any timeout) among the next limit sessions after the id after,
+	// in id order, and returns how many it deleted and the id to go on
+	// after ("" once the last sessions were scanned). A pass walks the
+	// table by its primary key in bounded chunks from "": the last-seen
+	// time has no index, which every touch of a session would write.
+	PruneSessions(ctx context.Context, before time.Time, after string, limit int) (deleted int64, next string, err error)
 
 	// UseOnce records a single-use id of a kind (a portal token's jti)
 	// until a time: ErrUsed if it is recorded and not yet past its time.

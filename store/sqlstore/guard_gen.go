@@ -151,15 +151,15 @@ func (g *Guard) ListSessions(ctx context.Context, accountID int64) (r0 []store.S
 }
 
 // PruneSessions is the store's, bounded (see Guard).
-func (g *Guard) PruneSessions(ctx context.Context, before time.Time, limit int) (r0 int64, err error) {
+func (g *Guard) PruneSessions(ctx context.Context, before time.Time, after string, limit int) (r0 int64, r1 string, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {
-		x0, err := g.inner.PruneSessions(ctx, before, limit)
+		x0, x1, err := g.inner.PruneSessions(ctx, before, after, limit)
 		if err == nil {
-			r0 = x0
+			r0, r1 = x0, x1
 		}
 		return err
 	})
-	return r0, err
+	return r0, r1, err
 }
 
 // UseOnce is the store's, bounded (see Guard).

@@ -128,12 +128,24 @@ func (s *sqlStore) ListSessions(ctx context.Context, accountID int64) ([]store.S
 	return collectSessions(rows)
 }
 
-// PruneSessions deletes at most limit sessions last seen before a time,
-// the oldest first.
-func (s *sqlStore) PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error) {
-	n, err := s.exec(ctx, "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE last_seen_at < $1 ORDER BY last_seen_at LIMIT $2)", ms(before), max(1, limit))
-	if err != nil {
-		return 0, fmt.Errorf("accounts: prune sessions: %w", err)
+// PruneSessions deletes the idle sessions among the next limit after the
+// id after: the chunk's last id is read by the primary key, then one
+// DELETE of the id range (also by the primary key) checks the last-seen
+// time row by row.
+func (s *sqlStore) PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error) {
+	var end string
+	err := s.row(ctx, "SELECT id FROM sessions WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2", after, max(1, limit)-1).Scan(&end)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, "", fmt.Errorf("accounts: prune sessions: %w", err)
 	}
-	return n, nil
+	var n int64
+	if end == "" { // the last chunk: fewer than limit sessions are left
+		n, err = s.exec(ctx, "DELETE FROM sessions WHERE id > $1 AND last_seen_at < $2", after, ms(before))
+	} else {
+		n, err = s.exec(ctx, "DELETE FROM sessions WHERE id > $1 AND id <= $2 AND last_seen_at < $3", after, end, ms(before))
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("accounts: prune sessions: %w", err)
+	}
+	return n, end, nil
 }

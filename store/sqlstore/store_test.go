@@ -285,3 +285,45 @@ func TestSQLiteLockedDatabaseFailsTheBatchAndWhatQueued(t *testing.T) {
 	require.Equal(t, 1, total, "no failed write was written")
 	assert.Equal(t, "after", events[0].Detail)
 }
+
+// FillStore writes what it is asked for, across its statement and
+// transaction boundaries, and every row reads as the store's own.
+func TestFillStore(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	s := openSQLite(t, func() time.Time { return now })
+	var progressed []string
+	f := Fill{Accounts: 30, Sessions: 70, Events: fillRows*fillStatements + 1234, Span: 89 * 24 * time.Hour, SeenWithin: time.Hour,
+		Now: now, PasswordHash: "!", Progress: func(table string, done, total int) {
+			if done == total {
+				progressed = append(progressed, table)
+			}
+		}}
+	require.NoError(t, FillStore(ctx, s, f))
+	assert.Equal(t, []string{"accounts", "links", "sessions", "audit_log"}, progressed)
+	n, err := s.CountAccounts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 30, n)
+	linked, unlinked, err := s.CountLinks(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{30, 0}, [2]int{linked, unlinked})
+	_, total, err := s.ListEvents(ctx, store.AuditFilter{Limit: 1})
+	require.NoError(t, err)
+	assert.Equal(t, f.Events, total)
+	var sessions int
+	var oldest, newest int64
+	require.NoError(t, s.db.QueryRowContext(ctx, "SELECT COUNT(*), MIN(last_seen_at), MAX(last_seen_at) FROM sessions").Scan(&sessions, &oldest, &newest))
+	assert.Equal(t, 70, sessions)
+	assert.GreaterOrEqual(t, oldest, now.Add(-time.Hour).UnixMilli(), "seen within the hour")
+	assert.LessOrEqual(t, newest, now.UnixMilli())
+	var first, last int64
+	require.NoError(t, s.db.QueryRowContext(ctx, "SELECT MIN(at), MAX(at) FROM audit_log").Scan(&first, &last))
+	assert.Equal(t, now.Add(-89*24*time.Hour).UnixMilli(), first)
+	assert.Less(t, last, now.UnixMilli())
+	// The filled sessions are ordinary sessions: a signed-in request reads them.
+	var id string
+	require.NoError(t, s.db.QueryRowContext(ctx, "SELECT id FROM sessions LIMIT 1").Scan(&id))
+	_, err = s.SessionByID(ctx, id)
+	assert.NoError(t, err)
+	assert.Error(t, FillStore(ctx, NewGuard(s, 0, nil, nil), f), "only a store of this package is filled")
+}

@@ -261,15 +261,17 @@ func (c *Cache) EndSession(ctx context.Context, accountID int64, id string) erro
 	return dropAfterWrite(c, c.sessions, id, c.Store.EndSession(ctx, accountID, id))
 }
 
-// PruneSessions writes through and drops every cached session (the pruned
-// ones are not known here).
-func (c *Cache) PruneSessions(ctx context.Context, before time.Time, limit int) (int64, error) {
-	n, err := c.Store.PruneSessions(ctx, before, limit)
-	c.mu.Lock()
-	c.gen++
-	clear(c.sessions)
-	c.mu.Unlock()
-	return n, err
+// PruneSessions writes through and, when it deleted any, drops every
+// cached session (the pruned ones are not known here).
+func (c *Cache) PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error) {
+	n, next, err := c.Store.PruneSessions(ctx, before, after, limit)
+	if n > 0 || err != nil {
+		c.mu.Lock()
+		c.gen++
+		clear(c.sessions)
+		c.mu.Unlock()
+	}
+	return n, next, err
 }
 
 // SaveLink writes through and drops the link.

@@ -312,14 +312,42 @@ func testPruneInBatches(t *testing.T, s store.Store) {
 		newSession(t, s, a.ID, base.Add(time.Duration(i)*time.Minute), "ua")
 	}
 	kept := newSession(t, s, a.ID, base.Add(time.Hour), "ua")
-	n, err := s.PruneSessions(ctx, base.Add(30*time.Minute), 2)
-	require.NoError(t, err)
-	assert.Equal(t, int64(2), n)
-	n, err = s.PruneSessions(ctx, base.Add(30*time.Minute), 2)
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), n)
+	// The sessions are walked two at a time by id: each chunk deletes
+	// at most its two, and the walk ends after the fourth session.
+	var deleted int64
+	calls := 0
+	for after := ""; ; calls++ {
+		n, next, err := s.PruneSessions(ctx, base.Add(30*time.Minute), after, 2)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, n, int64(2), "a chunk deletes only among its own sessions")
+		deleted += n
+		if next == "" {
+			break
+		}
+		assert.Greater(t, next, after, "the walk moves on")
+		after = next
+		require.Less(t, calls, 10, "the walk ends")
+	}
+	assert.Equal(t, int64(3), deleted)
+	assert.Equal(t, 2, calls, "four sessions, two a chunk: the walk ends on the third call")
 	_, err = s.SessionByID(ctx, kept.ID)
 	assert.NoError(t, err, "a session seen since stays")
+}
+
+// pruneSessions walks every session once, deleting those last seen
+// before before, and returns how many it deleted.
+func pruneSessions(t *testing.T, s store.Store, before time.Time) int64 {
+	t.Helper()
+	var total int64
+	for after := ""; ; {
+		n, next, err := s.PruneSessions(context.Background(), before, after, 1000)
+		require.NoError(t, err)
+		total += n
+		if next == "" {
+			return total
+		}
+		after = next
+	}
 }
 
 func testListAccounts(t *testing.T, s store.Store) {
@@ -726,9 +754,7 @@ func testSessions(t *testing.T, s store.Store) {
 	_, err = s.SessionByID(ctx, other.ID)
 	assert.NoError(t, err, "another account's session is untouched")
 
-	n, err := s.PruneSessions(ctx, now.Add(time.Second), 1000)
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), n, "the other account's idle session")
+	assert.Equal(t, int64(1), pruneSessions(t, s, now.Add(time.Second)), "the other account's idle session")
 	_, err = s.SessionByID(ctx, other.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound)
 }
