@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
@@ -24,6 +25,7 @@ import (
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // testConfig is the embedded demo with its data in a temp dir and cheap
@@ -389,4 +391,39 @@ func TestPruneInBatches(t *testing.T) {
 	})
 	assert.ErrorIs(t, err, boom)
 	assert.Equal(t, int64(pruneBatch), n)
+}
+
+// countingPrune counts the chunks of a session prune and their size.
+type countingPrune struct {
+	s      store.Store
+	chunks int
+}
+
+func (c *countingPrune) PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error) {
+	c.chunks++
+	return c.s.PruneSessions(ctx, before, after, limit)
+}
+
+// The idle-session prune walks every session once, pruneBatch at a time,
+// and deletes the idle ones only.
+func TestPruneSessionsWalksTheTable(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	st, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "db"), nil)
+	require.NoError(t, err)
+	defer st.Close()
+	idle := 2*pruneBatch + 17
+	require.NoError(t, sqlstore.FillStore(ctx, st, sqlstore.Fill{Accounts: 10, Sessions: idle, SeenWithin: time.Hour,
+		Now: now.Add(-48 * time.Hour), PasswordHash: passhash.NoPassword}))
+	acct, err := st.AccountByEmail(ctx, "fill-0000001@fill.example")
+	require.NoError(t, err)
+	_, fresh := accounts.NewSessionToken()
+	require.NoError(t, st.CreateSession(ctx, store.Session{ID: fresh, AccountID: acct.ID, CreatedAt: now, LastSeenAt: now}))
+	c := &countingPrune{s: st}
+	n, err := pruneSessions(ctx, c, now.Add(-2*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, int64(idle), n)
+	assert.Equal(t, 3, c.chunks, "10,018 sessions, 5,000 a chunk")
+	_, err = st.SessionByID(ctx, fresh)
+	assert.NoError(t, err, "a session in use stays")
 }
