@@ -10,6 +10,19 @@
 #   loadtest/external.sh [--base REV] [--store sqlite|postgres] [--dsn URL]
 #                        [--latency D] [--concurrency C] [--duration Ns]
 #                        [--accounts N] [--rounds N] [--wrk] [--floor]
+#   loadtest/external.sh --year [--minutes N] [--retention] [--store ...] [--dsn URL]
+#
+# --year compares a store that has served a year (ssobridge-bench fill:
+# 10 million audit events over 89 days, 100,000 accounts with links,
+# 500,000 sessions) with an empty one, in the same run: each bridge gets
+# the run's signed-in sessions replayed by wrk for --minutes one-minute runs
+# (the cookies grow older than a minute, as a script's or a kiosk's do),
+# with each minute's rate, p99 and the session writes per session a minute
+# (ssobridge_session_touches_total). --retention then starts a second
+# instance on the year's store with audit.retention 720h, whose start-up
+# pass deletes the 6.6 million events older than 30 days while wrk drives
+# the first instance, minute by minute, until the pass is done. FILL_ARGS
+# (e.g. "--events 100000") changes the year's size, for a quick try.
 #
 # --store postgres needs --dsn (and psql, to make and drop a schema per
 # build). --wrk also drives each build with wrk (Debian package wrk) for
@@ -21,6 +34,7 @@
 set -euo pipefail
 
 base_rev="" store=sqlite dsn="" latency=0s concurrency=64 duration=8s accounts=200 rounds=3 use_wrk=0 use_floor=0
+year=0 minutes=4 retention=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --base) base_rev=$2; shift 2 ;;
@@ -33,7 +47,10 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --wrk) use_wrk=1; shift ;;
     --floor) use_floor=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --year) year=1; shift ;;
+    --minutes) minutes=$2; shift 2 ;;
+    --retention) retention=1; shift ;;
+    -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
     *) echo "external.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -47,8 +64,15 @@ esac
 # Whole seconds: wrk's CPU per launch divides by them (a "1m" or "500ms"
 # would give a figure wrong by its unit).
 [[ "$duration" =~ ^[1-9][0-9]{0,2}s$ ]] || { echo "external.sh: --duration must be whole seconds, 1s..999s (e.g. 8s)" >&2; exit 2; }
-if [ "$use_wrk$use_floor" != 00 ] && ! command -v wrk >/dev/null; then
-  echo "external.sh: --wrk and --floor need wrk (apt-get install -y wrk)" >&2; exit 2
+[[ "$minutes" =~ ^[1-9][0-9]?$ ]] || { echo "external.sh: --minutes must be 1..99" >&2; exit 2; }
+if [ "$year" = 1 ] && [ -n "$base_rev$use_floor" ] && [ "$base_rev$use_floor" != 0 ]; then
+  echo "external.sh: --year compares two stores on this checkout: no --base or --floor with it" >&2; exit 2
+fi
+if [ "$retention" = 1 ] && [ "$year" = 0 ]; then
+  echo "external.sh: --retention is for --year" >&2; exit 2
+fi
+if [ "$use_wrk$use_floor$year" != 000 ] && ! command -v wrk >/dev/null; then
+  echo "external.sh: --wrk, --floor and --year need wrk (apt-get update && apt-get install -y wrk)" >&2; exit 2
 fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,7 +105,13 @@ wait_up() { for _ in $(seq 100); do curl -fsS -o /dev/null "$1" 2>/dev/null && r
 echo "building this checkout ($(git -C "$repo" rev-parse --short HEAD)$(git -C "$repo" diff --quiet || echo ', with uncommitted changes'))"
 (cd "$repo" && go build -o "$work/new/ssobridge" . && go build -o "$work/ssobridge-bench" ./cmd/ssobridge-bench)
 builds=(new)
-if [ -n "$base_rev" ]; then
+if [ "$year" = 1 ]; then
+  # Two bridges of this checkout: one on an empty store, one on a year's.
+  mkdir -p "$work/empty" "$work/year"
+  ln -s "$work/new/ssobridge" "$work/empty/ssobridge"
+  ln -s "$work/new/ssobridge" "$work/year/ssobridge"
+  builds=(empty year)
+elif [ -n "$base_rev" ]; then
   echo "building $base_rev"
   git -C "$repo" worktree add --detach "$work/base-src" "$base_rev" >/dev/null
   (cd "$work/base-src" && go build -o "$work/base/ssobridge" .)
@@ -118,6 +148,82 @@ wrk_run() {
   failed=$(awk '/Non-2xx or 3xx responses/ {print $NF}' <<<"$out"); failed=${failed:-0}
   echo "round $r $name wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu platform_cpu_us=$pcpu cpu_ratio=$(awk -v a="$cpu" -v b="$pcpu" 'BEGIN {printf "%.2f", a/b}') not_3xx=$failed" | tee -a "$work/results.txt"
   [ "$failed" = 0 ] || { echo "external.sh: $failed launches to $name under wrk were not answered 3xx" >&2; exit 1; }
+}
+
+# hold B URL CONFIG TAG: the load tool signs the run's accounts in on URL,
+# launches each once and holds them for wrk; sets holder (its pid) and
+# script (the wrk script).
+hold() {
+  local b=$1 url=$2 cfg=$3 tag=$4 out
+  out="$work/$b/hold-$tag.txt" script="$work/$b/launch-$tag.lua"
+  rm -f "$script"
+  "$bench" --target "$url" --config "$cfg" --accounts "$accounts" --concurrency "$concurrency" --wrk-script "$script" >"$out" 2>&1 &
+  holder=$!
+  pids+=($holder)
+  for _ in $(seq 1 600); do grep -q '^bench: holding the accounts' "$out" && break; sleep 0.1; done
+  grep -q '^bench: holding the accounts' "$out" || { echo "external.sh: the wrk script was not written:"; cat "$out"; exit 1; }
+}
+touches() { curl -fsS "$1/metrics" | awk '$1=="ssobridge_session_touches_total" {print $2}'; }
+serve_pid() { pgrep -f "$work/$1/ssobridge serve" | head -1; }
+
+# year_runs: each store's bridge driven by wrk for --minutes one-minute
+# runs, then (--retention) the pass over the year's expired events.
+year_runs() {
+  duration=60s
+  echo "--year: $accounts sessions replayed by wrk over $concurrency connections, $minutes one-minute runs a store ($store)"
+  for b in empty year; do
+    local url t0 t1
+    url=$(sed -n 's/^  addr: /http:\/\//p' "$work/$b/config.yaml")
+    hold "$b" "$url" "$work/$b/config.yaml" run
+    t0=$(touches "$url")
+    for m in $(seq "$minutes"); do wrk_run "$b" "$(serve_pid "$b")" "$url" "$script" "minute$m"; done
+    t1=$(touches "$url")
+    echo "$b session_writes=$((t1 - t0)) per_session_minute=$(awk -v w="$((t1 - t0))" -v s="$accounts" -v m="$minutes" 'BEGIN {printf "%.2f", w/(s*m)}')" | tee -a "$work/results.txt"
+    kill -TERM "$holder"; wait "$holder" || true
+  done
+  [ "$retention" = 1 ] && retention_run
+  python3 - "$work/results.txt" <<'PY'
+import re, statistics, sys
+rate = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"round minute(\d+) (\w+) wrk launches_per_s=([\d.]+) p50_ms=([\d.]+) p99_ms=([\d.]+) bridge_cpu_us=([\d.]+)", line)
+    if m:
+        rate.setdefault(m.group(2), []).append((int(m.group(1)), float(m.group(3)), float(m.group(5)), float(m.group(6))))
+print("\nstore      first/min   last/min  last/first   median/min  median p99 ms  median bridge CPU us")
+for b in ("empty", "year", "prune"):
+    if b not in rate: continue
+    r = sorted(rate[b])
+    med = statistics.median(x[1] for x in r)
+    print(f"{b:8} {r[0][1]:11.0f} {r[-1][1]:10.0f} {r[-1][1]/r[0][1]:11.2f} {med:12.0f} {statistics.median(x[2] for x in r):14.2f} {statistics.median(x[3] for x in r):20.1f}")
+if "empty" in rate and "year" in rate:
+    e, y = (statistics.median(x[1] for x in rate[k]) for k in ("empty", "year"))
+    print(f"launches/s, year / empty: {y/e:.2f}x")
+PY
+}
+
+# retention_run: a second instance on the year's store, with
+# audit.retention 720h, prunes at its start while wrk drives the first.
+retention_run() {
+  local url pport2 cfg log m start
+  url=$(sed -n 's/^  addr: /http:\/\//p' "$work/year/config.yaml")
+  mkdir -p "$work/pruner"
+  pport2=$(free_port)
+  cfg="$work/pruner/config.yaml"
+  sed "s/^  addr: .*/  addr: 127.0.0.1:$pport2/" "$work/year/config.yaml" >"$cfg"
+  printf 'audit:\n  retention: 720h\n' >>"$cfg"
+  log="$work/pruner/serve.log"
+  hold year "$url" "$work/year/config.yaml" prune
+  echo "--retention: a second instance prunes the events older than 30 days while wrk drives the first"
+  start=$(date +%s)
+  "$work/new/ssobridge" serve --config "$cfg" >"$log" 2>&1 &
+  pids+=($!)
+  for m in $(seq 1 6); do
+    wrk_run prune "$(serve_pid year)" "$url" "$script" "minute$m"
+    grep -q 'audit events pruned' "$log" && break
+  done
+  grep 'audit events pruned' "$log" | sed 's/^/pruner: /' | tee -a "$work/results.txt" || { echo "external.sh: the pass did not end within 6 minutes"; tail -5 "$log"; exit 1; }
+  echo "pruner: started $(( $(date +%s) - start )) s before the last minute of wrk ended"
+  kill -TERM "$holder"; wait "$holder" || true
 }
 
 if [ "$use_floor" = 1 ]; then
@@ -159,12 +265,20 @@ platform:
   api_key: $key
   api_secret: $secret
 EOF
+  if [ "$b" = year ]; then
+    # shellcheck disable=SC2086 # FILL_ARGS is words for the fill command
+    "$bench" fill --config "$work/$b/config.yaml" ${FILL_ARGS:-} | tee "$work/$b/fill.txt" | grep -E 'fill: (done|.* of .* \()' || { cat "$work/$b/fill.txt"; exit 1; }
+  fi
   "$work/$b/ssobridge" serve --config "$work/$b/config.yaml" >"$work/$b/serve.log" 2>&1 &
   pids+=($!)
   wait_up "http://127.0.0.1:$port/healthz"
   echo "$b: http://127.0.0.1:$port ($store), log $work/$b/serve.log"
 done
 
+if [ "$year" = 1 ]; then
+  year_runs
+  exit 0
+fi
 echo "platform latency $latency, concurrency $concurrency, $accounts accounts, $duration a run, $rounds rounds"
 for r in $(seq "$rounds"); do
   for b in "${builds[@]}"; do

@@ -123,6 +123,10 @@ func fillAccounts(ctx context.Context, s store.Store, q *sqlStore, f Fill) ([]in
 // fillTable inserts n rows of cols into table, row(i) giving row i.
 func fillTable(ctx context.Context, q *sqlStore, table, cols string, n int, progress func(string, int, int), row func(i int) []any) error {
 	width := strings.Count(cols, ",") + 1
+	// SQLite's driver finds a numbered parameter (?NNN) by a linear search
+	// of the statement's names, which thousands of them make quadratic:
+	// plain ? there, $n on PostgreSQL.
+	positional := q.d.bind("$1") != "$1"
 	stmt := func(rows int) string {
 		var b strings.Builder
 		b.WriteString("INSERT INTO " + table + " (" + cols + ") VALUES ")
@@ -135,11 +139,15 @@ func fillTable(ctx context.Context, q *sqlStore, table, cols string, n int, prog
 				if c > 0 {
 					b.WriteByte(',')
 				}
-				b.WriteString("$" + strconv.Itoa(r*width+c+1))
+				if positional {
+					b.WriteByte('?')
+				} else {
+					b.WriteString("$" + strconv.Itoa(r*width+c+1))
+				}
 			}
 			b.WriteByte(')')
 		}
-		return q.d.bind(b.String())
+		return b.String()
 	}
 	full := stmt(fillRows)
 	for done := 0; done < n; {
