@@ -89,6 +89,9 @@ type Client struct {
 	opts    Options
 	hc      *http.Client
 	ensures singleflight.Group
+	// exchange is the exchange URL template split at {token}, with
+	// {base_url} filled in: a launch only escapes its token between them.
+	exchangeHead, exchangeTail string
 }
 
 // New returns a Client for opts.
@@ -128,7 +131,11 @@ func New(opts Options) (*Client, error) {
 	if hc == nil {
 		hc = NewHTTPClient()
 	}
-	return &Client{base: base, signer: signer, opts: opts, hc: hc}, nil
+	c := &Client{base: base, signer: signer, opts: opts, hc: hc}
+	head, tail, _ := strings.Cut(opts.Shapes.ExchangeURL, "{token}")
+	fill := strings.NewReplacer("{base_url}", base.String())
+	c.exchangeHead, c.exchangeTail = fill.Replace(head), fill.Replace(tail)
+	return c, nil
 }
 
 // NewHTTPClient returns the client for the platform: net/http's Transport,

@@ -65,5 +65,5 @@ func (c *Client) IssueLoginToken(ctx context.Context, userID UserID, props Token
 // session cookie (platform.shapes.exchange_url). It is the only URL a
 // login token may appear in.
 func (c *Client) ExchangeURL(t LoginToken) string {
-	return strings.NewReplacer("{base_url}", c.base.String(), "{token}", url.PathEscape(t.Token)).Replace(c.opts.Shapes.ExchangeURL)
+	return c.exchangeHead + url.PathEscape(t.Token) + c.exchangeTail
 }
