@@ -175,10 +175,11 @@ year_runs() {
     local url t0 t1
     url=$(sed -n 's/^  addr: /http:\/\//p' "$work/$b/config.yaml")
     hold "$b" "$url" "$work/$b/config.yaml" run
-    t0=$(touches "$url")
+    t0=$(touches "$url") s0=$(date +%s.%N)
     for m in $(seq "$minutes"); do wrk_run "$b" "$(serve_pid "$b")" "$url" "$script" "minute$m"; done
-    t1=$(touches "$url")
-    echo "$b session_writes=$((t1 - t0)) per_session_minute=$(awk -v w="$((t1 - t0))" -v s="$accounts" -v m="$minutes" 'BEGIN {printf "%.2f", w/(s*m)}')" | tee -a "$work/results.txt"
+    t1=$(touches "$url") s1=$(date +%s.%N)
+    # Per session and minute of the window the writes were counted in.
+    echo "$b session_writes=$((t1 - t0)) window_s=$(awk -v a="$s0" -v b="$s1" 'BEGIN {printf "%.1f", b-a}') per_session_minute=$(awk -v w="$((t1 - t0))" -v s="$accounts" -v a="$s0" -v b="$s1" 'BEGIN {printf "%.3f", w/(s*(b-a)/60)}')" | tee -a "$work/results.txt"
     kill -TERM "$holder"; wait "$holder" || true
   done
   [ "$retention" = 1 ] && retention_run
