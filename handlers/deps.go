@@ -47,7 +47,7 @@ type SessionRecords interface {
 	FreshAccountByID(ctx context.Context, id int64) (store.Account, error)
 	CreateSession(ctx context.Context, s store.Session) error
 	SessionByID(ctx context.Context, id string) (store.Session, error)
-	TouchSession(ctx context.Context, id string, at time.Time) error
+	TouchSession(ctx context.Context, id string, at, seenBefore time.Time) (bool, error)
 	EndSession(ctx context.Context, accountID int64, id string) error
 	EndSessions(ctx context.Context, id int64) error
 	ListSessions(ctx context.Context, accountID int64) ([]store.Session, error)

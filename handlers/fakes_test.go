@@ -35,9 +35,12 @@ type testStore struct {
 }
 
 // TouchSession is the store's, counted.
-func (s *testStore) TouchSession(ctx context.Context, id string, at time.Time) error {
-	s.touches.Add(1)
-	return s.SQLite.TouchSession(ctx, id, at)
+func (s *testStore) TouchSession(ctx context.Context, id string, at, seenBefore time.Time) (bool, error) {
+	wrote, err := s.SQLite.TouchSession(ctx, id, at, seenBefore)
+	if wrote {
+		s.touches.Add(1)
+	}
+	return wrote, err
 }
 
 func newTestStore(t testing.TB, now func() time.Time) *testStore {

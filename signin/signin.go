@@ -34,7 +34,7 @@ type Sessions interface {
 	FreshAccountByID(ctx context.Context, id int64) (store.Account, error)
 	CreateSession(ctx context.Context, s store.Session) error
 	SessionByID(ctx context.Context, id string) (store.Session, error)
-	TouchSession(ctx context.Context, id string, at time.Time) error
+	TouchSession(ctx context.Context, id string, at, seenBefore time.Time) (bool, error)
 }
 
 // PasswordLinks are the set-password links, stored by the SHA-256 of their
@@ -244,11 +244,14 @@ func (s *Service) Session(ctx context.Context, c Cookie) (Valid, error) {
 		return Valid{}, err
 	}
 	v := Valid{Account: acct, SessionID: sid}
-	if now.Sub(sess.LastSeenAt) >= TouchEvery {
-		if err := s.c.Sessions.TouchSession(ctx, sid, now); err != nil {
+	if due := now.Add(-TouchEvery); !sess.LastSeenAt.After(due) {
+		wrote, err := s.c.Sessions.TouchSession(ctx, sid, now, due)
+		if err != nil {
 			return Valid{}, err
 		}
-		v.Touched = now
+		if wrote { // else a request beside this one moved it
+			v.Touched = now
+		}
 	}
 	return v, nil
 }

@@ -291,3 +291,38 @@ func TestSetPassword(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, got.SessionEpoch, f.ada.SessionEpoch, "sessions end")
 }
+
+// staleSessions serves a session as it was first read, as requests that
+// read it together (or an instance's cache) see it.
+type staleSessions struct {
+	store.Store
+	sess store.Session
+}
+
+func (s staleSessions) SessionByID(context.Context, string) (store.Session, error) { return s.sess, nil }
+
+// Requests that find a session due at once write it once: the rest see
+// their touch refused by the stored time, and carry on without a write or
+// a renewed cookie.
+func TestSessionDueForManyRequestsIsWrittenOnce(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	c := f.start(t)
+	first, err := f.st.SessionByID(ctx, accounts.SessionID(c.Token))
+	require.NoError(t, err)
+	svc := signin.New(signin.Config{Accounts: f.st, Sessions: staleSessions{Store: f.st, sess: first}, Links: f.st,
+		MaxAge: 12 * time.Hour, IdleTimeout: time.Hour, Now: f.clock.Now})
+	f.clock.Advance(61 * time.Second)
+	var touched int
+	for range 5 {
+		v, err := svc.Session(ctx, c)
+		require.NoError(t, err)
+		if !v.Touched.IsZero() {
+			touched++
+		}
+	}
+	assert.Equal(t, 1, touched, "one write for five requests that found it due")
+	got, err := f.st.SessionByID(ctx, accounts.SessionID(c.Token))
+	require.NoError(t, err)
+	assert.Equal(t, f.clock.Now(), got.LastSeenAt)
+}

@@ -208,8 +208,11 @@ type Store interface {
 	CreateSession(ctx context.Context, s Session) error
 	// SessionByID returns a session, or ErrNotFound once it has ended.
 	SessionByID(ctx context.Context, id string) (Session, error)
-	// TouchSession moves the session's last-seen time.
-	TouchSession(ctx context.Context, id string, at time.Time) error
+	// TouchSession moves the session's last-seen time to at, if it was
+	// seen last at or before seenBefore, and reports whether it wrote: of
+	// requests that find a session due at once, on any instance, one
+	// writes.
+	TouchSession(ctx context.Context, id string, at, seenBefore time.Time) (bool, error)
 	// EndSession ends one session of the account (ErrNotFound if the
 	// account has no such session).
 	EndSession(ctx context.Context, accountID int64, id string) error

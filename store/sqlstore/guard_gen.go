@@ -129,8 +129,15 @@ func (g *Guard) SessionByID(ctx context.Context, id string) (r0 store.Session, e
 }
 
 // TouchSession is the store's, bounded (see Guard).
-func (g *Guard) TouchSession(ctx context.Context, id string, at time.Time) error {
-	return g.do(ctx, func(ctx context.Context) error { return g.inner.TouchSession(ctx, id, at) })
+func (g *Guard) TouchSession(ctx context.Context, id string, at time.Time, seenBefore time.Time) (r0 bool, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.TouchSession(ctx, id, at, seenBefore)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
 }
 
 // EndSession is the store's, bounded (see Guard).

@@ -90,10 +90,12 @@ func (s *sqlStore) SessionByID(ctx context.Context, id string) (store.Session, e
 	return sess, err
 }
 
-// TouchSession moves the session's last-seen time.
-func (s *sqlStore) TouchSession(ctx context.Context, id string, at time.Time) error {
-	_, err := s.exec(ctx, "UPDATE sessions SET last_seen_at = $1 WHERE id = $2", ms(at), id)
-	return err
+// TouchSession moves the session's last-seen time if it is due: the
+// condition is the statement's, so a session is written once however many
+// requests (and instances) found it due together.
+func (s *sqlStore) TouchSession(ctx context.Context, id string, at, seenBefore time.Time) (bool, error) {
+	n, err := s.exec(ctx, "UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at <= $3", ms(at), id, ms(seenBefore))
+	return n == 1, err
 }
 
 // EndSession deletes one of the account's sessions.

@@ -311,17 +311,20 @@ func (c *Cache) RecordLaunch(ctx context.Context, e store.Event) error {
 // minute), so it must not see the time before its own write. Nothing is
 // invalidated: a fill racing the write keeps an older time at worst, which
 // costs one more touch, not a wrong answer.
-func (c *Cache) TouchSession(ctx context.Context, id string, at time.Time) error {
-	if err := c.Store.TouchSession(ctx, id, at); err != nil {
-		return err
+func (c *Cache) TouchSession(ctx context.Context, id string, at, seenBefore time.Time) (bool, error) {
+	wrote, err := c.Store.TouchSession(ctx, id, at, seenBefore)
+	if err != nil {
+		return false, err
 	}
+	// Written here or by another request a moment ago: either way the
+	// stored time is recent, and the copy must stop asking.
 	c.mu.Lock()
 	if e, ok := c.sessions[id]; ok {
 		e.v.LastSeenAt = at
 		c.sessions[id] = e
 	}
 	c.mu.Unlock()
-	return nil
+	return wrote, nil
 }
 
 var _ store.Store = (*Cache)(nil)

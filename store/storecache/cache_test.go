@@ -218,7 +218,9 @@ func TestCacheSeesItsOwnTouch(t *testing.T) {
 	_, err := c.SessionByID(ctx, id) // cached
 	require.NoError(t, err)
 	later := at.Add(90 * time.Second)
-	require.NoError(t, c.TouchSession(ctx, id, later))
+	wrote, err := c.TouchSession(ctx, id, later, later.Add(-time.Minute))
+	require.NoError(t, err)
+	require.True(t, wrote)
 	got, err := c.SessionByID(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, later, got.LastSeenAt)

@@ -717,10 +717,23 @@ func testSessions(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.Len(t, list, 2, "only the account's own")
 	assert.Equal(t, []string{laptop.ID, phone.ID}, []string{list[0].ID, list[1].ID}, "most recently seen first")
-	require.NoError(t, s.TouchSession(ctx, phone.ID, now.Add(2*time.Minute)))
+	later := now.Add(2 * time.Minute)
+	wrote, err := s.TouchSession(ctx, phone.ID, later, later.Add(-time.Minute))
+	require.NoError(t, err)
+	assert.True(t, wrote, "due: written")
 	list, _ = s.ListSessions(ctx, a.ID)
 	assert.Equal(t, phone.ID, list[0].ID, "touched: seen last")
-	assert.Equal(t, now.Add(2*time.Minute), list[0].LastSeenAt)
+	assert.Equal(t, later, list[0].LastSeenAt)
+	// A second request that found it due with the first writes nothing,
+	// nor does one for a session seen since the time it asks about.
+	wrote, err = s.TouchSession(ctx, phone.ID, later.Add(time.Second), later.Add(-time.Minute))
+	require.NoError(t, err)
+	assert.False(t, wrote, "written once")
+	wrote, err = s.TouchSession(ctx, laptop.ID, later, now.Add(-time.Second))
+	require.NoError(t, err)
+	assert.False(t, wrote, "seen since")
+	list, _ = s.ListSessions(ctx, a.ID)
+	assert.Equal(t, later, list[0].LastSeenAt)
 
 	// Ending one device leaves the others.
 	assert.ErrorIs(t, s.EndSession(ctx, b.ID, phone.ID), store.ErrNotFound, "not b's session: nothing ended")
