@@ -299,7 +299,9 @@ type staleSessions struct {
 	sess store.Session
 }
 
-func (s staleSessions) SessionByID(context.Context, string) (store.Session, error) { return s.sess, nil }
+func (s staleSessions) SessionByID(context.Context, string) (store.Session, error) {
+	return s.sess, nil
+}
 
 // Requests that find a session due at once write it once: the rest see
 // their touch refused by the stored time, and carry on without a write or
