@@ -427,3 +427,21 @@ func TestPruneSessionsWalksTheTable(t *testing.T) {
 	_, err = st.SessionByID(ctx, fresh)
 	assert.NoError(t, err, "a session in use stays")
 }
+
+// A batch that held the writer long is followed by a smaller one, a quick
+// one by a larger one, within bounds.
+func TestNextBatch(t *testing.T) {
+	for _, tc := range []struct {
+		limit int
+		took  time.Duration
+		want  int
+	}{
+		{pruneBatch, 30 * time.Millisecond, pruneBatch / 2},
+		{pruneBatch, 6 * time.Millisecond, pruneBatch},
+		{pruneBatch, time.Millisecond, pruneBatch},
+		{1000, time.Millisecond, 2000},
+		{300, time.Second, pruneMinBatch},
+	} {
+		assert.Equal(t, tc.want, nextBatch(tc.limit, tc.took), "%d rows in %s", tc.limit, tc.took)
+	}
+}

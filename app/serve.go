@@ -214,11 +214,15 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 // Retention deletes in bounded batches: one statement never holds
 // SQLite's writer or a PostgreSQL lock for long, nor outlives the store's
 // deadline (a single DELETE of millions of rows rolled back every time on
-// PostgreSQL, and held SQLite's writer for 30 s); a short pause between
-// batches lets users' writes in.
+// PostgreSQL, and held SQLite's writer for 30 s). A batch is sized by how
+// long the last one took, so a statement holds the writer about pruneHold
+// whatever the database, and a pause at least as long as the statement
+// lets users' writes in between.
 const (
-	pruneBatch = 5000
-	pruneGap   = 20 * time.Millisecond
+	pruneBatch    = 5000 // the most rows a statement deletes
+	pruneMinBatch = 250
+	pruneHold     = 5 * time.Millisecond
+	pruneGap      = 10 * time.Millisecond // the least pause between statements
 )
 
 // pruneInBatches runs prune (at most pruneBatch rows a call) until a batch
@@ -226,18 +230,35 @@ const (
 // deleted in all.
 func pruneInBatches(ctx context.Context, prune func(ctx context.Context, limit int) (int64, error)) (int64, error) {
 	var total int64
+	limit := pruneBatch
 	for {
-		n, err := prune(ctx, pruneBatch)
+		start := time.Now()
+		n, err := prune(ctx, limit)
+		took := time.Since(start)
 		total += n
-		if err != nil || n < pruneBatch {
+		if err != nil || n < int64(limit) {
 			return total, err
 		}
+		limit = nextBatch(limit, took)
 		select {
 		case <-ctx.Done():
 			return total, ctx.Err()
-		case <-time.After(pruneGap):
+		case <-time.After(max(pruneGap, took)):
 		}
 	}
+}
+
+// nextBatch is the size of the batch after one of limit rows that took
+// took: half as many when it held the writer over twice pruneHold, twice
+// as many when under half of it.
+func nextBatch(limit int, took time.Duration) int {
+	switch {
+	case took > 2*pruneHold:
+		return max(pruneMinBatch, limit/2)
+	case took < pruneHold/2:
+		return min(pruneBatch, 2*limit)
+	}
+	return limit
 }
 
 // pruneSessions walks the sessions by their primary key, pruneBatch at a

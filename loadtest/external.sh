@@ -18,10 +18,10 @@
 # the run's signed-in sessions replayed by wrk for --minutes one-minute runs
 # (the cookies grow older than a minute, as a script's or a kiosk's do),
 # with each minute's rate, p99 and the session writes per session a minute
-# (ssobridge_session_touches_total). --retention then starts a second
-# instance on the year's store with audit.retention 720h, whose start-up
-# pass deletes the 6.6 million events older than 30 days while wrk drives
-# the first instance, minute by minute, until the pass is done. FILL_ARGS
+# (ssobridge_session_touches_total). --retention then starts the year's
+# bridge again with audit.retention 720h: its start-up pass deletes the 6.6
+# million events older than 30 days while wrk drives it, minute by minute,
+# until the pass is done. FILL_ARGS
 # (e.g. "--events 100000") changes the year's size, for a quick try.
 #
 # --store postgres needs --dsn (and psql, to make and drop a schema per
@@ -202,28 +202,28 @@ if "empty" in rate and "year" in rate:
 PY
 }
 
-# retention_run: a second instance on the year's store, with
-# audit.retention 720h, prunes at its start while wrk drives the first.
+# retention_run: the year's bridge starts again with audit.retention 720h;
+# its start-up pass deletes the events older than 30 days while wrk drives
+# it, minute by minute, until the pass is done.
 retention_run() {
-  local url pport2 cfg log m start
+  local url cfg log m pid
   url=$(sed -n 's/^  addr: /http:\/\//p' "$work/year/config.yaml")
-  mkdir -p "$work/pruner"
-  pport2=$(free_port)
-  cfg="$work/pruner/config.yaml"
-  sed "s/^  addr: .*/  addr: 127.0.0.1:$pport2/" "$work/year/config.yaml" >"$cfg"
+  cfg="$work/year/config.yaml"
   printf 'audit:\n  retention: 720h\n' >>"$cfg"
-  log="$work/pruner/serve.log"
-  hold year "$url" "$work/year/config.yaml" prune
-  echo "--retention: a second instance prunes the events older than 30 days while wrk drives the first"
-  start=$(date +%s)
-  "$work/new/ssobridge" serve --config "$cfg" >"$log" 2>&1 &
+  pid=$(serve_pid year)
+  kill -TERM "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  log="$work/year/serve-retention.log"
+  echo "--retention: the year's bridge starts again with audit.retention 720h and prunes while wrk drives it"
+  "$work/year/ssobridge" serve --config "$cfg" >"$log" 2>&1 &
   pids+=($!)
+  wait_up "$url/healthz"
+  hold year "$url" "$cfg" prune
   for m in $(seq 1 6); do
     wrk_run prune "$(serve_pid year)" "$url" "$script" "minute$m"
     grep -q 'audit events pruned' "$log" && break
   done
   grep 'audit events pruned' "$log" | sed 's/^/pruner: /' | tee -a "$work/results.txt" || { echo "external.sh: the pass did not end within 6 minutes"; tail -5 "$log"; exit 1; }
-  echo "pruner: started $(( $(date +%s) - start )) s before the last minute of wrk ended"
   kill -TERM "$holder"; wait "$holder" || true
 }
 
