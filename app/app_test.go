@@ -436,10 +436,11 @@ func TestNextBatch(t *testing.T) {
 		took  time.Duration
 		want  int
 	}{
-		{pruneBatch, 30 * time.Millisecond, pruneBatch / 2},
-		{pruneBatch, 6 * time.Millisecond, pruneBatch},
+		{pruneBatch, 2*pruneHold + time.Millisecond, pruneBatch / 2},
+		{pruneBatch, pruneHold, pruneBatch},
 		{pruneBatch, time.Millisecond, pruneBatch},
 		{1000, time.Millisecond, 2000},
+		{1000, pruneHold, 1000},
 		{300, time.Second, pruneMinBatch},
 	} {
 		assert.Equal(t, tc.want, nextBatch(tc.limit, tc.took), "%d rows in %s", tc.limit, tc.took)
