@@ -371,25 +371,32 @@ func TestPruneDropsExpiredTickets(t *testing.T) {
 func TestPruneInBatches(t *testing.T) {
 	left := int64(2*pruneBatch + 1234)
 	var calls []int
-	n, err := pruneInBatches(t.Context(), func(_ context.Context, limit int) (int64, error) {
-		calls = append(calls, limit)
+	var afters []int64
+	n, err := pruneInBatches(t.Context(), func(_ context.Context, after int64, limit int) (int64, int64, error) {
+		calls, afters = append(calls, limit), append(afters, after)
 		d := min(left, int64(limit))
 		left -= d
-		return d, nil
+		return d, after + d, nil
 	})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2*pruneBatch+1234), n)
 	assert.Equal(t, []int{pruneBatch, pruneBatch, pruneBatch}, calls, "bounded statements, until one comes back short")
+	assert.Equal(t, []int64{0, pruneBatch, 2 * pruneBatch}, afters, "each goes on where the last stopped")
 
 	boom := errors.New("store away")
-	n, err = pruneInBatches(t.Context(), func(context.Context, int) (int64, error) {
+	n, err = pruneInBatches(t.Context(), func(context.Context, int64, int) (int64, int64, error) {
 		if len(calls) == 3 {
 			calls = append(calls, 0)
-			return pruneBatch, nil
+			return pruneBatch, pruneBatch, nil
 		}
-		return 0, boom
+		return 0, 0, boom
 	})
 	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, int64(pruneBatch), n)
+
+	// The walk reached the last event: done, even after a full chunk.
+	n, err = pruneInBatches(t.Context(), func(context.Context, int64, int) (int64, int64, error) { return pruneBatch, 0, nil })
+	require.NoError(t, err)
 	assert.Equal(t, int64(pruneBatch), n)
 }
 

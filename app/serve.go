@@ -183,8 +183,8 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 	}
 	if r := a.cfg.Audit.Retention; r > 0 {
 		start := time.Now()
-		n, err := pruneInBatches(ctx, func(ctx context.Context, limit int) (int64, error) {
-			return a.store.PruneEvents(ctx, now.Add(-r), limit)
+		n, err := pruneInBatches(ctx, func(ctx context.Context, after int64, limit int) (int64, int64, error) {
+			return a.store.PruneEvents(ctx, now.Add(-r), after, limit)
 		})
 		if failed("audit", err) {
 			return
@@ -226,20 +226,22 @@ const (
 	pruneGap      = 10 * time.Millisecond // the least pause between statements
 )
 
-// pruneInBatches runs prune (at most pruneBatch rows a call) until a batch
-// comes back short, ctx ends, or a batch fails, and returns the rows
-// deleted in all.
-func pruneInBatches(ctx context.Context, prune func(ctx context.Context, limit int) (int64, error)) (int64, error) {
-	var total int64
+// pruneInBatches walks the log with prune (at most pruneBatch rows a
+// call, from after 0, each call going on after where the last stopped)
+// until a batch comes back short or the walk reached the end, ctx ends, or
+// a batch fails, and returns the rows deleted in all.
+func pruneInBatches(ctx context.Context, prune func(ctx context.Context, after int64, limit int) (n, next int64, err error)) (int64, error) {
+	var total, after int64
 	limit := pruneBatch
 	for {
 		start := time.Now()
-		n, err := prune(ctx, limit)
+		n, next, err := prune(ctx, after, limit)
 		took := time.Since(start)
 		total += n
-		if err != nil || n < int64(limit) {
+		if err != nil || n < int64(limit) || next == 0 {
 			return total, err
 		}
+		after = next
 		limit = nextBatch(limit, took)
 		select {
 		case <-ctx.Done():

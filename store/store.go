@@ -264,10 +264,16 @@ type Store interface {
 	// write.
 	RecordLaunch(ctx context.Context, e Event) error
 	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
-	// PruneEvents deletes at most limit of the events older than before,
-	// the oldest first, and returns how many: one bounded statement (the
-	// caller repeats it in batches).
-	PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PruneEvents deletes the events older than before among the next
+	// limit events after the id after, in id order (the order they were
+	// written in), and returns how many it deleted and the id to go on
+	// after (0 once the last events were reached). A pass walks the log by
+	// its primary key from 0 and stops at the first chunk it could not
+	// delete whole: the events after it are younger. (Reading the oldest
+	// by time made each statement skip the index entries of every row the
+	// pass had deleted, until a vacuum: PostgreSQL's pass of 6.6 million
+	// rows slowed to 250 rows in 50 ms.)
+	PruneEvents(ctx context.Context, before time.Time, after int64, limit int) (deleted int64, next int64, err error)
 
 	// Sign-in regulation, shared by every instance on the store (see
 	// Regulator, which supplies the limits and the clock).

@@ -272,15 +272,15 @@ func (g *Guard) ListEvents(ctx context.Context, f store.AuditFilter) (r0 []store
 }
 
 // PruneEvents is the store's, bounded (see Guard).
-func (g *Guard) PruneEvents(ctx context.Context, before time.Time, limit int) (r0 int64, err error) {
+func (g *Guard) PruneEvents(ctx context.Context, before time.Time, after int64, limit int) (r0 int64, r1 int64, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {
-		x0, err := g.inner.PruneEvents(ctx, before, limit)
+		x0, x1, err := g.inner.PruneEvents(ctx, before, after, limit)
 		if err == nil {
-			r0 = x0
+			r0, r1 = x0, x1
 		}
 		return err
 	})
-	return r0, err
+	return r0, r1, err
 }
 
 // AdmitSignIn is the store's, bounded (see Guard).

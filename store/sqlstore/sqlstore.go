@@ -532,12 +532,22 @@ func (s *sqlStore) ListEvents(ctx context.Context, f store.AuditFilter) ([]store
 
 // PruneEvents deletes at most limit events older than before, the oldest
 // first (by the index on at).
-func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
-	n, err := s.exec(ctx, "DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < $1 ORDER BY at LIMIT $2)", ms(before), max(1, limit))
-	if err != nil {
-		return 0, fmt.Errorf("accounts: prune: %w", err)
+func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time, after int64, limit int) (int64, int64, error) {
+	var end int64
+	err := s.row(ctx, "SELECT id FROM audit_log WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2", after, max(1, limit)-1).Scan(&end)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, fmt.Errorf("accounts: prune: %w", err)
 	}
-	return n, nil
+	var n int64
+	if end == 0 { // the last chunk: fewer than limit events are left
+		n, err = s.exec(ctx, "DELETE FROM audit_log WHERE id > $1 AND at < $2", after, ms(before))
+	} else {
+		n, err = s.exec(ctx, "DELETE FROM audit_log WHERE id > $1 AND id <= $2 AND at < $3", after, end, ms(before))
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("accounts: prune: %w", err)
+	}
+	return n, end, nil
 }
 
 // PlatformHeartbeat records the caller's heartbeat, forgets callers long

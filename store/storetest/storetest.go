@@ -280,9 +280,10 @@ func testAudit(t *testing.T, s store.Store) {
 	assert.Equal(t, 3, total)
 	assert.Len(t, evs, 2)
 
-	n, err := s.PruneEvents(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC), 1000)
+	n, next, err := s.PruneEvents(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC), 0, 1000)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
+	assert.Zero(t, next, "fewer than 1,000 events: the walk reached the last")
 }
 
 // Retention runs in bounded batches: each call deletes at most its limit,
@@ -294,11 +295,20 @@ func testPruneInBatches(t *testing.T, s store.Store) {
 		require.NoError(t, s.Record(ctx, store.Event{Kind: store.KindLogin, Outcome: "ok", Detail: fmt.Sprint(i), At: base.Add(time.Duration(i) * time.Hour)}))
 	}
 	cut := base.Add(5 * time.Hour) // events 0..4 are older
-	for _, want := range []int64{2, 2, 1, 0} {
-		n, err := s.PruneEvents(ctx, cut, 2)
+	// Walked two at a time by id: two whole chunks, then one that holds a
+	// younger event, where the pass stops.
+	var got []int64
+	for after := int64(0); ; {
+		n, next, err := s.PruneEvents(ctx, cut, after, 2)
 		require.NoError(t, err)
-		assert.Equal(t, want, n)
+		got = append(got, n)
+		if n < 2 || next == 0 {
+			break
+		}
+		assert.Greater(t, next, after, "the walk moves on")
+		after = next
 	}
+	assert.Equal(t, []int64{2, 2, 1}, got)
 	evs, total, err := s.ListEvents(ctx, store.AuditFilter{Limit: 10})
 	require.NoError(t, err)
 	assert.Equal(t, 2, total, "the younger two stay")
