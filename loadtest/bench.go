@@ -422,8 +422,9 @@ func measureReturning(ctx context.Context, o benchOptions, r *benchResult, launc
 	}
 	before := sampleProcess()
 	phase := time.Now()
+	next := ownSessions(o.concurrency, o.accounts)
 	r.run = drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
-		return launchers[worker].launch(sessions[rand.IntN(o.accounts)])
+		return launchers[worker].launch(sessions[next(worker)])
 	})
 	r.elapsed = time.Since(phase)
 	r.cost = sampleProcess().since(before)
@@ -457,6 +458,24 @@ func (r benchResult) report(out io.Writer) {
 	fmt.Fprintf(out, "bench: launches_per_s=%.0f p50_ms=%s p99_ms=%s raw_p50_ms=%s ratio_p50=%.3f calls_returning=%.2f calls_unlinked=%.2f calls_new=%.2f conns=%d rss_mib=%.1f offered_per_s=%.0f behind=%d cpu_us_per_launch=%s sched_p99_ms=%s\n",
 		perSec, ms(p50), ms(p99), ms(rp50), ratio, r.callsReturning, r.callsUnlinked, r.callsNew, r.conns, rss, r.rate, r.run.behind,
 		r.cost.cpuPerLaunch(n), ms(r.cost.schedP99))
+}
+
+// ownSessions gives each of c workers sessions of its own among n (those
+// whose index is the worker's number modulo c), in turn: as a person does,
+// a session never launches twice at once (the line would hold the second
+// behind the first, and the bench would measure that wait). With fewer
+// sessions than workers, workers share them.
+func ownSessions(c, n int) func(worker int) int {
+	turn := make([]int, c)
+	return func(w int) int {
+		if n < c {
+			return rand.IntN(n)
+		}
+		own := (n - w + c - 1) / c // indices w, w+c, ... below n
+		i := w + (turn[w]%own)*c
+		turn[w]++
+		return i
+	}
 }
 
 // parallel runs f(worker, 0..n-1) on min(c, n) workers (numbered from 0)

@@ -245,3 +245,30 @@ func TestBenchExternalRejectsBadFlags(t *testing.T) {
 		assert.Empty(t, out, "nothing ran: %v", tc.args)
 	}
 }
+
+// Each worker launches sessions of its own, every one of them in turn, so
+// no session launches twice at once; with fewer sessions than workers they
+// are shared.
+func TestOwnSessions(t *testing.T) {
+	const c, n = 64, 200
+	next := ownSessions(c, n)
+	owner := map[int]int{}
+	for w := range c {
+		seen := map[int]bool{}
+		for range 8 {
+			i := next(w)
+			require.True(t, i >= 0 && i < n)
+			if o, ok := owner[i]; ok {
+				assert.Equal(t, w, o, "session %d launched by workers %d and %d", i, o, w)
+			}
+			owner[i] = w
+			seen[i] = true
+		}
+		assert.Len(t, seen, (n-w+c-1)/c, "worker %d goes round all its own", w)
+	}
+	assert.Len(t, owner, n, "every session is someone's")
+	few := ownSessions(8, 3)
+	for w := range 8 {
+		assert.Less(t, few(w), 3)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -343,8 +342,9 @@ func measureLaunches(ctx context.Context, o benchOptions, x externalOptions, bri
 	}
 	bridgeBefore, platformBefore, selfBefore := bridge.sample(), platform.sample(), processCPU()
 	phase := time.Now()
+	next := ownSessions(o.concurrency, o.accounts)
 	res := drive(ctx, o.concurrency, o.rate, o.duration, func(worker int) error {
-		return launchers[worker].launch(sessions[mrand.IntN(o.accounts)])
+		return launchers[worker].launch(sessions[next(worker)])
 	})
 	m := externalMeasure{launches: res, elapsed: time.Since(phase)}
 	m.bridgeAfter = bridge.sample()
@@ -425,9 +425,23 @@ func writeWrkScript(path string, sessions []benchSession) error {
 		fmt.Fprintf(&b, "  {%q, %q},\n", s.cookie, s.body)
 	}
 	b.WriteString(`}
-local n = #sessions
+-- Each of wrk's two threads (wrk -t2) takes its half of the sessions in
+-- turn: with at most a thread's connections in flight and more sessions
+-- than that in its half, a session never launches twice at once.
+local threads, counter = 2, 0
+function setup(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+end
+local mine, turn = {}, 0
+function init(args)
+  for i = 1, #sessions do
+    if (i - 1) % threads == id % threads then mine[#mine + 1] = sessions[i] end
+  end
+end
 request = function()
-  local s = sessions[math.random(n)]
+  turn = turn % #mine + 1
+  local s = mine[turn]
   return wrk.format("POST", "/launch", {["Content-Type"] = "application/x-www-form-urlencoded", ["Cookie"] = s[1]}, s[2])
 end
 `)
