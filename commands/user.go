@@ -126,8 +126,7 @@ func UserAddCmd(ctx context.Context, env cli.Env, args []string) error {
 // invalidInput is bad input (an accounts.ErrInvalid) as a command's usage
 // error, without the error's class; prefix names the command and flag.
 func invalidInput(prefix string, err error) error {
-	msg := strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": ")
-	return cli.UsageError(prefix + strings.TrimPrefix(msg, passhash.ErrWeakPassword.Error()+": "))
+	return cli.UsageError(prefix + strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
 }
 
 // readPassword asks twice, without echo, when stdin is a terminal;

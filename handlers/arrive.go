@@ -186,11 +186,7 @@ func (h *server) setPassword(c echo.Context) error {
 	case errors.Is(err, signin.ErrLinkGone):
 		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
 	case errors.As(err, &refused):
-		email := ""
-		if a, lerr := h.signin.LinkAccount(ctx, token); lerr == nil {
-			email = a.Email
-		}
-		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: email, Error: refused.Reason})
+		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: refused.Reason})
 	case errors.Is(err, signin.ErrDisabled):
 		return launchError{launch.ErrAccountDisabled}
 	case err != nil:

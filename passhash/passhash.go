@@ -45,8 +45,16 @@ var ErrPasswordMismatch = errors.New("password does not match")
 // ErrBusy: no hashing slot came free within MaxHashWait.
 var ErrBusy = errors.New("accounts: too many passwords being checked at once")
 
-// ErrWeakPassword: a new password is refused (CheckPassword says why).
+// ErrWeakPassword: a new password is refused; the error CheckPassword
+// returns is one (errors.Is) and says why.
 var ErrWeakPassword = errors.New("password refused")
+
+// weakPassword is a refused password: its text is the reason alone, for
+// the person who chose it.
+type weakPassword string
+
+func (w weakPassword) Error() string        { return string(w) }
+func (w weakPassword) Is(target error) bool { return target == ErrWeakPassword }
 
 // MaxHashWait is how long a hash or verification waits for a slot.
 const MaxHashWait = 5 * time.Second
@@ -97,13 +105,13 @@ func (h *Hasher) release() { <-h.slots }
 func CheckPassword(pw string) error {
 	switch {
 	case utf8.RuneCountInString(pw) < MinPasswordLength:
-		return fmt.Errorf("%w: a password needs at least %d characters", ErrWeakPassword, MinPasswordLength)
+		return weakPassword(fmt.Sprintf("a password needs at least %d characters", MinPasswordLength))
 	case len(pw) > 1024:
-		return fmt.Errorf("%w: a password is limited to 1024 bytes", ErrWeakPassword)
+		return weakPassword("a password is limited to 1024 bytes")
 	case strings.TrimSpace(pw) == "":
-		return fmt.Errorf("%w: a password cannot be only spaces", ErrWeakPassword)
+		return weakPassword("a password cannot be only spaces")
 	case isCommonPassword(pw):
-		return fmt.Errorf("%w: this password is one of the most common ones, which are guessed first; choose another (a few unrelated words make a good one)", ErrWeakPassword)
+		return weakPassword("this password is one of the most common ones, which are guessed first; choose another (a few unrelated words make a good one)")
 	}
 	return nil
 }

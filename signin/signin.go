@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
@@ -283,7 +282,7 @@ func (e *RefusedPasswordError) Error() string { return e.Reason }
 // checkNew applies the rule of every new password.
 func checkNew(password string) error {
 	if err := passhash.CheckPassword(password); err != nil {
-		return &RefusedPasswordError{Reason: strings.TrimPrefix(err.Error(), passhash.ErrWeakPassword.Error()+": ")}
+		return &RefusedPasswordError{Reason: err.Error()}
 	}
 	return nil
 }
@@ -313,18 +312,20 @@ func (s *Service) LinkAccount(ctx context.Context, token string) (store.Account,
 // taken (deleted) before it is acted on, so of two submissions at once one
 // sets the password; a refused password leaves it usable. The new password
 // ends the account's sessions and lifts its sign-in ban; the account is
-// returned as it is now (its new epoch), for the session that follows.
-// Errors: ErrLinkGone, *RefusedPasswordError, ErrDisabled, or the store's.
+// returned as it is now (its new epoch), for the session that follows;
+// with a *RefusedPasswordError, as the link names it (the form shows its
+// address again). Errors: ErrLinkGone, *RefusedPasswordError, ErrDisabled,
+// or the store's.
 func (s *Service) SetPasswordByLink(ctx context.Context, token, password, confirm string) (store.Account, error) {
 	acct, err := s.LinkAccount(ctx, token)
 	if err != nil {
 		return store.Account{}, err
 	}
 	if err := checkNew(password); err != nil {
-		return store.Account{}, err
+		return acct, err
 	}
 	if confirm != password {
-		return store.Account{}, &RefusedPasswordError{Reason: "The two passwords differ."}
+		return acct, &RefusedPasswordError{Reason: "The two passwords differ."}
 	}
 	if acct.Disabled {
 		return store.Account{}, ErrDisabled
