@@ -226,29 +226,49 @@ const (
 	pruneGap      = 10 * time.Millisecond // the least pause between statements
 )
 
-// pruneInBatches walks the log with prune (at most pruneBatch rows a
-// call, from after 0, each call going on after where the last stopped)
-// until a batch comes back short or the walk reached the end, ctx ends, or
-// a batch fails, and returns the rows deleted in all.
-func pruneInBatches(ctx context.Context, prune func(ctx context.Context, after int64, limit int) (n, next int64, err error)) (int64, error) {
-	var total, after int64
+// pruneWalk walks a table with prune (from the zero key, each call going
+// on after where the last stopped) until the walk reaches the end, ctx
+// ends or a chunk fails, and returns the rows deleted in all. With
+// untilShort it also stops at the first chunk prune could not delete
+// whole (the audit log: the events after it are younger). size gives the
+// next chunk's rows from the last one's and how long it took.
+func pruneWalk[K comparable](ctx context.Context, prune func(ctx context.Context, after K, limit int) (n int64, next K, err error),
+	untilShort bool, size func(limit int, took time.Duration) int) (int64, error) {
+	var total int64
+	var after, end K
 	limit := pruneBatch
 	for {
 		start := time.Now()
 		n, next, err := prune(ctx, after, limit)
 		took := time.Since(start)
 		total += n
-		if err != nil || n < int64(limit) || next == 0 {
+		if err != nil || next == end || (untilShort && n < int64(limit)) {
 			return total, err
 		}
-		after = next
-		limit = nextBatch(limit, took)
+		after, limit = next, size(limit, took)
 		select {
 		case <-ctx.Done():
 			return total, ctx.Err()
 		case <-time.After(max(pruneGap, took)):
 		}
 	}
+}
+
+// pruneInBatches walks the audit log (pruneWalk), each chunk sized by
+// how long the last took.
+func pruneInBatches(ctx context.Context, prune func(ctx context.Context, after int64, limit int) (n, next int64, err error)) (int64, error) {
+	return pruneWalk(ctx, prune, true, nextBatch)
+}
+
+// pruneSessions walks every session (pruneWalk), pruneBatch at a time,
+// deleting those last seen before `before`; it returns the sessions
+// deleted.
+func pruneSessions(ctx context.Context, s interface {
+	PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error)
+}, before time.Time) (int64, error) {
+	return pruneWalk(ctx, func(ctx context.Context, after string, limit int) (int64, string, error) {
+		return s.PruneSessions(ctx, before, after, limit)
+	}, false, func(int, time.Duration) int { return pruneBatch })
 }
 
 // nextBatch is the size of the batch after one of limit rows that took
@@ -262,29 +282,6 @@ func nextBatch(limit int, took time.Duration) int {
 		return min(pruneBatch, 2*limit)
 	}
 	return limit
-}
-
-// pruneSessions walks the sessions by their primary key, pruneBatch at a
-// time, deleting those last seen before `before`, until the last chunk,
-// ctx ends or a chunk fails; it returns the sessions deleted.
-func pruneSessions(ctx context.Context, s interface {
-	PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error)
-}, before time.Time) (int64, error) {
-	var total int64
-	after := ""
-	for {
-		n, next, err := s.PruneSessions(ctx, before, after, pruneBatch)
-		total += n
-		if err != nil || next == "" {
-			return total, err
-		}
-		after = next
-		select {
-		case <-ctx.Done():
-			return total, ctx.Err()
-		case <-time.After(pruneGap):
-		}
-	}
 }
 
 // demoLoginFile keeps the demo account's password in the data directory,

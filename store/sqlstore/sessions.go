@@ -131,23 +131,32 @@ func (s *sqlStore) ListSessions(ctx context.Context, accountID int64) ([]store.S
 }
 
 // PruneSessions deletes the idle sessions among the next limit after the
-// id after: the chunk's last id is read by the primary key, then one
-// DELETE of the id range (also by the primary key) checks the last-seen
-// time row by row.
+// id after (pruneChunk).
 func (s *sqlStore) PruneSessions(ctx context.Context, before time.Time, after string, limit int) (int64, string, error) {
-	var end string
-	err := s.row(ctx, "SELECT id FROM sessions WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2", after, max(1, limit)-1).Scan(&end)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, "", fmt.Errorf("accounts: prune sessions: %w", err)
-	}
-	var n int64
-	if end == "" { // the last chunk: fewer than limit sessions are left
-		n, err = s.exec(ctx, "DELETE FROM sessions WHERE id > $1 AND last_seen_at < $2", after, ms(before))
-	} else {
-		n, err = s.exec(ctx, "DELETE FROM sessions WHERE id > $1 AND id <= $2 AND last_seen_at < $3", after, end, ms(before))
-	}
+	n, next, err := pruneChunk(ctx, s, "sessions", "last_seen_at", after, before, limit)
 	if err != nil {
 		return 0, "", fmt.Errorf("accounts: prune sessions: %w", err)
 	}
-	return n, end, nil
+	return n, next, nil
+}
+
+// pruneChunk deletes the rows of table whose timeCol is before `before`
+// among the next limit rows after the key after, in key order (the primary
+// key id), and returns how many and the chunk's last key (the zero key once
+// the last rows were reached). The chunk's end is read by the primary key,
+// then one DELETE of the key range checks the time row by row: a walk that
+// never rereads what it deleted, and needs no index on the time.
+func pruneChunk[K string | int64](ctx context.Context, s *sqlStore, table, timeCol string, after K, before time.Time, limit int) (int64, K, error) {
+	var end K
+	err := s.row(ctx, "SELECT id FROM "+table+" WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2", after, max(1, limit)-1).Scan(&end)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, end, err
+	}
+	var n int64
+	if err != nil { // the last chunk: fewer than limit rows are left
+		n, err = s.exec(ctx, "DELETE FROM "+table+" WHERE id > $1 AND "+timeCol+" < $2", after, ms(before))
+	} else {
+		n, err = s.exec(ctx, "DELETE FROM "+table+" WHERE id > $1 AND id <= $2 AND "+timeCol+" < $3", after, end, ms(before))
+	}
+	return n, end, err
 }

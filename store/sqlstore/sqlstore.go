@@ -530,24 +530,14 @@ func (s *sqlStore) ListEvents(ctx context.Context, f store.AuditFilter) ([]store
 	return out, total, err
 }
 
-// PruneEvents deletes at most limit events older than before, the oldest
-// first (by the index on at).
+// PruneEvents deletes the events older than before among the next limit
+// after the id after (pruneChunk).
 func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time, after int64, limit int) (int64, int64, error) {
-	var end int64
-	err := s.row(ctx, "SELECT id FROM audit_log WHERE id > $1 ORDER BY id LIMIT 1 OFFSET $2", after, max(1, limit)-1).Scan(&end)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, fmt.Errorf("accounts: prune: %w", err)
-	}
-	var n int64
-	if end == 0 { // the last chunk: fewer than limit events are left
-		n, err = s.exec(ctx, "DELETE FROM audit_log WHERE id > $1 AND at < $2", after, ms(before))
-	} else {
-		n, err = s.exec(ctx, "DELETE FROM audit_log WHERE id > $1 AND id <= $2 AND at < $3", after, end, ms(before))
-	}
+	n, next, err := pruneChunk(ctx, s, "audit_log", "at", after, before, limit)
 	if err != nil {
 		return 0, 0, fmt.Errorf("accounts: prune: %w", err)
 	}
-	return n, end, nil
+	return n, next, nil
 }
 
 // PlatformHeartbeat records the caller's heartbeat, forgets callers long
