@@ -153,7 +153,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		return nil, err
 	}
 	a.metrics = handlers.NewMetrics()
-	a.metrics.WatchStore(func() handlers.StoreHealth { return handlers.StoreHealth(a.guard.Stats()) })
+	a.metrics.WatchStore(a.guard.Stats)
 	a.startBudget(o)
 	if err := a.connect(o); err != nil {
 		return nil, err

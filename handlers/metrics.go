@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // Metrics are the bridge's Prometheus metrics, on a registry of their own.
@@ -61,7 +62,7 @@ func NewMetrics() *Metrics {
 // ssobridge_store_errors_total by kind (timeout: no answer within
 // store.timeout; connection: refused or broken; refused: turned away at
 // once during an outage).
-func (m *Metrics) WatchStore(health func() StoreHealth) {
+func (m *Metrics) WatchStore(health func() store.OutageStats) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ssobridge_store_up", Help: "1 while the database answers, 0 during an outage."},
 			func() float64 {
@@ -80,7 +81,7 @@ func (m *Metrics) WatchStore(health func() StoreHealth) {
 
 // storeErrors collects ssobridge_store_errors_total from one reading.
 type storeErrors struct {
-	health func() StoreHealth
+	health func() store.OutageStats
 	desc   *prometheus.Desc
 }
 
@@ -91,17 +92,6 @@ func (s storeErrors) Collect(ch chan<- prometheus.Metric) {
 	for kind, n := range map[string]int64{"timeout": h.Timeouts, "connection": h.Lost, "refused": h.Refused} {
 		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.CounterValue, float64(n), kind)
 	}
-}
-
-// StoreHealth is what the store's guard has seen (sqlstore.GuardStats, in
-// the handlers' terms).
-type StoreHealth struct {
-	Up       bool
-	Outages  int64         // outages begun
-	Down     time.Duration // time unavailable, the current outage included
-	Timeouts int64         // calls that ran past the deadline
-	Lost     int64         // calls that found the connection refused or broken
-	Refused  int64         // calls refused at once while the database was silent
 }
 
 // PlatformBudget is the platform's rate budget as it stands

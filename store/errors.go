@@ -32,3 +32,14 @@ func FailureLevel(err error) slog.Level {
 // DefaultTimeout is how long one store call may take unless store.timeout
 // says otherwise.
 const DefaultTimeout = 2 * time.Second
+
+// OutageStats is what the store's guard (sqlstore.Guard) has seen of the
+// database, for metrics.
+type OutageStats struct {
+	Up       bool
+	Outages  int64         // outages begun
+	Down     time.Duration // time unavailable, the current outage included
+	Timeouts int64         // calls that ran past the deadline
+	Lost     int64         // calls that found the connection refused or broken
+	Refused  int64         // calls refused at once while the database was silent
+}

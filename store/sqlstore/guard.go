@@ -94,18 +94,8 @@ func NewGuard(inner store.Store, timeout time.Duration, logger *slog.Logger, now
 // Unwrap is the store the guard wraps.
 func (g *Guard) Unwrap() store.Store { return g.inner }
 
-// GuardStats is what the guard has seen, for metrics.
-type GuardStats struct {
-	Up       bool
-	Outages  int64         // outages begun
-	Down     time.Duration // time unavailable, the current outage included
-	Timeouts int64         // calls that ran past the deadline
-	Lost     int64         // calls that found the connection refused or broken
-	Refused  int64         // calls refused at once while the database was silent
-}
-
 // Stats reports the guard's counts.
-func (g *Guard) Stats() GuardStats {
+func (g *Guard) Stats() store.OutageStats {
 	g.mu.Lock()
 	down := time.Duration(g.downTotal.Load())
 	st := g.state.Load()
@@ -113,7 +103,7 @@ func (g *Guard) Stats() GuardStats {
 		down += g.now().Sub(g.since)
 	}
 	g.mu.Unlock()
-	return GuardStats{Up: st != guardDown, Outages: g.outages.Load(), Down: down, Timeouts: g.timeouts.Load(), Lost: g.lostConns.Load(), Refused: g.refusedN.Load()}
+	return store.OutageStats{Up: st != guardDown, Outages: g.outages.Load(), Down: down, Timeouts: g.timeouts.Load(), Lost: g.lostConns.Load(), Refused: g.refusedN.Load()}
 }
 
 // admit lets a call through, or refuses it while the database is silent.
