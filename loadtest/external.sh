@@ -289,14 +289,8 @@ for r in $(seq "$rounds"); do
     echo "round $r $b ${line#bench: }" | tee -a "$work/results.txt"
     if [ "$use_wrk" = 1 ]; then
       # The bench holds its signed-in accounts until stopped, then removes them.
-      rm -f "$work/$b/launch.lua"
-      "$bench" --target "$url" --config "$work/$b/config.yaml" --accounts "$accounts" --concurrency "$concurrency" \
-        --wrk-script "$work/$b/launch.lua" >"$work/$b/wrk-bench-$r.txt" 2>&1 &
-      holder=$!
-      pids+=($holder)
-      for _ in $(seq 1 600); do grep -q '^bench: holding the accounts' "$work/$b/wrk-bench-$r.txt" && break; sleep 0.1; done
-      grep -q '^bench: holding the accounts' "$work/$b/wrk-bench-$r.txt" || { echo "external.sh: the wrk script was not written:"; cat "$work/$b/wrk-bench-$r.txt"; exit 1; }
-      wrk_run "$b" "$(pgrep -f "$work/$b/ssobridge serve" | head -1)" "$url" "$work/$b/launch.lua" "$r"
+      hold "$b" "$url" "$work/$b/config.yaml" "round$r"
+      wrk_run "$b" "$(serve_pid "$b")" "$url" "$script" "$r"
       kill -TERM "$holder"; wait "$holder" || true
     fi
   done

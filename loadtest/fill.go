@@ -19,7 +19,7 @@ import (
 // straight through the SQL layer, for the launch benchmark to run against.
 // It refuses a store that holds accounts already.
 func FillCmd(ctx context.Context, env cli.Env, args []string) error {
-	cmd := cli.Command{Name: "fill", Program: "ssobridge-bench fill", Synopsis: "--config FILE [--accounts N] [--sessions N] [--events N] [--days D]",
+	cmd := cli.Command{Name: "fill", Program: "ssobridge-bench fill", Synopsis: "--config FILE [--accounts N] [--sessions N] [--events N] [--days D] [--seen-within D]",
 		Summary: "Fill an empty store (the one --config names) with what a year of use leaves: accounts with links,\n" +
 			"sessions seen within the last --seen-within, and audit events spread over --days, for the launch\n" +
 			"benchmark (loadtest/external.sh --fill). A store that holds accounts is refused."}
