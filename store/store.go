@@ -51,7 +51,19 @@ type Account struct {
 	Disabled     bool
 	SessionEpoch int64 // sessions issued under an older epoch are void
 	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	// ExternalID is the identity provider's own id of the account (SCIM's
+	// externalId), "" if none.
+	ExternalID string
+	// ManagedBy names who owns the account's details: "" (the console and
+	// the CLI) or ManagedBySCIM (the partner's identity provider).
+	ManagedBy string
 }
+
+// ManagedBySCIM marks an account the partner's identity provider creates,
+// changes and removes through SCIM: the console does not edit it.
+const ManagedBySCIM = "scim"
+
 
 // Name is the account's display name.
 func (a Account) Name() string { return strings.TrimSpace(a.FirstName + " " + a.LastName) }
@@ -63,6 +75,8 @@ type NewAccount struct {
 	LastName     string
 	PasswordHash string
 	Admin        bool
+	ExternalID   string // see Account
+	ManagedBy    string // see Account
 }
 
 // Normalize trims the fields and checks them.
@@ -84,10 +98,55 @@ func (n *NewAccount) Normalize() error {
 	if len(n.FirstName) > 100 || len(n.LastName) > 100 {
 		return fmt.Errorf("%w: names are limited to 100 characters", ErrInvalid)
 	}
+	if err := checkExternalID(n.ExternalID); err != nil {
+		return err
+	}
 	if n.PasswordHash == "" {
 		return fmt.Errorf("%w: a password is required", ErrInvalid)
 	}
 	return nil
+}
+
+// checkExternalID bounds an identity provider's id: text, at most 256
+// bytes.
+func checkExternalID(s string) error {
+	if len(s) > 256 {
+		return fmt.Errorf("%w: the external id is limited to 256 characters", ErrInvalid)
+	}
+	return checkText("external id", s)
+}
+
+// AccountUpdate changes an account's details (UpdateAccount); nil fields
+// stay as they are.
+type AccountUpdate struct {
+	Email      *string
+	FirstName  *string
+	LastName   *string
+	ExternalID *string
+	// Disabled true ends the account's sessions, as SetDisabled does.
+	Disabled *bool
+}
+
+// Apply returns a with u's changes, trimmed and checked by the rules of a
+// new account.
+func (u AccountUpdate) Apply(a Account) (Account, error) {
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = strings.TrimSpace(*v)
+		}
+	}
+	set(&a.Email, u.Email)
+	set(&a.FirstName, u.FirstName)
+	set(&a.LastName, u.LastName)
+	set(&a.ExternalID, u.ExternalID)
+	if u.Disabled != nil {
+		a.Disabled = *u.Disabled
+	}
+	n := NewAccount{Email: a.Email, FirstName: a.FirstName, LastName: a.LastName, PasswordHash: "-", ExternalID: a.ExternalID}
+	if err := n.Normalize(); err != nil {
+		return Account{}, err
+	}
+	return a, nil
 }
 
 // checkText refuses what a name must not hold: bytes that are not UTF-8
@@ -169,11 +228,55 @@ type AuditFilter struct {
 	Limit     int
 }
 
-// AccountFilter selects accounts.
+// AccountFilter selects accounts; zero fields match everything.
 type AccountFilter struct {
-	Search string // substring of email or names
-	Offset int
-	Limit  int
+	Search     string // substring of email or names
+	Email      string // the address, case-insensitively
+	ExternalID string // exactly
+	ManagedBy  string // exactly
+	Offset     int
+	Limit      int
+}
+
+// Group is a group the partner's identity provider keeps through SCIM:
+// members of the one named by scim.admin_group are partner admins.
+type Group struct {
+	ID          string
+	DisplayName string
+	ExternalID  string
+	Members     []int64 // account ids, ascending
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// GroupFilter selects groups; zero fields match everything.
+type GroupFilter struct {
+	DisplayName string // case-insensitively
+	ExternalID  string
+	Offset      int
+	Limit       int
+}
+
+// GroupUpdate changes a group (UpdateGroup): nil fields stay; Members
+// replaces the members, then Add and Remove change them.
+type GroupUpdate struct {
+	DisplayName *string
+	ExternalID  *string
+	Members     *[]int64
+	Add         []int64
+	Remove      []int64
+}
+
+// ErrGroupNameTaken: another group has this display name.
+var ErrGroupNameTaken = errors.New("store: a group with this name exists")
+
+// CheckGroupName checks a group's display name: 1 to 256 characters of
+// text.
+func CheckGroupName(name string) error {
+	if strings.TrimSpace(name) == "" || len(name) > 256 {
+		return fmt.Errorf("%w: a group's name is 1 to 256 characters", ErrInvalid)
+	}
+	return checkText("group name", name)
 }
 
 // Store is what the app needs of account storage. Implementations are safe
@@ -197,6 +300,21 @@ type Store interface {
 	// SetAdmin refuses to demote the last enabled admin (ErrLastAdmin).
 	SetAdmin(ctx context.Context, id int64, admin bool) error
 	SetPasswordHash(ctx context.Context, id int64, hash string) error
+	// UpdateAccount applies u (AccountUpdate.Apply) and returns the account
+	// as stored: ErrEmailTaken if the new address is another account's;
+	// disabling ends its sessions and keeps the last admin (ErrLastAdmin).
+	UpdateAccount(ctx context.Context, id int64, u AccountUpdate) (Account, error)
+
+	// Groups kept through SCIM (see Group). CreateGroup stores g under its
+	// ID (ErrGroupNameTaken for a name in use, ErrNotFound for a member
+	// that is no account).
+	CreateGroup(ctx context.Context, group Group) (Group, error)
+	GroupByID(ctx context.Context, id string) (Group, error)
+	ListGroups(ctx context.Context, f GroupFilter) ([]Group, int, error)
+	// UpdateGroup applies u in one transaction and returns the group as
+	// stored; members that are no account are ErrNotFound.
+	UpdateGroup(ctx context.Context, id string, u GroupUpdate) (Group, error)
+	DeleteGroup(ctx context.Context, id string) error
 	// EndSessions voids every session issued to the account so far (on
 	// every device) and deletes their records.
 	EndSessions(ctx context.Context, id int64) error

@@ -106,6 +106,71 @@ func (g *Guard) SetPasswordHash(ctx context.Context, id int64, hash string) erro
 	return g.do(ctx, func(ctx context.Context) error { return g.inner.SetPasswordHash(ctx, id, hash) })
 }
 
+// UpdateAccount is the store's, bounded (see Guard).
+func (g *Guard) UpdateAccount(ctx context.Context, id int64, u store.AccountUpdate) (r0 store.Account, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.UpdateAccount(ctx, id, u)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// CreateGroup is the store's, bounded (see Guard).
+func (g *Guard) CreateGroup(ctx context.Context, group store.Group) (r0 store.Group, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.CreateGroup(ctx, group)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// GroupByID is the store's, bounded (see Guard).
+func (g *Guard) GroupByID(ctx context.Context, id string) (r0 store.Group, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.GroupByID(ctx, id)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// ListGroups is the store's, bounded (see Guard).
+func (g *Guard) ListGroups(ctx context.Context, f store.GroupFilter) (r0 []store.Group, r1 int, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, x1, err := g.inner.ListGroups(ctx, f)
+		if err == nil {
+			r0, r1 = x0, x1
+		}
+		return err
+	})
+	return r0, r1, err
+}
+
+// UpdateGroup is the store's, bounded (see Guard).
+func (g *Guard) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (r0 store.Group, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.UpdateGroup(ctx, id, u)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// DeleteGroup is the store's, bounded (see Guard).
+func (g *Guard) DeleteGroup(ctx context.Context, id string) error {
+	return g.do(ctx, func(ctx context.Context) error { return g.inner.DeleteGroup(ctx, id) })
+}
+
 // EndSessions is the store's, bounded (see Guard).
 func (g *Guard) EndSessions(ctx context.Context, id int64) error {
 	return g.do(ctx, func(ctx context.Context) error { return g.inner.EndSessions(ctx, id) })

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -18,6 +19,32 @@ func likePattern(search string) string {
 		return ""
 	}
 	return "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.ToLower(q)) + "%"
+}
+
+// accountWhere is the WHERE clause of f (or "") and its arguments.
+func accountWhere(f store.AccountFilter) (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, strings.ReplaceAll(cond, "$n", "$"+strconv.Itoa(len(args))))
+	}
+	if like := likePattern(f.Search); like != "" {
+		add(`(email_key LIKE $n ESCAPE '\' OR lower(first_name || ' ' || last_name) LIKE $n ESCAPE '\')`, like)
+	}
+	if f.Email != "" {
+		add("email_key = $n", mailaddr.Key(strings.TrimSpace(f.Email)))
+	}
+	if f.ExternalID != "" {
+		add("external_id = $n", f.ExternalID)
+	}
+	if f.ManagedBy != "" {
+		add("managed_by = $n", f.ManagedBy)
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
 // auditWhere is the WHERE clause of f (or "") and its arguments.

@@ -210,16 +210,18 @@ func limit(n int) int {
 	return n
 }
 
-const accountCols = "id, email, first_name, last_name, password_hash, is_admin, disabled, session_epoch, created_at"
+const accountCols = "id, email, first_name, last_name, password_hash, is_admin, disabled, session_epoch, created_at, updated_at, external_id, managed_by"
 
 func scanAccount(row scanner) (store.Account, error) {
 	var a store.Account
-	var created int64
-	err := row.Scan(&a.ID, &a.Email, &a.FirstName, &a.LastName, &a.PasswordHash, &a.Admin, &a.Disabled, &a.SessionEpoch, &created)
+	var created, updated int64
+	err := row.Scan(&a.ID, &a.Email, &a.FirstName, &a.LastName, &a.PasswordHash, &a.Admin, &a.Disabled, &a.SessionEpoch, &created, &updated,
+		&a.ExternalID, &a.ManagedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Account{}, store.ErrNotFound
 	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
+	a.UpdatedAt = time.UnixMilli(updated).UTC()
 	return a, err
 }
 
@@ -229,9 +231,9 @@ func (s *sqlStore) insertAccount(n *store.NewAccount) (string, []any, error) {
 		return "", nil, err
 	}
 	now := ms(s.now())
-	q := `INSERT INTO accounts (` + s.d.accountIDCol + `email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at)
-		VALUES (` + s.d.accountIDValue + `$1, $2, $3, $4, $5, $6, $7, $7) RETURNING id`
-	return q, []any{n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now}, nil
+	q := `INSERT INTO accounts (` + s.d.accountIDCol + `email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at, external_id, managed_by)
+		VALUES (` + s.d.accountIDValue + `$1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING id`
+	return q, []any{n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, strings.TrimSpace(n.ExternalID), n.ManagedBy}, nil
 }
 
 // insertErr names a taken email.
@@ -294,11 +296,7 @@ func (s *sqlStore) FreshAccountByID(ctx context.Context, id int64) (store.Accoun
 
 // ListAccounts pages through accounts matching f.Search, by email.
 func (s *sqlStore) ListAccounts(ctx context.Context, f store.AccountFilter) ([]store.Account, int, error) {
-	where, args := "", []any{}
-	if like := likePattern(f.Search); like != "" {
-		where = ` WHERE email_key LIKE $1 ESCAPE '\' OR lower(first_name || ' ' || last_name) LIKE $1 ESCAPE '\'`
-		args = append(args, like)
-	}
+	where, args := accountWhere(f)
 	var total int
 	if err := s.row(ctx, "SELECT count(*) FROM accounts"+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("accounts: count: %w", err)
@@ -348,12 +346,8 @@ func (s *sqlStore) adminChange(ctx context.Context, id int64, removesAdmin, ends
 			return fmt.Errorf("accounts: read account: %w", err)
 		}
 		if removesAdmin && activeAdmin {
-			var others int
-			if err := s.txRow(ctx, tx, "SELECT count(*) FROM (SELECT id FROM accounts WHERE is_admin AND NOT disabled AND id <> $1"+s.d.forUpdate+") a", id).Scan(&others); err != nil {
-				return fmt.Errorf("accounts: count admins: %w", err)
-			}
-			if others == 0 {
-				return store.ErrLastAdmin
+			if err := s.anotherAdmin(ctx, tx, id); err != nil {
+				return err
 			}
 		}
 		n, err := s.txExec(ctx, tx, query, args...)
@@ -364,16 +358,77 @@ func (s *sqlStore) adminChange(ctx context.Context, id int64, removesAdmin, ends
 			return store.ErrNotFound
 		}
 		if endsSessions {
-			if _, err := s.txExec(ctx, tx, "DELETE FROM sessions WHERE account_id = $1", id); err != nil {
-				return fmt.Errorf("accounts: end sessions: %w", err)
-			}
-			// The waiting launches of those sessions go with them.
-			if _, err := s.txExec(ctx, tx, "DELETE FROM launch_tickets WHERE account_id = $1", id); err != nil {
-				return fmt.Errorf("accounts: end sessions' launches: %w", err)
+			if err := s.endSessionsTx(ctx, tx, id); err != nil {
+				return err
 			}
 		}
 		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
 	})
+}
+
+// anotherAdmin is ErrLastAdmin unless an enabled admin other than id is
+// left (locking them on PostgreSQL).
+func (s *sqlStore) anotherAdmin(ctx context.Context, tx *sql.Tx, id int64) error {
+	var others int
+	if err := s.txRow(ctx, tx, "SELECT count(*) FROM (SELECT id FROM accounts WHERE is_admin AND NOT disabled AND id <> $1"+s.d.forUpdate+") a", id).Scan(&others); err != nil {
+		return fmt.Errorf("accounts: count admins: %w", err)
+	}
+	if others == 0 {
+		return store.ErrLastAdmin
+	}
+	return nil
+}
+
+// endSessionsTx deletes the account's sessions and their waiting launches
+// in tx.
+func (s *sqlStore) endSessionsTx(ctx context.Context, tx *sql.Tx, id int64) error {
+	if _, err := s.txExec(ctx, tx, "DELETE FROM sessions WHERE account_id = $1", id); err != nil {
+		return fmt.Errorf("accounts: end sessions: %w", err)
+	}
+	// The waiting launches of those sessions go with them.
+	if _, err := s.txExec(ctx, tx, "DELETE FROM launch_tickets WHERE account_id = $1", id); err != nil {
+		return fmt.Errorf("accounts: end sessions' launches: %w", err)
+	}
+	return nil
+}
+
+// UpdateAccount changes an account's details in one transaction.
+func (s *sqlStore) UpdateAccount(ctx context.Context, id int64, u store.AccountUpdate) (store.Account, error) {
+	var out store.Account
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		cur, err := scanAccount(s.txRow(ctx, tx, "SELECT "+accountCols+" FROM accounts WHERE id = $1"+s.d.forUpdate, id))
+		if err != nil {
+			return err
+		}
+		next, err := u.Apply(cur)
+		if err != nil {
+			return err
+		}
+		disabling := next.Disabled && !cur.Disabled
+		if disabling && cur.Admin {
+			if err := s.anotherAdmin(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		if _, err := s.txExec(ctx, tx, `UPDATE accounts SET email = $1, email_key = $2, first_name = $3, last_name = $4, external_id = $5,
+			disabled = $6, session_epoch = session_epoch + $7, updated_at = $8 WHERE id = $9`,
+			next.Email, mailaddr.Key(next.Email), next.FirstName, next.LastName, next.ExternalID, next.Disabled, boolInt(disabling), ms(s.now()), id); err != nil {
+			if s.d.unique(err) {
+				return fmt.Errorf("%w: %s", store.ErrEmailTaken, next.Email)
+			}
+			return fmt.Errorf("accounts: update: %w", err)
+		}
+		if disabling {
+			if err := s.endSessionsTx(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		if out, err = scanAccount(s.txRow(ctx, tx, "SELECT "+accountCols+" FROM accounts WHERE id = $1", id)); err != nil {
+			return err
+		}
+		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
+	})
+	return out, err
 }
 
 // SetDisabled disables or enables an account. Disabling ends its sessions.

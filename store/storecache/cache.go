@@ -234,6 +234,13 @@ func (c *Cache) SetDisabled(ctx context.Context, id int64, disabled bool) error 
 	return c.dropAccountAfterWrite(id, c.Store.SetDisabled(ctx, id, disabled))
 }
 
+// UpdateAccount writes through and drops the account and its sessions
+// (a disabled account's sessions end).
+func (c *Cache) UpdateAccount(ctx context.Context, id int64, u store.AccountUpdate) (store.Account, error) {
+	a, err := c.Store.UpdateAccount(ctx, id, u)
+	return a, c.dropAccountAfterWrite(id, err)
+}
+
 // SetAdmin writes through and drops the account.
 func (c *Cache) SetAdmin(ctx context.Context, id int64, admin bool) error {
 	return dropAfterWrite(c, c.accounts, id, c.Store.SetAdmin(ctx, id, admin))

@@ -63,6 +63,9 @@ func Run(t *testing.T, open Open) {
 		{"launch tickets go with their sessions", testTicketsOfEndedSessions},
 		{"provisioning job", func(t *testing.T, s store.Store) { provisionJob(t, s, s) }},
 		{"unlinked accounts", testUnlinked},
+		{"update account", testUpdateAccount},
+		{"accounts by address and external id", testAccountFilters},
+		{"groups", testGroups},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}

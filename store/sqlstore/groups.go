@@ -1,0 +1,216 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// The groups the partner's identity provider keeps through SCIM, with
+// their members.
+
+const groupCols = "id, display_name, external_id, created_at, updated_at"
+
+func scanGroup(row scanner) (store.Group, error) {
+	var g store.Group
+	var created, updated int64
+	err := row.Scan(&g.ID, &g.DisplayName, &g.ExternalID, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Group{}, store.ErrNotFound
+	}
+	g.CreatedAt, g.UpdatedAt = fromMS(sql.NullInt64{Int64: created, Valid: true}), fromMS(sql.NullInt64{Int64: updated, Valid: true})
+	return g, err
+}
+
+// CreateGroup stores a new group with its members.
+func (s *sqlStore) CreateGroup(ctx context.Context, g store.Group) (store.Group, error) {
+	g.DisplayName = strings.TrimSpace(g.DisplayName)
+	if err := store.CheckGroupName(g.DisplayName); err != nil {
+		return store.Group{}, err
+	}
+	if g.ID == "" {
+		return store.Group{}, fmt.Errorf("%w: a group needs an id", store.ErrInvalid)
+	}
+	var out store.Group
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		now := ms(s.now())
+		if _, err := s.txExec(ctx, tx, "INSERT INTO scim_groups (id, display_name, name_key, external_id, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)",
+			g.ID, g.DisplayName, strings.ToLower(g.DisplayName), g.ExternalID, now); err != nil {
+			if s.d.unique(err) {
+				return fmt.Errorf("%w: %s", store.ErrGroupNameTaken, g.DisplayName)
+			}
+			return fmt.Errorf("groups: insert: %w", err)
+		}
+		if err := s.addMembers(ctx, tx, g.ID, g.Members); err != nil {
+			return err
+		}
+		var err error
+		out, err = s.groupTx(ctx, tx, g.ID)
+		return err
+	})
+	return out, err
+}
+
+// addMembers adds accounts to a group in tx (those already in it stay).
+func (s *sqlStore) addMembers(ctx context.Context, tx *sql.Tx, id string, members []int64) error {
+	for _, m := range members {
+		var exists bool
+		if err := s.txRow(ctx, tx, "SELECT EXISTS (SELECT 1 FROM accounts WHERE id = $1)", m).Scan(&exists); err != nil {
+			return fmt.Errorf("groups: read member: %w", err)
+		}
+		if !exists {
+			return fmt.Errorf("%w: no account %d", store.ErrNotFound, m)
+		}
+		if _, err := s.txExec(ctx, tx, "INSERT INTO scim_group_members (group_id, account_id) VALUES ($1, $2) ON CONFLICT DO NOTHING", id, m); err != nil {
+			return fmt.Errorf("groups: add member: %w", err)
+		}
+	}
+	return nil
+}
+
+// querier reads, in a transaction or not.
+type querier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+// groupTx reads a group with its members through tx.
+func (s *sqlStore) groupTx(ctx context.Context, tx querier, id string) (store.Group, error) {
+	g, err := scanGroup(tx.QueryRowContext(ctx, s.d.bind("SELECT "+groupCols+" FROM scim_groups WHERE id = $1"), id))
+	if err != nil {
+		return store.Group{}, err
+	}
+	rows, err := tx.QueryContext(ctx, s.d.bind("SELECT account_id FROM scim_group_members WHERE group_id = $1 ORDER BY account_id"), id)
+	if err != nil {
+		return store.Group{}, fmt.Errorf("groups: members: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m int64
+		if err := rows.Scan(&m); err != nil {
+			return store.Group{}, err
+		}
+		g.Members = append(g.Members, m)
+	}
+	return g, rows.Err()
+}
+
+// GroupByID reads a group with its members.
+func (s *sqlStore) GroupByID(ctx context.Context, id string) (store.Group, error) {
+	return s.groupTx(ctx, s.db, id)
+}
+
+// ListGroups pages through groups by name, each with its members.
+func (s *sqlStore) ListGroups(ctx context.Context, f store.GroupFilter) ([]store.Group, int, error) {
+	var conds []string
+	var args []any
+	if f.DisplayName != "" {
+		args = append(args, strings.ToLower(strings.TrimSpace(f.DisplayName)))
+		conds = append(conds, "name_key = $1")
+	}
+	if f.ExternalID != "" {
+		args = append(args, f.ExternalID)
+		conds = append(conds, fmt.Sprintf("external_id = $%d", len(args)))
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = " WHERE " + strings.Join(conds, " AND ")
+	}
+	var total int
+	if err := s.row(ctx, "SELECT count(*) FROM scim_groups"+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("groups: count: %w", err)
+	}
+	rows, err := s.query(ctx, "SELECT id FROM scim_groups"+where+" ORDER BY name_key"+page(len(args)), append(args, limit(f.Limit), max(f.Offset, 0))...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("groups: list: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	var out []store.Group
+	for _, id := range ids {
+		g, err := s.groupTx(ctx, s.db, id)
+		if errors.Is(err, store.ErrNotFound) {
+			total-- // deleted since
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, g)
+	}
+	return out, total, nil
+}
+
+// UpdateGroup changes a group in one transaction.
+func (s *sqlStore) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (store.Group, error) {
+	var out store.Group
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		cur, err := scanGroup(s.txRow(ctx, tx, "SELECT "+groupCols+" FROM scim_groups WHERE id = $1"+s.d.forUpdate, id))
+		if err != nil {
+			return err
+		}
+		if u.DisplayName != nil {
+			cur.DisplayName = strings.TrimSpace(*u.DisplayName)
+			if err := store.CheckGroupName(cur.DisplayName); err != nil {
+				return err
+			}
+		}
+		if u.ExternalID != nil {
+			cur.ExternalID = strings.TrimSpace(*u.ExternalID)
+		}
+		if _, err := s.txExec(ctx, tx, "UPDATE scim_groups SET display_name = $1, name_key = $2, external_id = $3, updated_at = $4 WHERE id = $5",
+			cur.DisplayName, strings.ToLower(cur.DisplayName), cur.ExternalID, ms(s.now()), id); err != nil {
+			if s.d.unique(err) {
+				return fmt.Errorf("%w: %s", store.ErrGroupNameTaken, cur.DisplayName)
+			}
+			return fmt.Errorf("groups: update: %w", err)
+		}
+		if u.Members != nil {
+			if _, err := s.txExec(ctx, tx, "DELETE FROM scim_group_members WHERE group_id = $1", id); err != nil {
+				return fmt.Errorf("groups: replace members: %w", err)
+			}
+			if err := s.addMembers(ctx, tx, id, *u.Members); err != nil {
+				return err
+			}
+		}
+		if err := s.addMembers(ctx, tx, id, u.Add); err != nil {
+			return err
+		}
+		for _, m := range slices.Compact(slices.Sorted(slices.Values(u.Remove))) {
+			if _, err := s.txExec(ctx, tx, "DELETE FROM scim_group_members WHERE group_id = $1 AND account_id = $2", id, m); err != nil {
+				return fmt.Errorf("groups: remove member: %w", err)
+			}
+		}
+		out, err = s.groupTx(ctx, tx, id)
+		return err
+	})
+	return out, err
+}
+
+// DeleteGroup removes a group (its members' accounts stay).
+func (s *sqlStore) DeleteGroup(ctx context.Context, id string) error {
+	n, err := s.exec(ctx, "DELETE FROM scim_groups WHERE id = $1", id)
+	if err != nil {
+		return fmt.Errorf("groups: delete: %w", err)
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
+}

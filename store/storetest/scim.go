@@ -1,0 +1,171 @@
+package storetest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// The records SCIM keeps: an account's details changed in one write, the
+// exact filters, and the groups with their members.
+
+func ptr[T any](v T) *T { return &v }
+
+func testUpdateAccount(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	n := newAccount("ada@example.com", false)
+	n.ExternalID, n.ManagedBy = "ext-1", store.ManagedBySCIM
+	a, err := s.CreateAccount(ctx, n)
+	require.NoError(t, err)
+	assert.Equal(t, "ext-1", a.ExternalID)
+	assert.Equal(t, store.ManagedBySCIM, a.ManagedBy)
+	_, err = s.CreateAccount(ctx, newAccount("grace@example.com", true))
+	require.NoError(t, err)
+	sess := newSession(t, s, a.ID, Now(), "ua")
+
+	got, err := s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: ptr(" Ada.L@Example.com "), FirstName: ptr("Augusta"), ExternalID: ptr("ext-2")})
+	require.NoError(t, err)
+	assert.Equal(t, "Ada.L@Example.com", got.Email)
+	assert.Equal(t, "Augusta", got.FirstName)
+	assert.Equal(t, "Last", got.LastName, "a field not named stays")
+	assert.Equal(t, "ext-2", got.ExternalID)
+	assert.Equal(t, store.ManagedBySCIM, got.ManagedBy)
+	byMail, err := s.AccountByEmail(ctx, "ada.l@example.com")
+	require.NoError(t, err)
+	assert.Equal(t, a.ID, byMail.ID, "the new address finds it, case-insensitively")
+	_, err = s.SessionByID(ctx, sess.ID)
+	require.NoError(t, err, "a change of details keeps the sessions")
+
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: ptr("GRACE@example.com")})
+	assert.ErrorIs(t, err, store.ErrEmailTaken, "one address, one account")
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: ptr("not an address")})
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{LastName: ptr("  ")})
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{ExternalID: ptr(strings.Repeat("x", 257))})
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	same, err := s.AccountByID(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "Ada.L@Example.com", same.Email, "a refused change changes nothing")
+
+	got, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: ptr(true)})
+	require.NoError(t, err)
+	assert.True(t, got.Disabled)
+	assert.Greater(t, got.SessionEpoch, a.SessionEpoch, "disabling voids the sessions issued so far")
+	_, err = s.SessionByID(ctx, sess.ID)
+	assert.ErrorIs(t, err, store.ErrNotFound, "disabling ends the sessions")
+	got, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: ptr(false)})
+	require.NoError(t, err)
+	assert.False(t, got.Disabled)
+
+	_, err = s.UpdateAccount(ctx, 999999, store.AccountUpdate{FirstName: ptr("X")})
+	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	admins, _, err := s.ListAccounts(ctx, store.AccountFilter{Email: "grace@example.com"})
+	require.NoError(t, err)
+	require.Len(t, admins, 1)
+	_, err = s.UpdateAccount(ctx, admins[0].ID, store.AccountUpdate{Disabled: ptr(true)})
+	assert.ErrorIs(t, err, store.ErrLastAdmin, "the last admin stays")
+}
+
+func testAccountFilters(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i, e := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		n := newAccount(e, false)
+		if i < 2 {
+			n.ManagedBy = store.ManagedBySCIM
+			n.ExternalID = "ext-" + e[:1]
+		}
+		_, err := s.CreateAccount(ctx, n)
+		require.NoError(t, err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    store.AccountFilter
+		want []string
+	}{
+		{"address, any case", store.AccountFilter{Email: "B@EXAMPLE.COM"}, []string{"b@example.com"}},
+		{"external id", store.AccountFilter{ExternalID: "ext-a"}, []string{"a@example.com"}},
+		{"external id is exact", store.AccountFilter{ExternalID: "EXT-A"}, nil},
+		{"managed", store.AccountFilter{ManagedBy: store.ManagedBySCIM}, []string{"a@example.com", "b@example.com"}},
+		{"managed, second page", store.AccountFilter{ManagedBy: store.ManagedBySCIM, Offset: 1, Limit: 1}, []string{"b@example.com"}},
+		{"both", store.AccountFilter{ManagedBy: store.ManagedBySCIM, Email: "c@example.com"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, total, err := s.ListAccounts(ctx, tc.f)
+			require.NoError(t, err)
+			var emails []string
+			for _, a := range got {
+				emails = append(emails, a.Email)
+			}
+			assert.Equal(t, tc.want, emails)
+			if tc.f.Offset == 0 {
+				assert.Equal(t, len(tc.want), total)
+			} else {
+				assert.Equal(t, 2, total, "the total counts every page")
+			}
+		})
+	}
+}
+
+func testGroups(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	var ids []int64
+	for _, e := range []string{"a@example.com", "b@example.com", "c@example.com"} {
+		a, err := s.CreateAccount(ctx, newAccount(e, false))
+		require.NoError(t, err)
+		ids = append(ids, a.ID)
+	}
+	g, err := s.CreateGroup(ctx, store.Group{ID: "g1", DisplayName: "Partner Admins", ExternalID: "x1", Members: []int64{ids[1], ids[0]}})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[0], ids[1]}, g.Members)
+	_, err = s.CreateGroup(ctx, store.Group{ID: "g2", DisplayName: "partner admins"})
+	assert.ErrorIs(t, err, store.ErrGroupNameTaken, "names are unique case-insensitively")
+	_, err = s.CreateGroup(ctx, store.Group{ID: "g3", DisplayName: "Teachers", Members: []int64{999999}})
+	assert.ErrorIs(t, err, store.ErrNotFound, "a member must be an account")
+	_, err = s.GroupByID(ctx, "g3")
+	assert.ErrorIs(t, err, store.ErrNotFound, "a refused group is not kept")
+	_, err = s.CreateGroup(ctx, store.Group{ID: "g4", DisplayName: "  "})
+	assert.ErrorIs(t, err, store.ErrInvalid)
+	_, err = s.CreateGroup(ctx, store.Group{ID: "g5", DisplayName: "Teachers"})
+	require.NoError(t, err)
+
+	got, total, err := s.ListGroups(ctx, store.GroupFilter{DisplayName: "PARTNER admins"})
+	require.NoError(t, err)
+	require.Equal(t, 1, total)
+	assert.Equal(t, "g1", got[0].ID)
+	got, total, err = s.ListGroups(ctx, store.GroupFilter{Limit: 1, Offset: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 2, total)
+	require.Len(t, got, 1)
+	assert.Equal(t, "Teachers", got[0].DisplayName, "by name")
+
+	g, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{Add: []int64{ids[2]}, Remove: []int64{ids[0], ids[0]}})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[1], ids[2]}, g.Members)
+	g, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{DisplayName: ptr("Admins"), Members: &[]int64{ids[0]}})
+	require.NoError(t, err)
+	assert.Equal(t, "Admins", g.DisplayName)
+	assert.Equal(t, []int64{ids[0]}, g.Members, "Members replaces them")
+	_, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{DisplayName: ptr("teachers")})
+	assert.ErrorIs(t, err, store.ErrGroupNameTaken)
+	_, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{Add: []int64{999999}})
+	assert.ErrorIs(t, err, store.ErrNotFound)
+	g, err = s.GroupByID(ctx, "g1")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{ids[0]}, g.Members, "a refused change changes nothing")
+
+	require.NoError(t, s.DeleteAccount(ctx, ids[0]))
+	g, err = s.GroupByID(ctx, "g1")
+	require.NoError(t, err)
+	assert.Empty(t, g.Members, "a removed account leaves its groups")
+	require.NoError(t, s.DeleteGroup(ctx, "g1"))
+	assert.ErrorIs(t, s.DeleteGroup(ctx, "g1"), store.ErrNotFound)
+	_, err = s.AccountByID(ctx, ids[1])
+	require.NoError(t, err, "a group's accounts stay")
+}
