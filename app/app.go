@@ -172,6 +172,10 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.startLine(o, launcher, sessions)
 	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
+	scimHandler, err := a.scimHandler(o, launcher)
+	if err != nil {
+		return nil, err
+	}
 	a.handler = handlers.New(handlers.Deps{
 		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now),
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
@@ -183,6 +187,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
 		IdP: in.idp, IdPOptions: in.idpOptions,
 		SAML: in.samlIdP(), SAMLOptions: in.samlOptions,
+		SCIM: scimHandler,
 	})
 	return a, nil
 }

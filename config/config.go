@@ -36,7 +36,41 @@ type Config struct {
 	Portal     Portal     `yaml:"portal"`
 	OIDC       OIDC       `yaml:"oidc"`
 	SAML       SAML       `yaml:"saml"`
+	SCIM       SCIM       `yaml:"scim"`
 }
+
+// SCIM is account provisioning by the partner's identity provider (SCIM
+// 2.0, under /scim/v2).
+type SCIM struct {
+	Enabled bool `yaml:"enabled"` // default false
+	// TokenFile holds the bearer tokens the IdP may send, one a line (two
+	// while one is being rotated).
+	TokenFile string `yaml:"token_file"`
+	// Token is a single token: set SSOBRIDGE_SCIM_TOKEN (read from
+	// TokenFile when that is set).
+	Token string `yaml:"token"`
+	// AdminGroup names the SCIM group whose members are partner admins;
+	// empty: the IdP grants no admin.
+	AdminGroup string `yaml:"admin_group"`
+	// ProvisionPlatformUsers creates a new account's platform user in the
+	// background, at the platform's shared pace (default true).
+	ProvisionPlatformUsers bool `yaml:"provision_platform_users"`
+}
+
+// Tokens are the accepted bearer tokens.
+func (s SCIM) Tokens() []string {
+	var out []string
+	for _, l := range strings.Split(s.Token, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// minSCIMToken is the shortest bearer token accepted: 32 characters (a
+// token from "openssl rand -hex 32" has 64).
+const minSCIMToken = 32
 
 // Words is a list of words, written as a space-separated string or, in the
 // file, as a YAML list.
@@ -273,6 +307,7 @@ func Defaults() Config {
 		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
 		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
+		SCIM:       SCIM{ProvisionPlatformUsers: true},
 		Log:        Log{Level: "info", Format: "text"},
 		Portal:     Portal{CreateAccounts: true},
 		OIDC: OIDC{DisplayName: "your organisation", Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
@@ -330,6 +365,13 @@ func Parse(yamlData []byte, environ []string) (Config, error) {
 			return Config{}, Errors{{Key: "platform.api_secret_file", Problem: "cannot read: " + err.Error()}}
 		}
 		cfg.Platform.APISecret = strings.TrimSpace(string(b))
+	}
+	if cfg.SCIM.TokenFile != "" {
+		b, err := os.ReadFile(cfg.SCIM.TokenFile)
+		if err != nil {
+			return Config{}, Errors{{Key: "scim.token_file", Problem: "cannot read: " + err.Error()}}
+		}
+		cfg.SCIM.Token = string(b)
 	}
 	if errs := cfg.validate(); len(errs) > 0 {
 		return Config{}, errs
@@ -502,6 +544,7 @@ func (c *Config) validate() Errors {
 		c.validatePortal,
 		c.validateOIDC,
 		c.validateSAML,
+		c.validateSCIM,
 	} {
 		check(bad)
 	}
@@ -740,6 +783,33 @@ func (c *Config) validateOIDC(bad func(key, problem string)) {
 		if !slices.Contains(o.Scopes.List(), "openid") {
 			bad("oidc.scopes", fmt.Sprintf("%q must include openid", string(o.Scopes)))
 		}
+	}
+}
+
+// validateSCIM checks SCIM: its tokens, when it is on.
+func (c *Config) validateSCIM(bad func(key, problem string)) {
+	sc := c.SCIM
+	if !sc.Enabled {
+		return
+	}
+	tokens := sc.Tokens()
+	key := "scim.token"
+	if sc.TokenFile != "" {
+		key = "scim.token_file"
+	}
+	switch {
+	case len(tokens) == 0:
+		bad(key, "no token; put one (e.g. from: openssl rand -hex 32) in scim.token_file, or set "+EnvName("scim.token"))
+	case len(tokens) > 2:
+		bad(key, fmt.Sprintf("%d tokens; give one, or two while one is being rotated", len(tokens)))
+	}
+	for i, t := range tokens {
+		if len(t) < minSCIMToken {
+			bad(key, fmt.Sprintf("token %d is %d characters; use a long random one of at least %d (e.g. openssl rand -hex 32)", i+1, len(t), minSCIMToken))
+		}
+	}
+	if len(sc.AdminGroup) > 256 {
+		bad("scim.admin_group", "over 256 characters; the group's displayName in the IdP")
 	}
 }
 

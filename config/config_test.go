@@ -173,6 +173,9 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"window beyond ban", "regulation:\n  find_time: 1h\n  ban_time: 10m\n", nil, "regulation.ban_time", "must not outlast"},
 		{"env bool", "", []string{"SSOBRIDGE_SERVER_TRUST_PROXY_HEADERS=sometimes"}, "server.trust_proxy_headers", "true or false"},
 		{"retention", "audit:\n  retention: 5m\n", nil, "audit.retention", "at least 1h"},
+		{"scim without a token", "scim:\n  enabled: true\n", nil, "scim.token", "SSOBRIDGE_SCIM_TOKEN"},
+		{"scim short token", "scim:\n  enabled: true\n", []string{"SSOBRIDGE_SCIM_TOKEN=short"}, "scim.token", "at least 32"},
+		{"scim token file missing", "scim:\n  enabled: true\n  token_file: /nonexistent/scim.tokens\n", nil, "scim.token_file", "cannot read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -270,4 +273,36 @@ func TestPublicURL(t *testing.T) {
 		cfg.Server.PublicURL = tt.public
 		assert.Equal(t, tt.want, cfg.PublicURL(tt.listen))
 	}
+}
+
+func TestSCIMTokens(t *testing.T) {
+	a, b, c := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
+	for _, tc := range []struct {
+		name, file string
+		want       []string
+		problem    string
+	}{
+		{"one", a + "\n", []string{a}, ""},
+		{"two while rotating, a comment and blank lines", "# rotated 2026-11\n" + a + "\n\n  " + b + "  \n", []string{a, b}, ""},
+		{"three", a + "\n" + b + "\n" + c + "\n", nil, "3 tokens; give one, or two while one is being rotated"},
+		{"empty file", "\n# nothing\n", nil, "no token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "scim.tokens")
+			require.NoError(t, os.WriteFile(path, []byte(tc.file), 0o600))
+			cfg, err := Parse([]byte("scim:\n  enabled: true\n  token_file: "+path+"\n"), nil)
+			if tc.problem != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "config: scim.token_file: "+tc.problem)
+				assert.NotContains(t, err.Error(), a, "a token is never quoted")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cfg.SCIM.Tokens())
+		})
+	}
+	cfg, err := Parse(nil, nil)
+	require.NoError(t, err)
+	assert.False(t, cfg.SCIM.Enabled, "off by default")
+	assert.True(t, cfg.SCIM.ProvisionPlatformUsers)
 }

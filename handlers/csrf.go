@@ -208,13 +208,14 @@ const portalHandoffPath = "/sso/jwt"
 func csrfExempt(path string) bool { return path == portalHandoffPath || path == samlACSPath }
 
 // noSession reports paths that machines and caches fetch: they set no
-// cookie (they are all GET routes).
+// cookie and take no anti-forgery token (all GET routes, but SCIM's,
+// which a bearer token authenticates and no browser sends).
 func noSession(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", "/metrics", samlMetadataPath:
 		return true
 	}
-	return strings.HasPrefix(path, "/static/")
+	return strings.HasPrefix(path, "/static/") || isSCIM(path)
 }
 
 // formTokenRE finds the first form's token in a page as the views render it.

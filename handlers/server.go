@@ -77,6 +77,10 @@ type Deps struct {
 	// DemoPortal, set only by the embedded demo, fills the sample partner
 	// portal at /demo/portal with a freshly signed token.
 	DemoPortal func() (views.DemoPortal, error)
+	// SCIM serves /scim/v2/... (with /scim stripped): the identity
+	// provider's account provisioning, bearer-token authenticated, no
+	// session or anti-forgery token; nil: off.
+	SCIM http.Handler
 }
 
 // DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
@@ -140,7 +144,8 @@ func New(d Deps) *echo.Echo {
 	e.Use(h.recoverer)
 	conn := d.Platform.Connection()
 	e.Use(h.securityHeaders(cspFormAction(conn.BaseURL, conn.ExchangeURL)))
-	e.Use(middleware.BodyLimit("1M"))
+	// SCIM answers an oversize body itself, with a SCIM error body.
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return isSCIM(c.Request().URL.Path) }}))
 	e.Use(h.csrf.middleware)
 
 	e.GET("/healthz", h.healthz)
@@ -168,6 +173,11 @@ func New(d Deps) *echo.Echo {
 	e.POST("/sso/jwt/confirm", h.ssoJWTConfirm)
 	e.GET("/set-password", h.setPasswordPage)
 	e.POST("/set-password", h.setPassword)
+	if d.SCIM != nil {
+		scim := echo.WrapHandler(http.StripPrefix("/scim", d.SCIM))
+		e.Any(scimPrefix, scim)
+		e.Any(scimPrefix+"/*", scim)
+	}
 	if d.DemoPortal != nil {
 		e.GET("/demo/portal", h.demoPortal)
 		e.POST("/demo/portal/open", h.demoPortalOpen)
@@ -177,6 +187,12 @@ func New(d Deps) *echo.Echo {
 	h.csrf.knowRoutes(e)
 	return e
 }
+
+// scimPrefix is where SCIM is served.
+const scimPrefix = "/scim/v2"
+
+// isSCIM reports a SCIM path.
+func isSCIM(path string) bool { return path == scimPrefix || strings.HasPrefix(path, scimPrefix+"/") }
 
 // cspFormAction allows forms to post here and the launch redirect to land
 // on the platform and its exchange (browsers apply form-action to

@@ -64,7 +64,6 @@ type Account struct {
 // changes and removes through SCIM: the console does not edit it.
 const ManagedBySCIM = "scim"
 
-
 // Name is the account's display name.
 func (a Account) Name() string { return strings.TrimSpace(a.FirstName + " " + a.LastName) }
 
@@ -125,6 +124,8 @@ type AccountUpdate struct {
 	ExternalID *string
 	// Disabled true ends the account's sessions, as SetDisabled does.
 	Disabled *bool
+	// ManagedBy: see Account.
+	ManagedBy *string
 }
 
 // Apply returns a with u's changes, trimmed and checked by the rules of a
@@ -141,6 +142,9 @@ func (u AccountUpdate) Apply(a Account) (Account, error) {
 	set(&a.ExternalID, u.ExternalID)
 	if u.Disabled != nil {
 		a.Disabled = *u.Disabled
+	}
+	if u.ManagedBy != nil {
+		a.ManagedBy = *u.ManagedBy
 	}
 	n := NewAccount{Email: a.Email, FirstName: a.FirstName, LastName: a.LastName, PasswordHash: "-", ExternalID: a.ExternalID}
 	if err := n.Normalize(); err != nil {

@@ -411,8 +411,8 @@ func (s *sqlStore) UpdateAccount(ctx context.Context, id int64, u store.AccountU
 			}
 		}
 		if _, err := s.txExec(ctx, tx, `UPDATE accounts SET email = $1, email_key = $2, first_name = $3, last_name = $4, external_id = $5,
-			disabled = $6, session_epoch = session_epoch + $7, updated_at = $8 WHERE id = $9`,
-			next.Email, mailaddr.Key(next.Email), next.FirstName, next.LastName, next.ExternalID, next.Disabled, boolInt(disabling), ms(s.now()), id); err != nil {
+			disabled = $6, session_epoch = session_epoch + $7, updated_at = $8, managed_by = $9 WHERE id = $10`,
+			next.Email, mailaddr.Key(next.Email), next.FirstName, next.LastName, next.ExternalID, next.Disabled, boolInt(disabling), ms(s.now()), next.ManagedBy, id); err != nil {
 			if s.d.unique(err) {
 				return fmt.Errorf("%w: %s", store.ErrEmailTaken, next.Email)
 			}

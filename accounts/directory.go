@@ -1,0 +1,241 @@
+package accounts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// Directory applies what the partner's identity provider says of its
+// people (SCIM) to the accounts, by the rules every way in shares: one
+// address, one account; an account made for a user has no password (the
+// IdP's sign-in, the portal or a set-password link is the way in); a
+// disabled account's sessions end at once; the last admin stays admin.
+// Members of the group named AdminGroup are partner admins.
+type Directory struct {
+	Store store.Store
+	// AdminGroup is the display name of the group whose members are
+	// partner admins ("" for none), matched case-insensitively.
+	AdminGroup string
+	// Created is told of each account the IdP made (e.g. to create its
+	// platform user ahead of the first click); nil for nothing.
+	Created func(store.Account)
+	// Ended is told of each account whose sessions ended (disabled or
+	// removed), to stop its launches in flight here; nil for nothing.
+	Ended  func(accountID int64)
+	Logger *slog.Logger
+	// Actor names the IdP in the audit log.
+	Actor string
+}
+
+// DirectoryUser is a user as the identity provider describes it.
+type DirectoryUser struct {
+	Email      string
+	Names      Names
+	ExternalID string
+	Active     bool
+}
+
+// ErrNotAnAddress: a user's userName and emails hold no email address.
+var ErrNotAnAddress = errors.New("accounts: the user has no email address (userName or a work email)")
+
+// ErrUnknownMember: a group's member is no account.
+var ErrUnknownMember = errors.New("accounts: a member is not a user of this bridge")
+
+// memberErr names an unknown member for what it is (the group exists).
+func memberErr(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w (%v)", ErrUnknownMember, err)
+	}
+	return err
+}
+
+// CreateUser makes the account of u, owned by the IdP: ErrEmailTaken if
+// an account has its address (the IdP finds it by userName and takes it
+// over with ReplaceUser or UpdateUser).
+func (d *Directory) CreateUser(ctx context.Context, u DirectoryUser) (store.Account, error) {
+	first, last := NamesFor(u.Email, u.Names)
+	a, err := d.Store.CreateAccount(ctx, store.NewAccount{Email: u.Email, FirstName: first, LastName: last,
+		PasswordHash: passhash.NoPassword, ExternalID: u.ExternalID, ManagedBy: store.ManagedBySCIM})
+	if err != nil {
+		return store.Account{}, err
+	}
+	if !u.Active {
+		if a, err = d.Store.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: ptr(true)}); err != nil {
+			return store.Account{}, err
+		}
+	}
+	d.audit(ctx, a, "created by the identity provider")
+	if d.Created != nil && !a.Disabled {
+		d.Created(a)
+	}
+	return a, nil
+}
+
+// ReplaceUser sets every detail of the account to u (a SCIM PUT), and
+// takes the account over for the IdP.
+func (d *Directory) ReplaceUser(ctx context.Context, id int64, u DirectoryUser) (store.Account, error) {
+	cur, err := d.Store.AccountByID(ctx, id)
+	if err != nil {
+		return store.Account{}, err
+	}
+	first, last := NamesFor(u.Email, u.Names)
+	return d.UpdateUser(ctx, cur, store.AccountUpdate{Email: &u.Email, FirstName: &first, LastName: &last, ExternalID: &u.ExternalID, Disabled: ptr(!u.Active)})
+}
+
+// UpdateUser applies up to the account cur and takes it over for the IdP;
+// a user made inactive has their sessions ended on every instance.
+func (d *Directory) UpdateUser(ctx context.Context, cur store.Account, up store.AccountUpdate) (store.Account, error) {
+	up.ManagedBy = ptr(store.ManagedBySCIM)
+	a, err := d.Store.UpdateAccount(ctx, cur.ID, up)
+	if err != nil {
+		return store.Account{}, err
+	}
+	switch {
+	case a.Disabled && !cur.Disabled:
+		d.ended(a.ID)
+		d.audit(ctx, a, "deactivated by the identity provider: sessions ended")
+	case !a.Disabled && cur.Disabled:
+		d.audit(ctx, a, "reactivated by the identity provider")
+	default:
+		d.audit(ctx, a, "changed by the identity provider")
+	}
+	return a, nil
+}
+
+// DeleteUser removes the account with its sessions (its platform user
+// stays: the platform has no delete).
+func (d *Directory) DeleteUser(ctx context.Context, id int64) error {
+	a, err := d.Store.AccountByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := d.Store.DeleteAccount(ctx, id); err != nil {
+		return err
+	}
+	d.ended(id)
+	d.audit(ctx, a, "removed by the identity provider")
+	return nil
+}
+
+func (d *Directory) ended(id int64) {
+	if d.Ended != nil {
+		d.Ended(id)
+	}
+}
+
+// CreateGroup makes a group under a fresh id; the admin group's members
+// become partner admins.
+func (d *Directory) CreateGroup(ctx context.Context, g store.Group) (store.Group, error) {
+	g.ID = randid.Hex(16)
+	out, err := d.Store.CreateGroup(ctx, g)
+	if err != nil {
+		return store.Group{}, memberErr(err)
+	}
+	d.adminsFollow(ctx, store.Group{}, out)
+	return out, nil
+}
+
+// UpdateGroup changes a group; admin roles follow the admin group's
+// membership (and a rename to or from its name).
+func (d *Directory) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (store.Group, error) {
+	before, err := d.Store.GroupByID(ctx, id)
+	if err != nil {
+		return store.Group{}, err
+	}
+	after, err := d.Store.UpdateGroup(ctx, id, u)
+	if err != nil {
+		return store.Group{}, memberErr(err)
+	}
+	d.adminsFollow(ctx, before, after)
+	return after, nil
+}
+
+// DeleteGroup removes a group; the admin group's members lose the role.
+func (d *Directory) DeleteGroup(ctx context.Context, id string) error {
+	before, err := d.Store.GroupByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := d.Store.DeleteGroup(ctx, id); err != nil {
+		return err
+	}
+	d.adminsFollow(ctx, before, store.Group{})
+	return nil
+}
+
+// isAdminGroup reports whether g is the admin group.
+func (d *Directory) isAdminGroup(g store.Group) bool {
+	return d.AdminGroup != "" && g.ID != "" && strings.EqualFold(strings.TrimSpace(g.DisplayName), strings.TrimSpace(d.AdminGroup))
+}
+
+// adminsFollow grants the admin role to who joined the admin group and
+// revokes it from who left it. The group's change stands either way; an
+// admin role that cannot go (the last admin) stays, and says so in the
+// log and the audit.
+func (d *Directory) adminsFollow(ctx context.Context, before, after store.Group) {
+	var was, is []int64
+	if d.isAdminGroup(before) {
+		was = before.Members
+	}
+	if d.isAdminGroup(after) {
+		is = after.Members
+	}
+	for _, id := range is {
+		if !slices.Contains(was, id) {
+			d.setAdmin(ctx, id, true)
+		}
+	}
+	for _, id := range was {
+		if !slices.Contains(is, id) {
+			d.setAdmin(ctx, id, false)
+		}
+	}
+}
+
+func (d *Directory) setAdmin(ctx context.Context, id int64, admin bool) {
+	a, err := d.Store.AccountByID(ctx, id)
+	if err == nil {
+		err = d.Store.SetAdmin(ctx, id, admin)
+	}
+	verb := map[bool]string{true: "granted", false: "revoked"}[admin]
+	if err != nil {
+		d.logger().Warn("scim: admin role not "+verb, "account_id", id, "err", err)
+		if errors.Is(err, store.ErrLastAdmin) {
+			d.audit(ctx, a, "left the admin group but stays admin: the last admin")
+		}
+		return
+	}
+	d.audit(ctx, a, "admin role "+verb+" by the identity provider's admin group")
+}
+
+func (d *Directory) audit(ctx context.Context, a store.Account, what string) {
+	err := d.Store.Record(ctx, store.Event{Kind: store.KindAdmin, AccountID: a.ID, Email: a.Email, Outcome: "ok",
+		Detail: fmt.Sprintf("%s: %s %s", d.actor(), a.Email, what)})
+	if err != nil {
+		d.logger().Warn("scim: audit write failed", "account_id", a.ID, "err", err)
+	}
+}
+
+func (d *Directory) actor() string {
+	if d.Actor == "" {
+		return "scim"
+	}
+	return d.Actor
+}
+
+func (d *Directory) logger() *slog.Logger {
+	if d.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Logger
+}
+
+func ptr[T any](v T) *T { return &v }

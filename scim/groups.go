@@ -1,0 +1,187 @@
+package scim
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/elimity-com/scim"
+	"github.com/elimity-com/scim/optional"
+	filter "github.com/scim2/filter-parser/v2"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// groupHandler serves /Groups: the groups the identity provider keeps,
+// with their members (User ids).
+type groupHandler struct {
+	dir *accounts.Directory
+	st  store.Store
+}
+
+// groupResource is the SCIM Group of g.
+func groupResource(g store.Group) scim.Resource {
+	members := []any{}
+	for _, m := range g.Members {
+		members = append(members, map[string]any{"value": strconv.FormatInt(m, 10)})
+	}
+	created, updated := g.CreatedAt, g.UpdatedAt
+	res := scim.Resource{ID: g.ID, Attributes: scim.ResourceAttributes{"displayName": g.DisplayName, "members": members},
+		Meta: scim.Meta{Created: &created, LastModified: &updated, Version: version(updated)}}
+	if g.ExternalID != "" {
+		res.ExternalID = optional.NewString(g.ExternalID)
+	}
+	return res
+}
+
+// groupOf reads a Group's attributes (POST, PUT).
+func groupOf(attrs scim.ResourceAttributes) (store.Group, error) {
+	var g store.Group
+	g.DisplayName, _ = lookup(attrs, "displayName").(string)
+	g.ExternalID, _ = lookup(attrs, "externalId").(string)
+	ids, err := memberIDs(lookup(attrs, "members"))
+	if err != nil {
+		return g, err
+	}
+	g.Members = ids
+	return g, nil
+}
+
+// Create makes a group.
+func (h *groupHandler) Create(r *http.Request, attrs scim.ResourceAttributes) (scim.Resource, error) {
+	g, err := groupOf(attrs)
+	if err != nil {
+		return scim.Resource{}, err
+	}
+	out, err := h.dir.CreateGroup(r.Context(), g)
+	if err != nil {
+		return scim.Resource{}, fail(r, err)
+	}
+	return groupResource(out), nil
+}
+
+// Get reads a group.
+func (h *groupHandler) Get(r *http.Request, id string) (scim.Resource, error) {
+	g, err := h.st.GroupByID(r.Context(), id)
+	if err != nil {
+		return scim.Resource{}, fail(r, err)
+	}
+	return groupResource(g), nil
+}
+
+// GetAll pages through the groups a filter selects: displayName,
+// externalId or id equalities, and Entra ID's membership check
+// (id eq "…" and members[value eq "…"]).
+func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.Page, error) {
+	f := store.GroupFilter{Offset: max(p.StartIndex, 1) - 1, Limit: min(max(p.Count, 1), maxResults)}
+	var q query
+	if p.FilterValidator != nil {
+		var err error
+		if q, err = groupQuery(p.FilterValidator.GetFilter()); err != nil {
+			return scim.Page{}, err
+		}
+		f.DisplayName, f.ExternalID = q.displayName, q.externalID
+	}
+	var list []store.Group
+	var total int
+	var err error
+	if q.id != "" {
+		var g store.Group
+		if g, err = h.st.GroupByID(r.Context(), q.id); err == nil && groupMatches(g, q) {
+			total = 1
+			if f.Offset == 0 {
+				list = []store.Group{g}
+			}
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			err = nil
+		}
+	} else if !q.none {
+		list, total, err = h.st.ListGroups(r.Context(), f)
+	}
+	if err != nil {
+		return scim.Page{}, fail(r, err)
+	}
+	page := scim.Page{TotalResults: total, Resources: []scim.Resource{}}
+	if p.Count == 0 {
+		return page, nil
+	}
+	for _, g := range list {
+		if q.member == "" || groupMatches(g, q) {
+			page.Resources = append(page.Resources, groupResource(g))
+		}
+	}
+	return page, nil
+}
+
+// groupMatches reports whether g meets the parts of q a group read by id
+// must meet too.
+func groupMatches(g store.Group, q query) bool {
+	if q.none || (q.displayName != "" && !strings.EqualFold(q.displayName, g.DisplayName)) || (q.externalID != "" && q.externalID != g.ExternalID) {
+		return false
+	}
+	if q.member == "" {
+		return true
+	}
+	id, err := strconv.ParseInt(q.member, 10, 64)
+	return err == nil && slices.Contains(g.Members, id)
+}
+
+// groupQuery reads a Groups filter.
+func groupQuery(e filter.Expression) (query, error) {
+	var q query
+	return q, walkAnd(e, func(a *filter.AttributeExpression, within string) error {
+		name := strings.ToLower(a.AttributePath.AttributeName)
+		v, ok := a.CompareValue.(string)
+		switch {
+		case !ok || a.Operator != filter.EQ:
+		case within == "members" && name == "value":
+			q.set(&q.member, v)
+			return nil
+		case within == "" && name == "displayname":
+			q.set(&q.displayName, v)
+			return nil
+		case within == "" && name == "externalid":
+			q.set(&q.externalID, v)
+			return nil
+		case within == "" && name == "id":
+			q.set(&q.id, v)
+			return nil
+		}
+		return invalidFilter("Filter %q is not supported: use eq on displayName, externalId or id, and members[value eq \"…\"], joined by and.", a.String())
+	})
+}
+
+// Replace sets a group's name, external id and members.
+func (h *groupHandler) Replace(r *http.Request, id string, attrs scim.ResourceAttributes) (scim.Resource, error) {
+	g, err := groupOf(attrs)
+	if err != nil {
+		return scim.Resource{}, err
+	}
+	out, err := h.dir.UpdateGroup(r.Context(), id, store.GroupUpdate{DisplayName: &g.DisplayName, ExternalID: &g.ExternalID, Members: &g.Members})
+	if err != nil {
+		return scim.Resource{}, fail(r, err)
+	}
+	return groupResource(out), nil
+}
+
+// Delete removes a group.
+func (h *groupHandler) Delete(r *http.Request, id string) error {
+	return fail(r, h.dir.DeleteGroup(r.Context(), id))
+}
+
+// Patch changes a group's name or members.
+func (h *groupHandler) Patch(r *http.Request, id string, ops []scim.PatchOperation) (scim.Resource, error) {
+	up, err := groupPatch(ops)
+	if err != nil {
+		return scim.Resource{}, err
+	}
+	out, err := h.dir.UpdateGroup(r.Context(), id, up)
+	if err != nil {
+		return scim.Resource{}, fail(r, err)
+	}
+	return groupResource(out), nil
+}
