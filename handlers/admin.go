@@ -119,7 +119,8 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 // accountRow is what the console shows of a: status, ban (from banned,
 // by email key), look-alike marks and its link to the platform.
 func (h *server) accountRow(ctx context.Context, a store.Account, banned map[string]time.Time) (views.AccountRow, error) {
-	r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == passhash.NoPassword}
+	r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == passhash.NoPassword,
+		ManagedByIdP: a.ManagedBy == store.ManagedBySCIM, ChangedAt: a.UpdatedAt.Local().Format("2 Jan 2006 15:04 MST")}
 	if until, ok := banned[mailaddr.Key(a.Email)]; ok {
 		r.BannedUntil = until.UTC().Format("15:04 UTC")
 	}
@@ -259,6 +260,10 @@ func (h *server) accountAction(c echo.Context) error {
 		return err
 	}
 	id := target.ID
+	if target.ManagedBy == store.ManagedBySCIM && idpOwned(c.Param("action")) {
+		return h.accountResult(c, http.StatusConflict, id, views.AccountPage{Error: "Refused: your identity provider manages " + target.Email +
+			" (SCIM): disable, enable and the admin role are changed there, and reach the bridge at its next sync."})
+	}
 	var notice string
 	switch c.Param("action") {
 	case "disable":
@@ -306,6 +311,16 @@ func (h *server) accountAction(c echo.Context) error {
 	}
 	h.adminAudit(c, c.Param("action"), target.Email)
 	return h.accountResult(c, http.StatusOK, id, views.AccountPage{Notice: notice})
+}
+
+// idpOwned reports the console's actions on what an identity provider
+// owns of the accounts it manages: their status and admin role.
+func idpOwned(action string) bool {
+	switch action {
+	case "disable", "enable", "grant-admin", "revoke-admin":
+		return true
+	}
+	return false
 }
 
 // endLaunches stops the launches in flight of the account's ended session

@@ -246,6 +246,37 @@ func TestAdminAccountActions(t *testing.T) {
 	}
 }
 
+// TestAdminIdPManagedAccount: an account the identity provider manages
+// (SCIM) says so on its page, with its last change, offers no action on
+// what the IdP owns, and refuses those actions when posted anyway; ending
+// its sessions and a set-password link stay.
+func TestAdminIdPManagedAccount(t *testing.T) {
+	f, c, _, _ := adminFixture(t)
+	kim, err := f.accts.CreateAccount(t.Context(), store.NewAccount{Email: "kim@example.com", FirstName: "Kim", LastName: "Lee",
+		PasswordHash: passhash.NoPassword, ManagedBy: store.ManagedBySCIM, ExternalID: "entra-9"})
+	require.NoError(t, err)
+	page := fmt.Sprintf("/admin/accounts/%d", kim.ID)
+	r := c.get(page)
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.text("#account-status"), "managed by your identity provider")
+	assert.Contains(t, r.text("#account-managed"), "your identity provider (SCIM), last change ")
+	for _, action := range []string{"disable", "grant-admin"} {
+		assert.Empty(t, r.doc.Find(fmt.Sprintf(`form[action="%s/%s"]`, page, action)).Nodes, "no %s button", action)
+	}
+	assert.NotEmpty(t, r.doc.Find(fmt.Sprintf(`form[action="%s/end-sessions"]`, page)).Nodes)
+	for _, action := range []string{"disable", "enable", "grant-admin", "revoke-admin"} {
+		r := c.submit(page, page+"/"+action, nil)
+		assert.Equal(t, http.StatusConflict, r.status, action)
+		assert.Contains(t, r.text("#admin-error"), "your identity provider manages kim@example.com", action)
+	}
+	after, err := f.accts.AccountByID(t.Context(), kim.ID)
+	require.NoError(t, err)
+	assert.False(t, after.Disabled || after.Admin, "nothing changed")
+	assert.Empty(t, f.accts.eventsOf(store.KindAdmin))
+	r = c.submit(page, page+"/end-sessions", nil)
+	assert.Equal(t, http.StatusOK, r.status, "its sessions can still be ended")
+}
+
 func TestAdminAccountActionsRefused(t *testing.T) {
 	_, c, root, bob := adminFixture(t)
 	for _, action := range []string{"revoke-admin", "disable"} {

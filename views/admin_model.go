@@ -83,6 +83,10 @@ type AccountRow struct {
 	// Cyrillic or Greek letters. Both warn of a pose.
 	LooksLike    string
 	MixedScripts bool
+	// ManagedByIdP: the partner's identity provider owns the account's
+	// details, status and admin role (SCIM); ChangedAt is its last change.
+	ManagedByIdP bool
+	ChangedAt    string
 }
 
 // PlatformUsersPage is one page of the platform's users.
