@@ -9,9 +9,9 @@ import (
 
 	"github.com/elimity-com/scim"
 	"github.com/elimity-com/scim/optional"
-	filter "github.com/scim2/filter-parser/v2"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -40,9 +40,9 @@ func groupResource(g store.Group) scim.Resource {
 // groupOf reads a Group's attributes (POST, PUT).
 func groupOf(attrs scim.ResourceAttributes) (store.Group, error) {
 	var g store.Group
-	g.DisplayName, _ = lookup(attrs, "displayName").(string)
-	g.ExternalID, _ = lookup(attrs, "externalId").(string)
-	ids, err := memberIDs(lookup(attrs, "members"))
+	g.DisplayName, _ = scimreq.Lookup(attrs, "displayName").(string)
+	g.ExternalID, _ = scimreq.Lookup(attrs, "externalId").(string)
+	ids, err := scimreq.MemberIDs(scimreq.Lookup(attrs, "members"))
 	if err != nil {
 		return g, err
 	}
@@ -77,20 +77,20 @@ func (h *groupHandler) Get(r *http.Request, id string) (scim.Resource, error) {
 // (id eq "…" and members[value eq "…"]).
 func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.Page, error) {
 	f := store.GroupFilter{Offset: max(p.StartIndex, 1) - 1, Limit: min(max(p.Count, 1), maxResults)}
-	var q query
+	var q scimreq.Query
 	if p.FilterValidator != nil {
 		var err error
-		if q, err = groupQuery(p.FilterValidator.GetFilter()); err != nil {
+		if q, err = scimreq.GroupQuery(p.FilterValidator.GetFilter()); err != nil {
 			return scim.Page{}, err
 		}
-		f.DisplayName, f.ExternalID = q.displayName, q.externalID
+		f.DisplayName, f.ExternalID = q.DisplayName, q.ExternalID
 	}
 	var list []store.Group
 	var total int
 	var err error
-	if q.id != "" {
+	if q.ID != "" {
 		var g store.Group
-		if g, err = h.st.GroupByID(r.Context(), q.id); err == nil && groupMatches(g, q) {
+		if g, err = h.st.GroupByID(r.Context(), q.ID); err == nil && groupMatches(g, q) {
 			total = 1
 			if f.Offset == 0 {
 				list = []store.Group{g}
@@ -99,7 +99,7 @@ func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.P
 		if errors.Is(err, store.ErrNotFound) {
 			err = nil
 		}
-	} else if !q.none {
+	} else if !q.None {
 		list, total, err = h.st.ListGroups(r.Context(), f)
 	}
 	if err != nil {
@@ -110,7 +110,7 @@ func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.P
 		return page, nil
 	}
 	for _, g := range list {
-		if q.member == "" || groupMatches(g, q) {
+		if q.Member == "" || groupMatches(g, q) {
 			page.Resources = append(page.Resources, groupResource(g))
 		}
 	}
@@ -119,40 +119,15 @@ func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.P
 
 // groupMatches reports whether g meets the parts of q a group read by id
 // must meet too.
-func groupMatches(g store.Group, q query) bool {
-	if q.none || (q.displayName != "" && !strings.EqualFold(q.displayName, g.DisplayName)) || (q.externalID != "" && q.externalID != g.ExternalID) {
+func groupMatches(g store.Group, q scimreq.Query) bool {
+	if q.None || (q.DisplayName != "" && !strings.EqualFold(q.DisplayName, g.DisplayName)) || (q.ExternalID != "" && q.ExternalID != g.ExternalID) {
 		return false
 	}
-	if q.member == "" {
+	if q.Member == "" {
 		return true
 	}
-	id, err := strconv.ParseInt(q.member, 10, 64)
+	id, err := strconv.ParseInt(q.Member, 10, 64)
 	return err == nil && slices.Contains(g.Members, id)
-}
-
-// groupQuery reads a Groups filter.
-func groupQuery(e filter.Expression) (query, error) {
-	var q query
-	return q, walkAnd(e, func(a *filter.AttributeExpression, within string) error {
-		name := strings.ToLower(a.AttributePath.AttributeName)
-		v, ok := a.CompareValue.(string)
-		switch {
-		case !ok || a.Operator != filter.EQ:
-		case within == "members" && name == "value":
-			q.set(&q.member, v)
-			return nil
-		case within == "" && name == "displayname":
-			q.set(&q.displayName, v)
-			return nil
-		case within == "" && name == "externalid":
-			q.set(&q.externalID, v)
-			return nil
-		case within == "" && name == "id":
-			q.set(&q.id, v)
-			return nil
-		}
-		return invalidFilter("Filter %q is not supported: use eq on displayName, externalId or id, and members[value eq \"…\"], joined by and.", a.String())
-	})
 }
 
 // Replace sets a group's name, external id and members.
@@ -175,7 +150,7 @@ func (h *groupHandler) Delete(r *http.Request, id string) error {
 
 // Patch changes a group's name or members.
 func (h *groupHandler) Patch(r *http.Request, id string, ops []scim.PatchOperation) (scim.Resource, error) {
-	up, err := groupPatch(ops)
+	up, err := scimreq.GroupPatch(ops)
 	if err != nil {
 		return scim.Resource{}, err
 	}

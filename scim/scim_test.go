@@ -30,7 +30,8 @@ const token = "0123456789abcdef0123456789abcdef-scim-test-token"
 // env is a SCIM service provider on a real SQLite store, served over
 // HTTP under /scim as the bridge mounts it.
 type env struct {
-	t       *testing.T
+	t       testing.TB
+	h       http.Handler
 	st      store.Store
 	url     string
 	created chan store.Account
@@ -38,7 +39,7 @@ type env struct {
 	dsn     string
 }
 
-func setup(t *testing.T, adminGroup string) *env {
+func setup(t testing.TB, adminGroup string) *env {
 	t.Helper()
 	dsn := filepath.Join(t.TempDir(), "ssobridge.db")
 	db, err := sqlstore.OpenSQLite(context.Background(), dsn, nil)
@@ -52,6 +53,7 @@ func setup(t *testing.T, adminGroup string) *env {
 	h, err := scim.New(scim.Config{Directory: dir, Tokens: []string{token}, Regulator: reg, BaseURL: "http://bridge.test/scim/v2",
 		ClientIP: func(r *http.Request) string { return r.Header.Get("X-Test-IP") }})
 	require.NoError(t, err)
+	e.h = h
 	srv := httptest.NewServer(http.StripPrefix("/scim", h))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL + "/scim/v2"

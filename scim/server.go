@@ -31,6 +31,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -161,9 +162,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, scimerrors.ScimTypeInvalidSyntax, "The request body could not be read.")
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(normalizeBody(body)))
+		r.Body = io.NopCloser(bytes.NewReader(scimreq.NormalizeBody(body)))
 	}
-	normalizeFilter(r)
+	scimreq.NormalizeFilter(r)
 	o := &outcome{logger: h.logger}
 	h.srv.ServeHTTP(&outcomeWriter{ResponseWriter: w, o: o}, r.WithContext(context.WithValue(r.Context(), outcomeKey{}, o)))
 }

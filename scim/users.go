@@ -3,7 +3,6 @@ package scim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,10 +11,10 @@ import (
 	"github.com/elimity-com/scim"
 	scimerrors "github.com/elimity-com/scim/errors"
 	"github.com/elimity-com/scim/optional"
-	filter "github.com/scim2/filter-parser/v2"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -55,20 +54,20 @@ func version(t time.Time) string { return `W/"` + strconv.FormatInt(t.UnixMilli(
 // userName when it is one, else the primary or work email.
 func directoryUser(attrs scim.ResourceAttributes) (accounts.DirectoryUser, error) {
 	u := accounts.DirectoryUser{Active: true}
-	if v, ok := lookup(attrs, "active").(bool); ok {
+	if v, ok := scimreq.Lookup(attrs, "active").(bool); ok {
 		u.Active = v
 	}
-	u.ExternalID, _ = lookup(attrs, "externalId").(string)
-	if name, ok := lookup(attrs, "name").(map[string]any); ok {
-		u.Names.Given, _ = lookup(name, "givenName").(string)
-		u.Names.Family, _ = lookup(name, "familyName").(string)
-		u.Names.Full, _ = lookup(name, "formatted").(string)
+	u.ExternalID, _ = scimreq.Lookup(attrs, "externalId").(string)
+	if name, ok := scimreq.Lookup(attrs, "name").(map[string]any); ok {
+		u.Names.Given, _ = scimreq.Lookup(name, "givenName").(string)
+		u.Names.Family, _ = scimreq.Lookup(name, "familyName").(string)
+		u.Names.Full, _ = scimreq.Lookup(name, "formatted").(string)
 	}
 	if u.Names.Full == "" {
-		u.Names.Full, _ = lookup(attrs, "displayName").(string)
+		u.Names.Full, _ = scimreq.Lookup(attrs, "displayName").(string)
 	}
-	userName, _ := lookup(attrs, "userName").(string)
-	u.Email = address(userName, lookup(attrs, "emails"))
+	userName, _ := scimreq.Lookup(attrs, "userName").(string)
+	u.Email = address(userName, scimreq.Lookup(attrs, "emails"))
 	if u.Email == "" {
 		return u, accounts.ErrNotAnAddress
 	}
@@ -81,37 +80,7 @@ func address(userName string, emails any) string {
 	if userName = strings.TrimSpace(userName); mailaddr.Problem(userName) == "" {
 		return userName
 	}
-	return pickEmail(emails)
-}
-
-// pickEmail is the primary email of a SCIM emails value, else the work
-// one, else the first.
-func pickEmail(emails any) string {
-	list, _ := emails.([]any)
-	var work, first string
-	for _, e := range list {
-		m, ok := e.(map[string]any)
-		if !ok {
-			continue
-		}
-		v, _ := lookup(m, "value").(string)
-		if v = strings.TrimSpace(v); v == "" {
-			continue
-		}
-		if p, _ := lookup(m, "primary").(bool); p {
-			return v
-		}
-		if t, _ := lookup(m, "type").(string); strings.EqualFold(t, "work") && work == "" {
-			work = v
-		}
-		if first == "" {
-			first = v
-		}
-	}
-	if work != "" {
-		return work
-	}
-	return first
+	return scimreq.PickEmail(emails)
 }
 
 // Create makes an account owned by the identity provider.
@@ -150,17 +119,17 @@ func (h *userHandler) account(ctx context.Context, id string) (store.Account, er
 func (h *userHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.Page, error) {
 	f := store.AccountFilter{Offset: max(p.StartIndex, 1) - 1, Limit: min(max(p.Count, 1), maxResults)}
 	if p.FilterValidator != nil {
-		q, err := userQuery(p.FilterValidator.GetFilter())
+		q, err := scimreq.UserQuery(p.FilterValidator.GetFilter())
 		if err != nil {
 			return scim.Page{}, err
 		}
-		if q.none {
+		if q.None {
 			return scim.Page{Resources: []scim.Resource{}}, nil
 		}
-		if q.id != "" {
-			return h.byID(r, q.id, f.Offset, p.Count)
+		if q.ID != "" {
+			return h.byID(r, q.ID, f.Offset, p.Count)
 		}
-		f.Email, f.ExternalID = q.email, q.externalID
+		f.Email, f.ExternalID = q.Email, q.ExternalID
 	}
 	list, total, err := h.st.ListAccounts(r.Context(), f)
 	if err != nil {
@@ -225,7 +194,7 @@ func (h *userHandler) Patch(r *http.Request, id string, ops []scim.PatchOperatio
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
-	up, err := userPatch(ops)
+	up, err := scimreq.UserPatch(ops)
 	if err != nil {
 		return scim.Resource{}, err
 	}
@@ -265,82 +234,4 @@ func fail(r *http.Request, err error) error {
 	}
 	outcomeOf(r.Context()).logger.Error("scim: request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	return scimerrors.ScimError{Status: http.StatusInternalServerError, Detail: "The bridge could not complete the request; its log says why."}
-}
-
-// invalidValue is a 400 invalidValue saying what.
-func invalidValue(format string, args ...any) error {
-	return scimerrors.ScimError{Status: http.StatusBadRequest, ScimType: scimerrors.ScimTypeInvalidValue, Detail: fmt.Sprintf(format, args...)}
-}
-
-// invalidFilter is a 400 invalidFilter saying what.
-func invalidFilter(format string, args ...any) error {
-	return scimerrors.ScimError{Status: http.StatusBadRequest, ScimType: scimerrors.ScimTypeInvalidFilter, Detail: fmt.Sprintf(format, args...)}
-}
-
-// query is what a supported filter selects.
-type query struct {
-	email, externalID, id, displayName, member string
-	none                                       bool // two equalities that cannot both hold
-}
-
-// set sets a field of q once; a second, different value selects nothing.
-func (q *query) set(field *string, v string) {
-	if *field != "" && *field != v {
-		q.none = true
-	}
-	*field = v
-}
-
-// userQuery reads a Users filter: equalities on userName, externalId,
-// id, emails.value or a value path on emails, joined by and.
-func userQuery(e filter.Expression) (query, error) {
-	var q query
-	return q, walkAnd(e, func(a *filter.AttributeExpression, within string) error {
-		name := strings.ToLower(a.AttributePath.AttributeName)
-		sub := strings.ToLower(a.AttributePath.SubAttributeName())
-		v, ok := a.CompareValue.(string)
-		switch {
-		case !ok || a.Operator != filter.EQ:
-		case within == "emails" && name == "type":
-			return nil // the type of address: every account's is work
-		case within == "emails" && name == "value", name == "emails" && sub == "value", name == "username" && sub == "":
-			q.set(&q.email, strings.TrimSpace(v))
-			return nil
-		case name == "externalid" && within == "":
-			q.set(&q.externalID, v)
-			return nil
-		case name == "id" && within == "":
-			q.set(&q.id, v)
-			return nil
-		}
-		return invalidFilter("Filter %q is not supported: use eq on userName, externalId, id or emails[type eq \"work\"].value, joined by and.", a.String())
-	})
-}
-
-// walkAnd calls fn for every comparison of an expression made of
-// comparisons and value paths joined by and; within is the value path's
-// attribute, lower-cased ("" at the top).
-func walkAnd(e filter.Expression, fn func(a *filter.AttributeExpression, within string) error) error {
-	var walk func(e filter.Expression, within string) error
-	walk = func(e filter.Expression, within string) error {
-		switch x := e.(type) {
-		case *filter.AttributeExpression:
-			return fn(x, within)
-		case *filter.LogicalExpression:
-			if x.Operator != filter.AND {
-				return invalidFilter("Filters joined by or are not supported.")
-			}
-			if err := walk(x.Left, within); err != nil {
-				return err
-			}
-			return walk(x.Right, within)
-		case *filter.ValuePath:
-			if within != "" {
-				return invalidFilter("Nested value paths are not supported.")
-			}
-			return walk(x.ValueFilter, strings.ToLower(x.AttributePath.AttributeName))
-		}
-		return invalidFilter("This filter is not supported.")
-	}
-	return walk(e, "")
 }
