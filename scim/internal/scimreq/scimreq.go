@@ -332,12 +332,9 @@ func applyGroup(up *store.GroupUpdate, op string, path *filter.Path, value any) 
 // applyMembers adds, removes or replaces members: by value list, or (to
 // remove) by a path such as members[value eq "42"].
 func applyMembers(up *store.GroupUpdate, op string, path *filter.Path, value any) error {
-	ids, err := MemberIDs(value)
-	if err != nil {
-		return err
-	}
+	remove := op == scim.PatchOperationRemove
 	if path.ValueExpression != nil {
-		if op != scim.PatchOperationRemove {
+		if !remove {
 			return InvalidValue("Only remove takes a filtered members path.")
 		}
 		a, ok := path.ValueExpression.(*filter.AttributeExpression)
@@ -348,21 +345,23 @@ func applyMembers(up *store.GroupUpdate, op string, path *filter.Path, value any
 		if !ok || !strings.EqualFold(a.AttributePath.AttributeName, "value") || a.Operator != filter.EQ {
 			return InvalidValue("A members path filters by value eq \"<user id>\".")
 		}
-		id, err := memberID(v)
-		if err != nil {
-			return err
-		}
-		up.Remove = append(up.Remove, id)
+		if id, err := memberID(v); err == nil {
+			up.Remove = append(up.Remove, id)
+		} // else no user of this bridge, so no member: nothing to remove
 		return nil
+	}
+	if remove && value == nil {
+		up.Members, up.Add = &[]int64{}, nil // every member goes
+		return nil
+	}
+	ids, err := memberIDs(value, remove)
+	if err != nil {
+		return err
 	}
 	switch op {
 	case scim.PatchOperationAdd:
 		up.Add = append(up.Add, ids...)
 	case scim.PatchOperationRemove:
-		if value == nil {
-			up.Members, up.Add = &[]int64{}, nil // every member goes
-			return nil
-		}
 		up.Remove = append(up.Remove, ids...)
 	default:
 		up.Members, up.Add, up.Remove = &ids, nil, nil
@@ -371,7 +370,11 @@ func applyMembers(up *store.GroupUpdate, op string, path *filter.Path, value any
 }
 
 // MemberIDs reads a members value: a list of {"value": "<user id>"}.
-func MemberIDs(value any) ([]int64, error) {
+func MemberIDs(value any) ([]int64, error) { return memberIDs(value, false) }
+
+// memberIDs reads a members value; lenient skips a value that is no user
+// id of this bridge (a removal of who cannot be a member changes nothing).
+func memberIDs(value any, lenient bool) ([]int64, error) {
 	ids := []int64{}
 	for _, m := range asList(value) {
 		o, _ := m.(map[string]any)
@@ -380,10 +383,12 @@ func MemberIDs(value any) ([]int64, error) {
 			return nil, InvalidValue("A member is {\"value\": \"<user id>\"}.")
 		}
 		id, err := memberID(v)
-		if err != nil {
+		switch {
+		case err == nil:
+			ids = append(ids, id)
+		case !lenient:
 			return nil, err
 		}
-		ids = append(ids, id)
 	}
 	return ids, nil
 }

@@ -152,7 +152,10 @@ func TestGroupPatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{}, *up.Members, "every member goes")
 	_, err = GroupPatch(ops(t, `{"Operations":[{"op":"add","path":"members","value":[{"value":"x"}]}]}`))
-	assert.Error(t, err)
+	assert.Error(t, err, "adding who is no user is refused")
+	up, err = GroupPatch(ops(t, `{"Operations":[{"op":"remove","path":"members[value eq \"89bb1940-b905\"]"},{"op":"remove","path":"members","value":[{"value":"x"},{"value":"6"}]}]}`))
+	require.NoError(t, err, "removing who cannot be a member changes nothing")
+	assert.Equal(t, []int64{6}, up.Remove)
 }
 
 func TestNormalizeBody(t *testing.T) {
