@@ -8,9 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/platformsim"
 )
 
 // The requests Entra ID and Okta send, as github.com/elimity-com/scim's
@@ -40,7 +43,8 @@ func capturesDir(t *testing.T) string {
 	return dir
 }
 
-// replayStep replays one capture; after maps ids from its answer.
+// replayStep replays one capture; check looks at the answer (right
+// after it came).
 type replayStep struct {
 	file  string
 	check func(t *testing.T, got map[string]any, want capture)
@@ -84,7 +88,8 @@ func field(m map[string]any, path ...string) any {
 }
 
 func TestSCIMReplaysEntraIDAndOkta(t *testing.T) {
-	a, b := instancePair(t, withSCIM(testOptions{}))
+	sim := sharedPlatform(t, nil)
+	a, b := instancePair(t, withSCIM(testOptions{platform: sim}))
 	apps := []*testApp{a, b}
 	dir := capturesDir(t)
 
@@ -129,15 +134,23 @@ func TestSCIMReplaysEntraIDAndOkta(t *testing.T) {
 		status, other := scimCall(t, b, "POST", "/Users", scimUser("second.user@okta.local", "okta-2"))
 		require.Equal(t, http.StatusCreated, status)
 		ids := map[string]string{"89bb1940-b905-4575-9e7f-6f887cfb368e": other["id"].(string)}
+		var user *browser
 		replay(t, apps, filepath.Join(dir, "okta"), ids, []replayStep{
 			{"user_exists.json", func(t *testing.T, got map[string]any, _ capture) { assert.Equal(t, float64(0), got["totalResults"]) }},
 			{"create_user.json", nil},
-			{"retrieve_user.json", func(t *testing.T, got map[string]any, _ capture) { assert.Equal(t, "test.user@okta.local", got["userName"]) }},
+			{"retrieve_user.json", func(t *testing.T, got map[string]any, _ capture) {
+				assert.Equal(t, "test.user@okta.local", got["userName"])
+				user = firstLaunch(t, a, b, sim, "test.user@okta.local")
+			}},
 			{"user_exists.json", func(t *testing.T, got map[string]any, _ capture) { assert.Equal(t, float64(1), got["totalResults"]) }},
 			{"update_user.json", func(t *testing.T, got map[string]any, want capture) {
 				assert.Equal(t, field(want.Response, "name", "givenName"), field(got, "name", "givenName"))
 			}},
-			{"update_user_patch.json", func(t *testing.T, got map[string]any, _ capture) { assert.Equal(t, false, got["active"]) }},
+			{"update_user_patch.json", func(t *testing.T, got map[string]any, _ capture) {
+				answered := time.Now()
+				assert.Equal(t, false, got["active"])
+				assertRefusedWithin(t, user, answered, "deactivated by Okta's PATCH")
+			}},
 			{"create_group.json", nil},
 			{"retrieve_group.json", func(t *testing.T, got map[string]any, _ capture) { assert.Equal(t, "Test SCIMv2", got["displayName"]) }},
 			{"update_group_name.json", nil},
@@ -155,4 +168,32 @@ func TestSCIMReplaysEntraIDAndOkta(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, acct.Disabled, "deactivated by Okta's PATCH")
 	assert.Equal(t, "Another", acct.FirstName, "renamed by Okta's PUT")
+}
+
+// firstLaunch waits for the background provisioning of email's platform
+// user, signs the user in on b (a password set for the test: SCIM makes
+// accounts without one) and checks that the first launch makes one
+// platform call; the browser stays signed in.
+func firstLaunch(t *testing.T, a, b *testApp, sim *platformsim.Running, email string) *browser {
+	t.Helper()
+	acct, err := a.store.AccountByEmail(t.Context(), email)
+	require.NoError(t, err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := a.store.LinkFor(t.Context(), acct.ID); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the platform user of %s was not made in the background within 10 s", email)
+		time.Sleep(20 * time.Millisecond)
+	}
+	hash, err := b.hasher.Hash(t.Context(), testPassword)
+	require.NoError(t, err)
+	require.NoError(t, b.store.SetPasswordHash(t.Context(), acct.ID, hash))
+	br := b.browser(t)
+	require.Equal(t, http.StatusSeeOther, br.login(email, testPassword).status)
+	sim.Server.ResetCalls()
+	require.Equal(t, http.StatusSeeOther, br.launch().status)
+	calls, _ := platformCalls(sim)
+	assert.Equal(t, 1, calls, "a created user's first launch makes one platform call")
+	return br
 }

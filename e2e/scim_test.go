@@ -90,6 +90,15 @@ func TestSCIMAcrossInstances(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assertRefusedWithin(t, user, answered, "deactivated through SCIM on A")
 	assert.NotEqual(t, http.StatusSeeOther, user.login("kim@example.com", testPassword).status, "a deactivated account cannot sign in again")
+	status, _ = scimCall(t, b, "PATCH", "/Users/"+id, patchOp+`[{"op":"Replace","path":"active","value":"True"}]}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.Equal(t, http.StatusSeeOther, user.login("kim@example.com", testPassword).status, "reactivated on B: signs in again")
+	status, _ = scimCall(t, a, "DELETE", "/Users/"+id, "")
+	answered = time.Now()
+	require.Equal(t, http.StatusNoContent, status)
+	assertRefusedWithin(t, user, answered, "deleted through SCIM on A")
+	status, _ = scimCall(t, b, "GET", "/Users/"+id, "")
+	assert.Equal(t, http.StatusNotFound, status)
 
 	status, created := scimCall(t, b, "POST", "/Users", scimUser("lee@example.com", "okta-lee"))
 	require.Equal(t, http.StatusCreated, status)
@@ -122,7 +131,7 @@ func TestSCIMAcrossInstances(t *testing.T) {
 
 	status, page := scimCall(t, b, "GET", "/Users?startIndex=2&count=2", "")
 	require.Equal(t, http.StatusOK, status)
-	assert.Equal(t, float64(5), page["totalResults"], "kim, lee and the three made twice")
+	assert.Equal(t, float64(4), page["totalResults"], "lee and the three made twice (kim was deleted)")
 	assert.Len(t, page["Resources"], 2)
 }
 
