@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,11 +36,14 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	printCheck(env.Stdout, conn, report)
-	samlOK := true
+	samlOK, scimOK := true, true
 	if cfg.SAML.Enabled() {
 		samlOK = checkSAML(ctx, env.Stdout, cfg)
 	}
-	if !report.OK() || !samlOK {
+	if cfg.SCIM.Enabled {
+		scimOK = checkSCIM(env.Stdout, cfg)
+	}
+	if !report.OK() || !samlOK || !scimOK {
 		return cli.ErrFailed
 	}
 	return nil
@@ -65,6 +69,26 @@ func checkSAML(ctx context.Context, w io.Writer, cfg config.Config) bool {
 	entity, sso, certs, _ := sp.Describe()
 	fmt.Fprintf(w, "           the IdP: entity %s, sign-in at %s, %d signing certificate(s)\n", entity, sso, certs)
 	fmt.Fprintf(w, "verdict:   SAML OK\n")
+	return true
+}
+
+// checkSCIM says what to enter at the identity provider for SCIM, and
+// refuses a base URL that is not https: the IdP would send the bearer
+// token in clear (and Entra ID and Okta take only https).
+func checkSCIM(w io.Writer, cfg config.Config) bool {
+	base := cfg.PublicURL(cfg.Server.Addr) + "/scim/v2"
+	fmt.Fprintf(w, "scim:      at the IdP, enter: base URL %s, bearer token: the one in %s (%d token(s))\n",
+		base, cmp.Or(cfg.SCIM.TokenFile, config.EnvName("scim.token")), len(cfg.SCIM.Tokens()))
+	admins := "none (the IdP grants no admin)"
+	if cfg.SCIM.AdminGroup != "" {
+		admins = "members of the group " + strconv.Quote(cfg.SCIM.AdminGroup)
+	}
+	fmt.Fprintf(w, "           partner admins: %s; platform users made ahead: %t\n", admins, cfg.SCIM.ProvisionPlatformUsers)
+	if !strings.HasPrefix(base, "https://") {
+		fmt.Fprintf(w, "verdict:   SCIM NOT READY\nthe IdP would call %s over plain http, with the token in clear: set server.public_url to the https URL the IdP reaches\n", base)
+		return false
+	}
+	fmt.Fprintf(w, "verdict:   SCIM OK\n")
 	return true
 }
 

@@ -180,3 +180,27 @@ func TestSCIMProvisionsAtThePlatformsPace(t *testing.T) {
 	calls, _ = platformCalls(sim)
 	assert.Equal(t, 1, calls, "the first launch asks only for its token")
 }
+
+// `ssobridge check` with SCIM says what to enter at the IdP; a base URL
+// that is not https fails it (exit 1); a short token is bad configuration
+// (exit 2) and is never printed.
+func TestCheckSCIM(t *testing.T) {
+	token := strings.Repeat("t", 40)
+	cfg, _ := writeConfig(t, "server:\n  public_url: https://sso.partner.example\nscim:\n  enabled: true\n  admin_group: Bridge Admins\n")
+	code, out, stderr := runCLI(t, "", []string{"SSOBRIDGE_SCIM_TOKEN=" + token}, "check", "--config", cfg)
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "at the IdP, enter: base URL https://sso.partner.example/scim/v2, bearer token: the one in SSOBRIDGE_SCIM_TOKEN (1 token(s))")
+	assert.Contains(t, out, `partner admins: members of the group "Bridge Admins"; platform users made ahead: true`)
+	assert.Contains(t, out, "verdict:   SCIM OK")
+	assert.NotContains(t, out+stderr, token)
+
+	plain, _ := writeConfig(t, "scim:\n  enabled: true\n")
+	code, out, _ = runCLI(t, "", []string{"SSOBRIDGE_SCIM_TOKEN=" + token}, "check", "--config", plain)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "verdict:   SCIM NOT READY")
+
+	code, _, stderr = runCLI(t, "", []string{"SSOBRIDGE_SCIM_TOKEN=short-secret"}, "check", "--config", plain)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "scim.token: token 1 is 12 characters")
+	assert.NotContains(t, stderr, "short-secret")
+}
