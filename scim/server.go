@@ -30,6 +30,7 @@ import (
 	"github.com/elimity-com/scim/schema"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
 	"github.com/ssobridge/ssobridge/store"
@@ -40,17 +41,21 @@ import (
 const MaxBody = 1 << 20
 
 // Regulator counts failed token checks (regulation.Regulator) under the
-// address regulatedAs and the client IP: an IP that fails too often is
-// banned, as for sign-in, and a banned IP is refused whatever token it
+// client IP and an address of that IP's own (regulatedAs): an IP that
+// fails regulation.max_retries times within find_time is banned, as an
+// address is for sign-in, and a banned IP is refused whatever token it
 // sends, so a guess can be tried only a few times per ban.
 type Regulator interface {
 	Admit(ctx context.Context, email, ip string) (regulation.Attempt, time.Time, error)
 	Fail(ctx context.Context, a regulation.Attempt) (bool, error)
 }
 
-// regulatedAs is the address failed token checks count under (the
-// console's bans list shows it).
-const regulatedAs = "scim-token@scim.invalid"
+// regulatedAs is the address the failed token checks of a client IP count
+// under (the console's bans list shows it): one per IP, so that the
+// failures of one client never stop the count of another's.
+func regulatedAs(ip string) string {
+	return "scim-token+" + strings.NewReplacer(":", "-", "%", "-").Replace(ip) + "@scim.invalid"
+}
 
 // Config is what the service provider needs.
 type Config struct {
@@ -180,8 +185,9 @@ func (h *Handler) banned(r *http.Request) (bool, error) {
 		return false, err
 	}
 	ip := h.clientIP(r)
+	key := mailaddr.Key(regulatedAs(ip))
 	for _, b := range bans {
-		if b.Kind == store.BanIP && b.Value == ip {
+		if (b.Kind == store.BanIP && b.Value == ip) || (b.Kind == store.BanEmail && b.Value == key) {
 			return true, nil
 		}
 	}
@@ -193,7 +199,8 @@ func (h *Handler) countFailure(r *http.Request) {
 	if h.regulator == nil {
 		return
 	}
-	a, until, err := h.regulator.Admit(r.Context(), regulatedAs, h.clientIP(r))
+	ip := h.clientIP(r)
+	a, until, err := h.regulator.Admit(r.Context(), regulatedAs(ip), ip)
 	if err == nil && until.IsZero() {
 		_, err = h.regulator.Fail(r.Context(), a)
 	}
