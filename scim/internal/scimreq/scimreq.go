@@ -163,29 +163,36 @@ func GroupQuery(e filter.Expression) (Query, error) {
 // UserPatch is the account change of ops.
 func UserPatch(ops []scim.PatchOperation) (store.AccountUpdate, error) {
 	var up store.AccountUpdate
+	err := eachOp(ops, func(op string, path *filter.Path, value any) error { return applyUser(&up, op, path, value) })
+	return up, err
+}
+
+// eachOp calls apply for each operation, and for each attribute of the
+// value object of one without a path, as if that attribute were its path.
+func eachOp(ops []scim.PatchOperation, apply func(op string, path *filter.Path, value any) error) error {
 	for _, op := range ops {
-		op.Op = strings.ToLower(op.Op) // as the library does before it
-		if op.Path == nil {
-			attrs, ok := op.Value.(map[string]any)
-			if !ok {
-				return up, InvalidValue("An operation without a path needs an object of attributes as its value.")
-			}
-			for k, v := range attrs {
-				p, err := filter.ParsePath([]byte(k))
-				if err != nil {
-					continue // an attribute name the schema knows but no path can name: not ours
-				}
-				if err := applyUser(&up, op.Op, &p, v); err != nil {
-					return up, err
-				}
+		name := strings.ToLower(op.Op) // as the library does before it
+		if op.Path != nil {
+			if err := apply(name, op.Path, op.Value); err != nil {
+				return err
 			}
 			continue
 		}
-		if err := applyUser(&up, op.Op, op.Path, op.Value); err != nil {
-			return up, err
+		attrs, ok := op.Value.(map[string]any)
+		if !ok {
+			return InvalidValue("An operation without a path needs an object of attributes as its value.")
+		}
+		for k, v := range attrs {
+			p, err := filter.ParsePath([]byte(k))
+			if err != nil {
+				continue // an attribute name the schema knows but no path can name: not ours
+			}
+			if err := apply(name, &p, v); err != nil {
+				return err
+			}
 		}
 	}
-	return up, nil
+	return nil
 }
 
 // applyUser applies one operation on path to up.
@@ -284,29 +291,8 @@ func asList(value any) []any {
 // GroupPatch is the group change of ops.
 func GroupPatch(ops []scim.PatchOperation) (store.GroupUpdate, error) {
 	var up store.GroupUpdate
-	for _, op := range ops {
-		op.Op = strings.ToLower(op.Op)
-		if op.Path == nil {
-			attrs, ok := op.Value.(map[string]any)
-			if !ok {
-				return up, InvalidValue("An operation without a path needs an object of attributes as its value.")
-			}
-			for k, v := range attrs {
-				p, err := filter.ParsePath([]byte(k))
-				if err != nil {
-					continue
-				}
-				if err := applyGroup(&up, op.Op, &p, v); err != nil {
-					return up, err
-				}
-			}
-			continue
-		}
-		if err := applyGroup(&up, op.Op, op.Path, op.Value); err != nil {
-			return up, err
-		}
-	}
-	return up, nil
+	err := eachOp(ops, func(op string, path *filter.Path, value any) error { return applyGroup(&up, op, path, value) })
+	return up, err
 }
 
 // applyGroup applies one operation on path to up.
