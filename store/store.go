@@ -76,6 +76,7 @@ type NewAccount struct {
 	Admin        bool
 	ExternalID   string // see Account
 	ManagedBy    string // see Account
+	Disabled     bool   // made disabled (an identity provider's inactive user)
 }
 
 // Normalize trims the fields and checks them.
@@ -83,27 +84,35 @@ func (n *NewAccount) Normalize() error {
 	n.Email = strings.TrimSpace(n.Email)
 	n.FirstName = strings.TrimSpace(n.FirstName)
 	n.LastName = strings.TrimSpace(n.LastName)
-	if err := ValidateEmail(n.Email); err != nil {
-		return err
-	}
-	if n.FirstName == "" || n.LastName == "" {
-		return fmt.Errorf("%w: first and last name are required", ErrInvalid)
-	}
-	for _, f := range []struct{ what, v string }{{"first name", n.FirstName}, {"last name", n.LastName}} {
-		if err := checkText(f.what, f.v); err != nil {
-			return err
-		}
-	}
-	if len(n.FirstName) > 100 || len(n.LastName) > 100 {
-		return fmt.Errorf("%w: names are limited to 100 characters", ErrInvalid)
-	}
-	if err := checkExternalID(n.ExternalID); err != nil {
+	n.ExternalID = strings.TrimSpace(n.ExternalID)
+	if err := checkDetails(n.Email, n.FirstName, n.LastName, n.ExternalID); err != nil {
 		return err
 	}
 	if n.PasswordHash == "" {
 		return fmt.Errorf("%w: a password is required", ErrInvalid)
 	}
 	return nil
+}
+
+// checkDetails applies the rules of an account's details, trimmed: an
+// address, two names of text up to 100 characters, an identity
+// provider's id of text up to 256.
+func checkDetails(email, first, last, externalID string) error {
+	if err := ValidateEmail(email); err != nil {
+		return err
+	}
+	if first == "" || last == "" {
+		return fmt.Errorf("%w: first and last name are required", ErrInvalid)
+	}
+	for _, f := range []struct{ what, v string }{{"first name", first}, {"last name", last}} {
+		if err := checkText(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	if len(first) > 100 || len(last) > 100 {
+		return fmt.Errorf("%w: names are limited to 100 characters", ErrInvalid)
+	}
+	return checkExternalID(externalID)
 }
 
 // checkExternalID bounds an identity provider's id: text, at most 256
@@ -146,8 +155,7 @@ func (u AccountUpdate) Apply(a Account) (Account, error) {
 	if u.ManagedBy != nil {
 		a.ManagedBy = *u.ManagedBy
 	}
-	n := NewAccount{Email: a.Email, FirstName: a.FirstName, LastName: a.LastName, PasswordHash: "-", ExternalID: a.ExternalID}
-	if err := n.Normalize(); err != nil {
+	if err := checkDetails(a.Email, a.FirstName, a.LastName, a.ExternalID); err != nil {
 		return Account{}, err
 	}
 	return a, nil

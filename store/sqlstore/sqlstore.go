@@ -231,9 +231,9 @@ func (s *sqlStore) insertAccount(n *store.NewAccount) (string, []any, error) {
 		return "", nil, err
 	}
 	now := ms(s.now())
-	q := `INSERT INTO accounts (` + s.d.accountIDCol + `email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at, external_id, managed_by)
-		VALUES (` + s.d.accountIDValue + `$1, $2, $3, $4, $5, $6, $7, $7, $8, $9) RETURNING id`
-	return q, []any{n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, strings.TrimSpace(n.ExternalID), n.ManagedBy}, nil
+	q := `INSERT INTO accounts (` + s.d.accountIDCol + `email, email_key, first_name, last_name, password_hash, is_admin, created_at, updated_at, external_id, managed_by, disabled)
+		VALUES (` + s.d.accountIDValue + `$1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10) RETURNING id`
+	return q, []any{n.Email, mailaddr.Key(n.Email), n.FirstName, n.LastName, n.PasswordHash, n.Admin, now, n.ExternalID, n.ManagedBy, n.Disabled}, nil
 }
 
 // insertErr names a taken email.
@@ -410,9 +410,13 @@ func (s *sqlStore) UpdateAccount(ctx context.Context, id int64, u store.AccountU
 				return err
 			}
 		}
+		if disabling {
+			next.SessionEpoch++
+		}
+		next.UpdatedAt = time.UnixMilli(ms(s.now())).UTC()
 		if _, err := s.txExec(ctx, tx, `UPDATE accounts SET email = $1, email_key = $2, first_name = $3, last_name = $4, external_id = $5,
-			disabled = $6, session_epoch = session_epoch + $7, updated_at = $8, managed_by = $9 WHERE id = $10`,
-			next.Email, mailaddr.Key(next.Email), next.FirstName, next.LastName, next.ExternalID, next.Disabled, boolInt(disabling), ms(s.now()), next.ManagedBy, id); err != nil {
+			disabled = $6, session_epoch = $7, updated_at = $8, managed_by = $9 WHERE id = $10`,
+			next.Email, mailaddr.Key(next.Email), next.FirstName, next.LastName, next.ExternalID, next.Disabled, next.SessionEpoch, ms(next.UpdatedAt), next.ManagedBy, id); err != nil {
 			if s.d.unique(err) {
 				return fmt.Errorf("%w: %s", store.ErrEmailTaken, next.Email)
 			}
@@ -423,9 +427,7 @@ func (s *sqlStore) UpdateAccount(ctx context.Context, id int64, u store.AccountU
 				return err
 			}
 		}
-		if out, err = scanAccount(s.txRow(ctx, tx, "SELECT "+accountCols+" FROM accounts WHERE id = $1", id)); err != nil {
-			return err
-		}
+		out = next
 		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
 	})
 	return out, err

@@ -14,8 +14,6 @@ import (
 // The records SCIM keeps: an account's details changed in one write, the
 // exact filters, and the groups with their members.
 
-func ptr[T any](v T) *T { return &v }
-
 func testUpdateAccount(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	n := newAccount("ada@example.com", false)
@@ -28,7 +26,7 @@ func testUpdateAccount(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	sess := newSession(t, s, a.ID, Now(), "ua")
 
-	got, err := s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: ptr(" Ada.L@Example.com "), FirstName: ptr("Augusta"), ExternalID: ptr("ext-2")})
+	got, err := s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: new(" Ada.L@Example.com "), FirstName: new("Augusta"), ExternalID: new("ext-2")})
 	require.NoError(t, err)
 	assert.Equal(t, "Ada.L@Example.com", got.Email)
 	assert.Equal(t, "Augusta", got.FirstName)
@@ -41,35 +39,41 @@ func testUpdateAccount(t *testing.T, s store.Store) {
 	_, err = s.SessionByID(ctx, sess.ID)
 	require.NoError(t, err, "a change of details keeps the sessions")
 
-	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: ptr("GRACE@example.com")})
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: new("GRACE@example.com")})
 	assert.ErrorIs(t, err, store.ErrEmailTaken, "one address, one account")
-	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: ptr("not an address")})
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Email: new("not an address")})
 	assert.ErrorIs(t, err, store.ErrInvalid)
-	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{LastName: ptr("  ")})
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{LastName: new("  ")})
 	assert.ErrorIs(t, err, store.ErrInvalid)
-	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{ExternalID: ptr(strings.Repeat("x", 257))})
+	_, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{ExternalID: new(strings.Repeat("x", 257))})
 	assert.ErrorIs(t, err, store.ErrInvalid)
 	same, err := s.AccountByID(ctx, a.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "Ada.L@Example.com", same.Email, "a refused change changes nothing")
 
-	got, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: ptr(true)})
+	got, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: new(true)})
 	require.NoError(t, err)
 	assert.True(t, got.Disabled)
 	assert.Greater(t, got.SessionEpoch, a.SessionEpoch, "disabling voids the sessions issued so far")
 	_, err = s.SessionByID(ctx, sess.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound, "disabling ends the sessions")
-	got, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: ptr(false)})
+	got, err = s.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: new(false)})
 	require.NoError(t, err)
 	assert.False(t, got.Disabled)
 
-	_, err = s.UpdateAccount(ctx, 999999, store.AccountUpdate{FirstName: ptr("X")})
+	_, err = s.UpdateAccount(ctx, 999999, store.AccountUpdate{FirstName: new("X")})
 	assert.ErrorIs(t, err, store.ErrNotFound)
+
+	off := newAccount("off@example.com", false)
+	off.Disabled = true
+	made, err := s.CreateAccount(ctx, off)
+	require.NoError(t, err)
+	assert.True(t, made.Disabled, "an account may be made disabled, in its one write")
 
 	admins, _, err := s.ListAccounts(ctx, store.AccountFilter{Email: "grace@example.com"})
 	require.NoError(t, err)
 	require.Len(t, admins, 1)
-	_, err = s.UpdateAccount(ctx, admins[0].ID, store.AccountUpdate{Disabled: ptr(true)})
+	_, err = s.UpdateAccount(ctx, admins[0].ID, store.AccountUpdate{Disabled: new(true)})
 	assert.ErrorIs(t, err, store.ErrLastAdmin, "the last admin stays")
 }
 
@@ -148,11 +152,11 @@ func testGroups(t *testing.T, s store.Store) {
 	g, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{Add: []int64{ids[2]}, Remove: []int64{ids[0], ids[0]}})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{ids[1], ids[2]}, g.Members)
-	g, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{DisplayName: ptr("Admins"), Members: &[]int64{ids[0]}})
+	g, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{DisplayName: new("Admins"), Members: &[]int64{ids[0]}})
 	require.NoError(t, err)
 	assert.Equal(t, "Admins", g.DisplayName)
 	assert.Equal(t, []int64{ids[0]}, g.Members, "Members replaces them")
-	_, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{DisplayName: ptr("teachers")})
+	_, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{DisplayName: new("teachers")})
 	assert.ErrorIs(t, err, store.ErrGroupNameTaken)
 	_, err = s.UpdateGroup(ctx, "g1", store.GroupUpdate{Add: []int64{999999}})
 	assert.ErrorIs(t, err, store.ErrNotFound)
