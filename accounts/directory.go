@@ -31,8 +31,6 @@ type Directory struct {
 	// removed), to stop its launches in flight here; nil for nothing.
 	Ended  func(accountID int64)
 	Logger *slog.Logger
-	// Actor names the IdP in the audit log.
-	Actor string
 }
 
 // DirectoryUser is a user as the identity provider describes it.
@@ -63,14 +61,9 @@ func memberErr(err error) error {
 func (d *Directory) CreateUser(ctx context.Context, u DirectoryUser) (store.Account, error) {
 	first, last := NamesFor(u.Email, u.Names)
 	a, err := d.Store.CreateAccount(ctx, store.NewAccount{Email: u.Email, FirstName: first, LastName: last,
-		PasswordHash: passhash.NoPassword, ExternalID: u.ExternalID, ManagedBy: store.ManagedBySCIM})
+		PasswordHash: passhash.NoPassword, ExternalID: u.ExternalID, ManagedBy: store.ManagedBySCIM, Disabled: !u.Active})
 	if err != nil {
 		return store.Account{}, err
-	}
-	if !u.Active {
-		if a, err = d.Store.UpdateAccount(ctx, a.ID, store.AccountUpdate{Disabled: ptr(true)}); err != nil {
-			return store.Account{}, err
-		}
 	}
 	d.audit(ctx, a, "created by the identity provider")
 	if d.Created != nil && !a.Disabled {
@@ -79,21 +72,17 @@ func (d *Directory) CreateUser(ctx context.Context, u DirectoryUser) (store.Acco
 	return a, nil
 }
 
-// ReplaceUser sets every detail of the account to u (a SCIM PUT), and
-// takes the account over for the IdP.
-func (d *Directory) ReplaceUser(ctx context.Context, id int64, u DirectoryUser) (store.Account, error) {
-	cur, err := d.Store.AccountByID(ctx, id)
-	if err != nil {
-		return store.Account{}, err
-	}
+// ReplaceUser sets every detail of the account cur to u (a SCIM PUT),
+// and takes the account over for the IdP.
+func (d *Directory) ReplaceUser(ctx context.Context, cur store.Account, u DirectoryUser) (store.Account, error) {
 	first, last := NamesFor(u.Email, u.Names)
-	return d.UpdateUser(ctx, cur, store.AccountUpdate{Email: &u.Email, FirstName: &first, LastName: &last, ExternalID: &u.ExternalID, Disabled: ptr(!u.Active)})
+	return d.UpdateUser(ctx, cur, store.AccountUpdate{Email: &u.Email, FirstName: &first, LastName: &last, ExternalID: &u.ExternalID, Disabled: new(!u.Active)})
 }
 
 // UpdateUser applies up to the account cur and takes it over for the IdP;
 // a user made inactive has their sessions ended on every instance.
 func (d *Directory) UpdateUser(ctx context.Context, cur store.Account, up store.AccountUpdate) (store.Account, error) {
-	up.ManagedBy = ptr(store.ManagedBySCIM)
+	up.ManagedBy = new(store.ManagedBySCIM)
 	a, err := d.Store.UpdateAccount(ctx, cur.ID, up)
 	if err != nil {
 		return store.Account{}, err
@@ -110,17 +99,13 @@ func (d *Directory) UpdateUser(ctx context.Context, cur store.Account, up store.
 	return a, nil
 }
 
-// DeleteUser removes the account with its sessions (its platform user
+// DeleteUser removes the account a with its sessions (its platform user
 // stays: the platform has no delete).
-func (d *Directory) DeleteUser(ctx context.Context, id int64) error {
-	a, err := d.Store.AccountByID(ctx, id)
-	if err != nil {
+func (d *Directory) DeleteUser(ctx context.Context, a store.Account) error {
+	if err := d.Store.DeleteAccount(ctx, a.ID); err != nil {
 		return err
 	}
-	if err := d.Store.DeleteAccount(ctx, id); err != nil {
-		return err
-	}
-	d.ended(id)
+	d.ended(a.ID)
 	d.audit(ctx, a, "removed by the identity provider")
 	return nil
 }
@@ -218,17 +203,10 @@ func (d *Directory) setAdmin(ctx context.Context, id int64, admin bool) {
 
 func (d *Directory) audit(ctx context.Context, a store.Account, what string) {
 	err := d.Store.Record(ctx, store.Event{Kind: store.KindAdmin, AccountID: a.ID, Email: a.Email, Outcome: "ok",
-		Detail: fmt.Sprintf("%s: %s %s", d.actor(), a.Email, what)})
+		Detail: fmt.Sprintf("scim: %s %s", a.Email, what)})
 	if err != nil {
 		d.logger().Warn("scim: audit write failed", "account_id", a.ID, "err", err)
 	}
-}
-
-func (d *Directory) actor() string {
-	if d.Actor == "" {
-		return "scim"
-	}
-	return d.Actor
 }
 
 func (d *Directory) logger() *slog.Logger {
@@ -237,5 +215,3 @@ func (d *Directory) logger() *slog.Logger {
 	}
 	return d.Logger
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -172,12 +172,13 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.startLine(o, launcher, sessions)
 	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
-	scimHandler, err := a.scimHandler(o, launcher)
+	reg := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
+	scimHandler, err := a.scimHandler(o, launcher, reg)
 	if err != nil {
 		return nil, err
 	}
 	a.handler = handlers.New(handlers.Deps{
-		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now),
+		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg,
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: a.metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",

@@ -3,9 +3,8 @@ package app
 import (
 	"net/http"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/regulation"
@@ -19,22 +18,18 @@ import (
 // (scim.provision_platform_users); a deactivated or removed account's
 // launches in flight here stop (its sessions end on every instance
 // through the store).
-func (a *App) scimHandler(o Options, launcher *launch.Service) (http.Handler, error) {
+func (a *App) scimHandler(o Options, launcher *launch.Service, reg *regulation.Regulator) (http.Handler, error) {
 	sc := a.cfg.SCIM
 	if !sc.Enabled {
 		return nil, nil
 	}
-	dir := &accounts.Directory{Store: a.store, AdminGroup: sc.AdminGroup, Logger: a.logger, Actor: "scim",
+	dir := &accounts.Directory{Store: a.store, AdminGroup: sc.AdminGroup, Logger: a.logger,
 		Ended: func(id int64) { a.line.End(id, "") }}
 	if sc.ProvisionPlatformUsers {
-		q := provision.NewQueue(launcher, 0, a.logger, nil)
+		q := provision.NewQueue(launcher, 0, a.logger)
 		a.closers = append(a.closers, func() error { q.Close(); return nil })
 		dir.Created = func(acct store.Account) { q.Add(acct) }
 	}
-	ipOf := echo.ExtractIPDirect()
-	if a.cfg.Server.TrustProxyHeaders {
-		ipOf = echo.ExtractIPFromXFFHeader()
-	}
-	return scim.New(scim.Config{Directory: dir, Tokens: sc.Tokens(), Regulator: regulation.New(a.store, regulationConfig(a.cfg.Regulation), o.Now),
-		ClientIP: ipOf, BaseURL: a.cfg.PublicURL(a.cfg.Server.Addr) + "/scim/v2", Logger: a.logger, Now: o.Now})
+	return scim.New(scim.Config{Directory: dir, Tokens: sc.Tokens(), Regulator: reg,
+		ClientIP: handlers.ClientIP(a.cfg.Server.TrustProxyHeaders), BaseURL: a.cfg.PublicURL(a.cfg.Server.Addr) + "/scim/v2", Logger: a.logger, Now: o.Now})
 }

@@ -133,12 +133,7 @@ func New(d Deps) *echo.Echo {
 	e.HideBanner = true
 	e.HidePort = true
 	e.HTTPErrorHandler = h.handleError
-	// The client IP feeds regulation: never from a header a client can
-	// forge, unless a proxy in front is trusted to set it.
-	e.IPExtractor = echo.ExtractIPDirect()
-	if d.TrustProxyHeaders {
-		e.IPExtractor = echo.ExtractIPFromXFFHeader()
-	}
+	e.IPExtractor = ClientIP(d.TrustProxyHeaders)
 	e.Use(newRequestIDs().middleware)
 	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
 	e.Use(h.recoverer)
@@ -186,6 +181,16 @@ func New(d Deps) *echo.Echo {
 	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))
 	h.csrf.knowRoutes(e)
 	return e
+}
+
+// ClientIP is how a request's client address is read, for regulation:
+// never from a header a client can forge, unless a proxy in front is
+// trusted to set it (server.trust_proxy_headers).
+func ClientIP(trustProxyHeaders bool) echo.IPExtractor {
+	if trustProxyHeaders {
+		return echo.ExtractIPFromXFFHeader()
+	}
+	return echo.ExtractIPDirect()
 }
 
 // scimPrefix is where SCIM is served.

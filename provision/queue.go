@@ -19,7 +19,6 @@ type Queue struct {
 	p      Provisioner
 	next   chan store.Account
 	logger *slog.Logger
-	onRow  func(Row)
 	ctx    context.Context
 	stop   context.CancelFunc
 	wg     sync.WaitGroup
@@ -31,8 +30,8 @@ type Queue struct {
 const QueueSize = 10000
 
 // NewQueue starts workers (DefaultWorkers if <= 0) provisioning through
-// p; onRow (nil: none) is told each account's result.
-func NewQueue(p Provisioner, workers int, logger *slog.Logger, onRow func(Row)) *Queue {
+// p.
+func NewQueue(p Provisioner, workers int, logger *slog.Logger) *Queue {
 	if workers <= 0 {
 		workers = DefaultWorkers
 	}
@@ -40,7 +39,7 @@ func NewQueue(p Provisioner, workers int, logger *slog.Logger, onRow func(Row)) 
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	q := &Queue{p: p, next: make(chan store.Account, QueueSize), logger: logger, onRow: onRow, ctx: ctx, stop: stop}
+	q := &Queue{p: p, next: make(chan store.Account, QueueSize), logger: logger, ctx: ctx, stop: stop}
 	for range workers {
 		q.wg.Add(1)
 		go q.work()
@@ -59,9 +58,6 @@ func (q *Queue) work() {
 			r := One(ctx, q.p, a)
 			if r.Outcome == Failed && q.ctx.Err() == nil {
 				q.logger.Warn("provisioning: the platform user was not created ahead; the first launch will", "email", a.Email, "reason", r.Reason)
-			}
-			if q.onRow != nil {
-				q.onRow(r)
 			}
 		}
 	}

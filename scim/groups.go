@@ -74,7 +74,7 @@ func (h *groupHandler) Get(r *http.Request, id string) (scim.Resource, error) {
 
 // GetAll pages through the groups a filter selects: displayName,
 // externalId or id equalities, and Entra ID's membership check
-// (id eq "…" and members[value eq "…"]).
+// (id eq "…" and members[value eq "…"]), which reads the one group.
 func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.Page, error) {
 	f := store.GroupFilter{Offset: max(p.StartIndex, 1) - 1, Limit: min(max(p.Count, 1), maxResults)}
 	var q scimreq.Query
@@ -110,9 +110,7 @@ func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.P
 		return page, nil
 	}
 	for _, g := range list {
-		if q.Member == "" || groupMatches(g, q) {
-			page.Resources = append(page.Resources, groupResource(g))
-		}
+		page.Resources = append(page.Resources, groupResource(g))
 	}
 	return page, nil
 }

@@ -2,6 +2,7 @@ package scim_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	_ "modernc.org/sqlite"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/passhash"
@@ -224,6 +226,19 @@ func TestOktaSequence(t *testing.T) {
 	stored, err = e.st.AccountByID(context.Background(), stored.ID)
 	require.NoError(t, err)
 	assert.True(t, stored.Disabled)
+}
+
+// TestCreatedInactive: a user created with active false gets a disabled
+// account and no platform user ahead.
+func TestCreatedInactive(t *testing.T) {
+	e := setup(t, "")
+	a := e.do("POST", "/Users", strings.Replace(entraUser("off@example.com", "x"), `"active":true`, `"active":"False"`, 1))
+	require.Equal(t, http.StatusCreated, a.status, a.raw)
+	assert.Equal(t, false, a.body["active"])
+	stored, err := e.st.AccountByEmail(context.Background(), "off@example.com")
+	require.NoError(t, err)
+	assert.True(t, stored.Disabled)
+	assert.Empty(t, e.created, "no platform user is made for an inactive user")
 }
 
 // TestPaging: startIndex and count page through the users by address,
@@ -466,4 +481,10 @@ func TestDiscovery(t *testing.T) {
 	a = e.do("GET", "/Schemas", "")
 	require.Equal(t, http.StatusOK, a.status)
 	assert.GreaterOrEqual(t, a.total(), 2)
+}
+
+// sqlOpen opens another connection to the store's SQLite file, whose
+// transactions take the write lock at once.
+func sqlOpen(path string) (*sql.DB, error) {
+	return sql.Open("sqlite", "file:"+path+"?_txlock=immediate")
 }

@@ -172,7 +172,7 @@ func (h *userHandler) Replace(r *http.Request, id string, attrs scim.ResourceAtt
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
-	a, err := h.dir.ReplaceUser(r.Context(), cur.ID, u)
+	a, err := h.dir.ReplaceUser(r.Context(), cur, u)
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
@@ -185,7 +185,7 @@ func (h *userHandler) Delete(r *http.Request, id string) error {
 	if err != nil {
 		return fail(r, err)
 	}
-	return fail(r, h.dir.DeleteUser(r.Context(), a.ID))
+	return fail(r, h.dir.DeleteUser(r.Context(), a))
 }
 
 // Patch applies add, replace and remove operations to an account.

@@ -79,7 +79,7 @@ func (q *Query) set(field *string, v string) {
 // id, emails.value or a value path on emails, joined by and.
 func UserQuery(e filter.Expression) (Query, error) {
 	var q Query
-	return q, walkAnd(e, func(a *filter.AttributeExpression, within string) error {
+	err := walkAnd(e, func(a *filter.AttributeExpression, within string) error {
 		name := strings.ToLower(a.AttributePath.AttributeName)
 		sub := strings.ToLower(a.AttributePath.SubAttributeName())
 		v, ok := a.CompareValue.(string)
@@ -99,6 +99,7 @@ func UserQuery(e filter.Expression) (Query, error) {
 		}
 		return InvalidFilter("Filter %q is not supported: use eq on userName, externalId, id or emails[type eq \"work\"].value, joined by and.", a.String())
 	})
+	return q, err
 }
 
 // walkAnd calls fn for every comparison of an expression made of
@@ -132,7 +133,7 @@ func walkAnd(e filter.Expression, fn func(a *filter.AttributeExpression, within 
 // GroupQuery reads a Groups filter.
 func GroupQuery(e filter.Expression) (Query, error) {
 	var q Query
-	return q, walkAnd(e, func(a *filter.AttributeExpression, within string) error {
+	err := walkAnd(e, func(a *filter.AttributeExpression, within string) error {
 		name := strings.ToLower(a.AttributePath.AttributeName)
 		v, ok := a.CompareValue.(string)
 		switch {
@@ -152,6 +153,10 @@ func GroupQuery(e filter.Expression) (Query, error) {
 		}
 		return InvalidFilter("Filter %q is not supported: use eq on displayName, externalId or id, and members[value eq \"…\"], joined by and.", a.String())
 	})
+	if err == nil && q.Member != "" && q.ID == "" {
+		return q, InvalidFilter("members[value eq \"…\"] is taken with id eq \"…\" (a membership check).")
+	}
+	return q, err
 }
 
 // PATCH operations (add, replace, remove; with a path or, without one, a
@@ -233,11 +238,11 @@ func applyUser(up *store.AccountUpdate, op string, path *filter.Path, value any)
 		if !ok {
 			return InvalidValue("active must be true or false.")
 		}
-		up.Disabled = ptr(!b)
+		up.Disabled = new(!b)
 		return nil
 	case "externalid":
 		if remove {
-			up.ExternalID = ptr("")
+			up.ExternalID = new("")
 			return nil
 		}
 		return setString(&up.ExternalID, value, "externalId")
@@ -305,7 +310,7 @@ func applyGroup(up *store.GroupUpdate, op string, path *filter.Path, value any) 
 		return setString(&up.DisplayName, value, "displayName")
 	case "externalid":
 		if op == scim.PatchOperationRemove {
-			up.ExternalID = ptr("")
+			up.ExternalID = new("")
 			return nil
 		}
 		return setString(&up.ExternalID, value, "externalId")
@@ -387,8 +392,6 @@ func memberID(v string) (int64, error) {
 	}
 	return id, nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // The forms identity providers send that RFC 7644 does not, rewritten to
 // the RFC's before the library reads them.

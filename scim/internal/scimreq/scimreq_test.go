@@ -86,6 +86,10 @@ func TestGroupQuery(t *testing.T) {
 	q, err = GroupQuery(e)
 	require.NoError(t, err)
 	assert.Equal(t, Query{DisplayName: "Admins"}, q)
+	e, err = parseFilter(`members[value eq "7"]`, schema.CoreGroupSchema())
+	require.NoError(t, err)
+	_, err = GroupQuery(e)
+	assertBadRequest(t, err)
 }
 
 // ops reads a PATCH body's operations as the library hands them over
