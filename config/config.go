@@ -367,6 +367,9 @@ func Parse(yamlData []byte, environ []string) (Config, error) {
 		cfg.Platform.APISecret = strings.TrimSpace(string(b))
 	}
 	if cfg.SCIM.TokenFile != "" {
+		if cfg.SCIM.Token != "" {
+			return Config{}, Errors{{Key: "scim.token_file", Problem: "set it or " + EnvName("scim.token") + " (scim.token), not both"}}
+		}
 		b, err := os.ReadFile(cfg.SCIM.TokenFile)
 		if err != nil {
 			return Config{}, Errors{{Key: "scim.token_file", Problem: "cannot read: " + err.Error()}}

@@ -175,6 +175,7 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"retention", "audit:\n  retention: 5m\n", nil, "audit.retention", "at least 1h"},
 		{"scim without a token", "scim:\n  enabled: true\n", nil, "scim.token", "SSOBRIDGE_SCIM_TOKEN"},
 		{"scim short token", "scim:\n  enabled: true\n", []string{"SSOBRIDGE_SCIM_TOKEN=short"}, "scim.token", "at least 32"},
+		{"scim token file and token", "scim:\n  enabled: true\n  token_file: /etc/hosts\n", []string{"SSOBRIDGE_SCIM_TOKEN=" + strings.Repeat("t", 40)}, "scim.token_file", "not both"},
 		{"scim token file missing", "scim:\n  enabled: true\n  token_file: /nonexistent/scim.tokens\n", nil, "scim.token_file", "cannot read"},
 	}
 	for _, tt := range tests {
