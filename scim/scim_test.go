@@ -158,12 +158,17 @@ func TestEntraIDSequence(t *testing.T) {
 	require.Equal(t, http.StatusOK, a.status)
 	assert.Equal(t, "Lovelace", a.body["name"].(map[string]any)["familyName"])
 
-	for _, f := range []string{`userName eq "ADA@contoso.example"`, `externalId eq "entra-1"`, `emails[type eq "work"].value eq "ada@contoso.example"`} {
+	for _, f := range []string{`userName eq "ADA@contoso.example"`, `externalId eq "entra-1"`, `emails[type eq "work"].value eq "ada@contoso.example"`,
+		`id eq "` + id + `" and userName eq "ada@contoso.example"`} {
 		a = e.do("GET", "/Users"+filterQuery(f), "")
 		require.Equal(t, http.StatusOK, a.status, a.raw)
 		require.Equal(t, 1, a.total(), f)
 		assert.Equal(t, id, a.resources()[0]["id"], f)
 	}
+
+	a = e.do("GET", "/Users"+filterQuery(`id eq "`+id+`" and externalId eq "other"`), "")
+	require.Equal(t, http.StatusOK, a.status, a.raw)
+	assert.Equal(t, 0, a.total(), "every condition holds, not the id alone")
 
 	a = e.do("PATCH", "/Users/"+id, `{"schemas":["urn:ietf:params:scim:api:messages:2.0:PatchOp"],"Operations":[
 		{"op":"Replace","path":"emails[type eq \"work\"].value","value":"ada.l@contoso.example"},

@@ -127,7 +127,7 @@ func (h *userHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.Pa
 			return scim.Page{Resources: []scim.Resource{}}, nil
 		}
 		if q.ID != "" {
-			return h.byID(r, q.ID, f.Offset, p.Count)
+			return h.byID(r, q, f.Offset, p.Count)
 		}
 		f.Email, f.ExternalID = q.Email, q.ExternalID
 	}
@@ -145,10 +145,10 @@ func (h *userHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.Pa
 	return page, nil
 }
 
-// byID is the page of a filter on id.
-func (h *userHandler) byID(r *http.Request, id string, offset, count int) (scim.Page, error) {
-	a, err := h.account(r.Context(), id)
-	if errors.Is(err, store.ErrNotFound) {
+// byID is the page of a filter on id (and what else q asks of it).
+func (h *userHandler) byID(r *http.Request, q scimreq.Query, offset, count int) (scim.Page, error) {
+	a, err := h.account(r.Context(), q.ID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && ((q.Email != "" && !mailaddr.Equal(q.Email, a.Email)) || (q.ExternalID != "" && q.ExternalID != a.ExternalID))) {
 		return scim.Page{Resources: []scim.Resource{}}, nil
 	}
 	if err != nil {
