@@ -364,6 +364,19 @@ type Store interface {
 	// PruneUsedIDs forgets ids whose time has passed.
 	PruneUsedIDs(ctx context.Context, before time.Time) (int64, error)
 
+	// AccountOfIdentity returns the account an outside identity (an LTI
+	// platform's issuer and the user's sub there) is linked to, or
+	// ErrNotFound.
+	AccountOfIdentity(ctx context.Context, issuer, subject string) (int64, error)
+	// LinkIdentity links an outside identity to the account, moving it
+	// from the account it was linked to before, if any. Deleting the
+	// account deletes its identities.
+	LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error
+	// KeptValue returns the value kept under name, keeping value there
+	// first if none is: of instances that start at once, the first one's
+	// value is every instance's (the LTI tool's generated key).
+	KeptValue(ctx context.Context, name, value string) (string, error)
+
 	// CreatePasswordLink stores a set-password link for the account (by
 	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing
 	// any earlier one of the account.

@@ -251,6 +251,35 @@ func (g *Guard) PruneUsedIDs(ctx context.Context, before time.Time) (r0 int64, e
 	return r0, err
 }
 
+// AccountOfIdentity is the store's, bounded (see Guard).
+func (g *Guard) AccountOfIdentity(ctx context.Context, issuer string, subject string) (r0 int64, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.AccountOfIdentity(ctx, issuer, subject)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// LinkIdentity is the store's, bounded (see Guard).
+func (g *Guard) LinkIdentity(ctx context.Context, issuer string, subject string, accountID int64) error {
+	return g.do(ctx, func(ctx context.Context) error { return g.inner.LinkIdentity(ctx, issuer, subject, accountID) })
+}
+
+// KeptValue is the store's, bounded (see Guard).
+func (g *Guard) KeptValue(ctx context.Context, name string, value string) (r0 string, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.KeptValue(ctx, name, value)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
 // CreatePasswordLink is the store's, bounded (see Guard).
 func (g *Guard) CreatePasswordLink(ctx context.Context, accountID int64, id string, expires time.Time) error {
 	return g.do(ctx, func(ctx context.Context) error { return g.inner.CreatePasswordLink(ctx, accountID, id, expires) })

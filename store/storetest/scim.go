@@ -173,3 +173,46 @@ func testGroups(t *testing.T, s store.Store) {
 	_, err = s.AccountByID(ctx, ids[1])
 	require.NoError(t, err, "a group's accounts stay")
 }
+
+func testIdentities(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a, err := s.CreateAccount(ctx, newAccount("pupil@school.example", false))
+	require.NoError(t, err)
+	b, err := s.CreateAccount(ctx, newAccount("teacher@school.example", false))
+	require.NoError(t, err)
+	const lms = "https://lms.school.example"
+
+	_, err = s.AccountOfIdentity(ctx, lms, "sub-1")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.NoError(t, s.LinkIdentity(ctx, lms, "sub-1", a.ID))
+	require.NoError(t, s.LinkIdentity(ctx, lms, "sub-1", a.ID), "linking again changes nothing")
+	id, err := s.AccountOfIdentity(ctx, lms, "sub-1")
+	require.NoError(t, err)
+	assert.Equal(t, a.ID, id)
+	_, err = s.AccountOfIdentity(ctx, "https://lms.other.example", "sub-1")
+	assert.ErrorIs(t, err, store.ErrNotFound, "a sub is the issuer's own")
+	_, err = s.AccountOfIdentity(ctx, lms, "SUB-1")
+	assert.ErrorIs(t, err, store.ErrNotFound, "a sub is compared exactly")
+
+	require.NoError(t, s.LinkIdentity(ctx, lms, "sub-1", b.ID), "the identity moves")
+	id, err = s.AccountOfIdentity(ctx, lms, "sub-1")
+	require.NoError(t, err)
+	assert.Equal(t, b.ID, id)
+
+	require.NoError(t, s.DeleteAccount(ctx, b.ID))
+	_, err = s.AccountOfIdentity(ctx, lms, "sub-1")
+	assert.ErrorIs(t, err, store.ErrNotFound, "deleting the account deletes its identities")
+}
+
+func testKeptValues(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	v, err := s.KeptValue(ctx, "lti-tool-key", "first")
+	require.NoError(t, err)
+	assert.Equal(t, "first", v)
+	v, err = s.KeptValue(ctx, "lti-tool-key", "second")
+	require.NoError(t, err)
+	assert.Equal(t, "first", v, "the first value kept stays")
+	v, err = s.KeptValue(ctx, "another", "x")
+	require.NoError(t, err)
+	assert.Equal(t, "x", v)
+}

@@ -66,6 +66,8 @@ func Run(t *testing.T, open Open) {
 		{"update account", testUpdateAccount},
 		{"accounts by address and external id", testAccountFilters},
 		{"groups", testGroups},
+		{"outside identities", testIdentities},
+		{"kept values", testKeptValues},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}

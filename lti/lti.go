@@ -1,0 +1,412 @@
+// Package lti is the bridge as an LTI 1.3 Tool (IMS LTI Core 1.3 and the
+// IMS Security Framework) for resource-link launches: the
+// third-party-initiated login (Login) and the id_token the platform's page
+// posts back (Launch), checked on go-jose against the platform's key set.
+// It knows nothing of routes, cookies or accounts: Login returns where to
+// send the browser and the Flow to keep in it; Launch checks the posted
+// form against the flows the browser holds and returns who launched.
+package lti
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// The paths of the Tool, under the bridge's public URL.
+const (
+	LoginPath  = "/lti/login"
+	LaunchPath = "/lti/launch"
+	JWKSPath   = "/lti/jwks"
+	ConfigPath = "/lti/config"
+)
+
+// FlowTTL is how long a login may take from /lti/login to the posted
+// id_token (a platform answers at once: prompt=none).
+const FlowTTL = 5 * time.Minute
+
+// NonceKind is the single-use kind under which launch nonces are kept in
+// the store (Store.UseOnce), so a replay is refused on every instance.
+const NonceKind = "lti-nonce"
+
+// MaxTokenBytes bounds the posted id_token. A launch with its custom
+// claims and a long course title is a few KB.
+const MaxTokenBytes = 64 << 10
+
+// The LTI claims the Tool reads.
+const (
+	claimPrefix         = "https://purl.imsglobal.org/spec/lti/claim/"
+	claimMessageType    = claimPrefix + "message_type"
+	claimVersion        = claimPrefix + "version"
+	claimDeploymentID   = claimPrefix + "deployment_id"
+	claimTargetLinkURI  = claimPrefix + "target_link_uri"
+	claimResourceLink   = claimPrefix + "resource_link"
+	claimRoles          = claimPrefix + "roles"
+	claimPresentation   = claimPrefix + "launch_presentation"
+	messageResourceLink = "LtiResourceLinkRequest"
+	version13           = "1.3.0"
+)
+
+// Errors of a login or launch; each class has its own page.
+var (
+	// ErrUnknownPlatform: the issuer, client id or deployment is not one
+	// the configuration registers (400: what the LMS sent).
+	ErrUnknownPlatform = errors.New("lti: the platform, client or deployment is not registered")
+	// ErrBadRequest: a login or launch form is incomplete or malformed, or
+	// its target is not on this bridge (400).
+	ErrBadRequest = errors.New("lti: the request is not a valid LTI 1.3 login or launch")
+	// ErrBadState: the launch does not belong to a login this browser
+	// started (another browser's state, the flow cookie gone, the form
+	// posted twice) or its nonce is not the one its login asked for (400).
+	ErrBadState = errors.New("lti: the launch does not match a login started in this browser")
+	// ErrReplayed: the nonce was used before, here or on another instance
+	// (400).
+	ErrReplayed = errors.New("lti: the launch was used before")
+	// ErrFlowExpired: the login is older than FlowTTL (400).
+	ErrFlowExpired = errors.New("lti: the launch took too long")
+	// ErrInvalid: the id_token does not verify (another key, an unknown
+	// kid, alg none or HS256, another audience or issuer, malformed) or
+	// is not a resource-link launch of LTI 1.3 (400).
+	ErrInvalid = errors.New("lti: the id_token is refused")
+	// ErrClock: the id_token has expired or was issued in the future, past
+	// the skew allowance (400).
+	ErrClock = errors.New("lti: the id_token is outside its validity (expired, or the platform's clock is off)")
+	// ErrNoEmail: the launch carries no email claim: the LMS does not
+	// share the user's email with the tool (400).
+	ErrNoEmail = errors.New("lti: the launch carries no email address")
+	// ErrKeysUnavailable: the platform's key set cannot be read (503).
+	ErrKeysUnavailable = errors.New("lti: the platform's key set cannot be read")
+)
+
+// Platform is one LMS registration: the values the LMS shows once the tool
+// is added.
+type Platform struct {
+	Name           string   // shown on pages
+	Issuer         string   // iss
+	ClientID       string   // the LMS's client id of this tool
+	DeploymentIDs  []string // at least one
+	AuthURL        string   // the platform's OIDC authorization endpoint
+	JWKSURL        string   // the platform's key set
+	AdminRoles     []string // role URIs or short names whose holders become partner admins
+	CreateAccounts bool     // create the account on a first launch
+}
+
+// Config is the Tool's.
+type Config struct {
+	Platforms []Platform
+	// HTTPClient reads the key sets; nil: its own with a 10 s timeout.
+	HTTPClient *http.Client
+	// UseOnce spends a nonce (store.Store.UseOnce).
+	UseOnce func(ctx context.Context, kind, id string, until time.Time) error
+	// Skew is the clock allowance on exp and iat (30 s unless set).
+	Skew time.Duration
+	// RefetchEvery bounds how often an unknown kid fetches a platform's
+	// key set again (1 min unless set); RetryEvery how often a key set
+	// never read is tried again on demand (5 s unless set).
+	RefetchEvery, RetryEvery time.Duration
+	Now                      func() time.Time
+}
+
+// Tool is the LTI 1.3 Tool. It is safe for concurrent use.
+type Tool struct {
+	cfg  Config
+	keys []*keySet // per platform, in Config.Platforms' order
+}
+
+// New builds the Tool. Its key sets are read on first use (or Refresh).
+func New(cfg Config) *Tool {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Skew <= 0 {
+		cfg.Skew = 30 * time.Second
+	}
+	if cfg.RefetchEvery <= 0 {
+		cfg.RefetchEvery = time.Minute
+	}
+	if cfg.RetryEvery <= 0 {
+		cfg.RetryEvery = 5 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	t := &Tool{cfg: cfg}
+	for _, p := range cfg.Platforms {
+		t.keys = append(t.keys, newKeySet(p.JWKSURL, cfg.HTTPClient, cfg.Now, cfg.RefetchEvery, cfg.RetryEvery))
+	}
+	return t
+}
+
+// Platforms are the registered platforms.
+func (t *Tool) Platforms() []Platform { return t.cfg.Platforms }
+
+// Flow is a login in progress, kept in the browser that started it.
+type Flow struct {
+	State    string    `json:"s"`
+	Nonce    string    `json:"n"`
+	Issuer   string    `json:"i"`
+	ClientID string    `json:"c"`
+	Expires  time.Time `json:"e"`
+}
+
+// Login answers a third-party-initiated login (iss, login_hint,
+// target_link_uri, lti_message_hint, client_id, lti_deployment_id): the
+// URL of the platform's authorization endpoint to send the browser to,
+// and the flow to keep. base is the bridge's public URL.
+func (t *Tool) Login(base string, q url.Values) (string, Flow, error) {
+	iss, hint, target := q.Get("iss"), q.Get("login_hint"), q.Get("target_link_uri")
+	if iss == "" || hint == "" || target == "" {
+		return "", Flow{}, fmt.Errorf("%w: a login needs iss, login_hint and target_link_uri", ErrBadRequest)
+	}
+	i, err := t.platform(iss, q.Get("client_id"))
+	if err != nil {
+		return "", Flow{}, err
+	}
+	p := t.cfg.Platforms[i]
+	if d := q.Get("lti_deployment_id"); d != "" && !slices.Contains(p.DeploymentIDs, d) {
+		return "", Flow{}, fmt.Errorf("%w: deployment %q of %s", ErrUnknownPlatform, d, p.Name)
+	}
+	if !OnBridge(base, target) {
+		return "", Flow{}, fmt.Errorf("%w: target_link_uri %q is not on this bridge (%s)", ErrBadRequest, target, base)
+	}
+	f := Flow{State: randid.Token(24), Nonce: randid.Token(24), Issuer: p.Issuer, ClientID: p.ClientID, Expires: t.cfg.Now().Add(FlowTTL)}
+	u, err := url.Parse(p.AuthURL)
+	if err != nil {
+		return "", Flow{}, fmt.Errorf("lti: %s's auth_url: %w", p.Name, err)
+	}
+	v := u.Query()
+	v.Set("scope", "openid")
+	v.Set("response_type", "id_token")
+	v.Set("response_mode", "form_post")
+	v.Set("prompt", "none")
+	v.Set("client_id", p.ClientID)
+	v.Set("redirect_uri", strings.TrimRight(base, "/")+LaunchPath)
+	v.Set("login_hint", hint)
+	if mh := q.Get("lti_message_hint"); mh != "" {
+		v.Set("lti_message_hint", mh)
+	}
+	v.Set("state", f.State)
+	v.Set("nonce", f.Nonce)
+	u.RawQuery = v.Encode()
+	return u.String(), f, nil
+}
+
+// platform finds the registration of an issuer (and client id, when the
+// login names one; an issuer registered twice needs it).
+func (t *Tool) platform(iss, clientID string) (int, error) {
+	found := -1
+	for i, p := range t.cfg.Platforms {
+		if p.Issuer != iss || (clientID != "" && p.ClientID != clientID) {
+			continue
+		}
+		if found >= 0 {
+			return -1, fmt.Errorf("%w: issuer %q is registered more than once; the login must name its client_id", ErrUnknownPlatform, iss)
+		}
+		found = i
+	}
+	if found < 0 {
+		if clientID != "" {
+			return -1, fmt.Errorf("%w: issuer %q with client_id %q", ErrUnknownPlatform, iss, clientID)
+		}
+		return -1, fmt.Errorf("%w: issuer %q", ErrUnknownPlatform, iss)
+	}
+	return found, nil
+}
+
+// OnBridge reports whether target is a URL on the bridge at base (same
+// scheme and host).
+func OnBridge(base, target string) bool {
+	b, err1 := url.Parse(base)
+	u, err2 := url.Parse(target)
+	return err1 == nil && err2 == nil && b.Scheme != "" && u.Scheme == b.Scheme && u.Host == b.Host && u.User == nil
+}
+
+// Identity is who launched, from a verified id_token.
+type Identity struct {
+	Platform       Platform
+	Subject        string // sub: the user at the platform, stable
+	Email          string
+	GivenName      string
+	FamilyName     string
+	Name           string
+	Roles          []string
+	Admin          bool   // holds one of the platform's admin_roles
+	DeploymentID   string // registered
+	ResourceLinkID string
+	TargetLinkURI  string // on this bridge
+	DocumentTarget string // launch_presentation.document_target: iframe, frame, window or empty
+	ReturnURL      string // launch_presentation.return_url, if any
+}
+
+// Framed reports whether the platform shows the tool inside its own page.
+func (id Identity) Framed() bool {
+	return id.DocumentTarget == "iframe" || id.DocumentTarget == "frame"
+}
+
+// launchClaims are the id_token's claims beyond the registered ones.
+type launchClaims struct {
+	Nonce         string   `json:"nonce"`
+	AZP           string   `json:"azp"`
+	Email         string   `json:"email"`
+	GivenName     string   `json:"given_name"`
+	FamilyName    string   `json:"family_name"`
+	Name          string   `json:"name"`
+	MessageType   string   `json:"https://purl.imsglobal.org/spec/lti/claim/message_type"`
+	Version       string   `json:"https://purl.imsglobal.org/spec/lti/claim/version"`
+	DeploymentID  string   `json:"https://purl.imsglobal.org/spec/lti/claim/deployment_id"`
+	TargetLinkURI string   `json:"https://purl.imsglobal.org/spec/lti/claim/target_link_uri"`
+	Roles         []string `json:"https://purl.imsglobal.org/spec/lti/claim/roles"`
+	ResourceLink  struct {
+		ID string `json:"id"`
+	} `json:"https://purl.imsglobal.org/spec/lti/claim/resource_link"`
+	Presentation struct {
+		DocumentTarget string `json:"document_target"`
+		ReturnURL      string `json:"return_url"`
+	} `json:"https://purl.imsglobal.org/spec/lti/claim/launch_presentation"`
+}
+
+// Launch checks a posted launch (id_token and state) against the flows
+// this browser holds, and returns who launched and the flow it used (the
+// caller drops it: a flow is used once, whatever the outcome). base is the
+// bridge's public URL.
+func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.Values) (Identity, error) {
+	if e := form.Get("error"); e != "" {
+		// The platform answered the login with an OIDC error (login_required,
+		// say: the user's LMS session ended).
+		return Identity{}, fmt.Errorf("%w: the platform answered %q: %s", ErrBadRequest, truncate(e, 64), truncate(form.Get("error_description"), 200))
+	}
+	raw, state := form.Get("id_token"), form.Get("state")
+	if raw == "" || state == "" {
+		return Identity{}, fmt.Errorf("%w: a launch needs id_token and state", ErrBadRequest)
+	}
+	if len(raw) > MaxTokenBytes {
+		return Identity{}, fmt.Errorf("%w: the id_token is over %d bytes", ErrBadRequest, MaxTokenBytes)
+	}
+	i := slices.IndexFunc(flows, func(f Flow) bool { return f.State == state })
+	if i < 0 {
+		return Identity{}, fmt.Errorf("%w: no login with this state was started in this browser (or its cookie expired)", ErrBadState)
+	}
+	flow := flows[i]
+	now := t.cfg.Now()
+	if !now.Before(flow.Expires) {
+		return Identity{}, ErrFlowExpired
+	}
+	pi, err := t.platform(flow.Issuer, flow.ClientID)
+	if err != nil {
+		return Identity{}, err // the registration went away during the login
+	}
+	p := t.cfg.Platforms[pi]
+	// RS256 only: alg none, HS256 (a key set's public key used as an HMAC
+	// secret) and every other algorithm are refused before any key is read.
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	key, err := t.keys[pi].key(ctx, tok.Headers[0].KeyID)
+	if err != nil {
+		return Identity{}, err
+	}
+	var std jwt.Claims
+	var c launchClaims
+	if err := tok.Claims(key, &std, &c); err != nil {
+		return Identity{}, fmt.Errorf("%w: the signature does not verify against %s's key %q: %v", ErrInvalid, p.Name, tok.Headers[0].KeyID, err)
+	}
+	if err := checkClaims(std, c, p, flow, now, t.cfg.Skew); err != nil {
+		return Identity{}, err
+	}
+	if !slices.Contains(p.DeploymentIDs, c.DeploymentID) {
+		return Identity{}, fmt.Errorf("%w: deployment %q of %s", ErrUnknownPlatform, c.DeploymentID, p.Name)
+	}
+	if !OnBridge(base, c.TargetLinkURI) {
+		return Identity{}, fmt.Errorf("%w: target_link_uri %q is not on this bridge", ErrInvalid, c.TargetLinkURI)
+	}
+	// Spent last: a refused token leaves the nonce unspent, but its flow is
+	// gone from the browser, so it cannot be posted again through it.
+	sum := sha256.Sum256([]byte(p.Issuer + "\x00" + c.Nonce))
+	switch err := t.cfg.UseOnce(ctx, NonceKind, hex.EncodeToString(sum[:]), std.Expiry.Time().Add(t.cfg.Skew)); {
+	case errors.Is(err, store.ErrUsed):
+		return Identity{}, ErrReplayed
+	case err != nil:
+		return Identity{}, err
+	}
+	if c.Email == "" {
+		return Identity{Platform: p, Subject: std.Subject}, ErrNoEmail
+	}
+	return Identity{
+		Platform: p, Subject: std.Subject, Email: c.Email, GivenName: c.GivenName, FamilyName: c.FamilyName, Name: c.Name,
+		Roles: c.Roles, Admin: holdsAny(c.Roles, p.AdminRoles), DeploymentID: c.DeploymentID, ResourceLinkID: c.ResourceLink.ID,
+		TargetLinkURI: c.TargetLinkURI, DocumentTarget: c.Presentation.DocumentTarget, ReturnURL: c.Presentation.ReturnURL,
+	}, nil
+}
+
+// checkClaims applies the Security Framework's and LTI Core's rules to a
+// verified token.
+func checkClaims(std jwt.Claims, c launchClaims, p Platform, flow Flow, now time.Time, skew time.Duration) error {
+	if std.Issuer != p.Issuer {
+		return fmt.Errorf("%w: issuer %q, not %s's %q", ErrInvalid, std.Issuer, p.Name, p.Issuer)
+	}
+	if !std.Audience.Contains(p.ClientID) {
+		return fmt.Errorf("%w: the audience %q does not hold the client id %q", ErrInvalid, []string(std.Audience), p.ClientID)
+	}
+	if (len(std.Audience) > 1 || c.AZP != "") && c.AZP != p.ClientID {
+		return fmt.Errorf("%w: azp %q is not the client id %q", ErrInvalid, c.AZP, p.ClientID)
+	}
+	if std.Expiry == nil || std.IssuedAt == nil {
+		return fmt.Errorf("%w: exp and iat are required", ErrInvalid)
+	}
+	if err := std.ValidateWithLeeway(jwt.Expected{Time: now}, skew); err != nil {
+		return fmt.Errorf("%w: %v (exp %s, iat %s, now %s)", ErrClock, err, std.Expiry.Time().UTC().Format(time.RFC3339),
+			std.IssuedAt.Time().UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if c.Nonce == "" || c.Nonce != flow.Nonce {
+		return fmt.Errorf("%w: the nonce is not the one this browser's login asked for", ErrBadState)
+	}
+	switch {
+	case c.MessageType != messageResourceLink:
+		return fmt.Errorf("%w: message_type %q, not %s", ErrInvalid, c.MessageType, messageResourceLink)
+	case c.Version != version13:
+		return fmt.Errorf("%w: version %q, not %s", ErrInvalid, c.Version, version13)
+	case std.Subject == "":
+		return fmt.Errorf("%w: no sub (an anonymous launch cannot open an editor)", ErrInvalid)
+	case c.ResourceLink.ID == "":
+		return fmt.Errorf("%w: no resource_link.id", ErrInvalid)
+	}
+	return nil
+}
+
+// holdsAny reports whether roles hold one of want: a full role URI matches
+// itself; a short name (Administrator) matches any role URI ending in
+// #Administrator or /Administrator, and a role given as that short name.
+func holdsAny(roles, want []string) bool {
+	for _, w := range want {
+		for _, r := range roles {
+			if r == w {
+				return true
+			}
+			if !strings.Contains(w, "/") && (strings.HasSuffix(r, "#"+w) || strings.HasSuffix(r, "/"+w)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,42 @@
+package sqlstore
+
+import (
+	"context"
+	"fmt"
+)
+
+// AccountOfIdentity returns the account an outside identity is linked to.
+func (s *sqlStore) AccountOfIdentity(ctx context.Context, issuer, subject string) (int64, error) {
+	var id int64
+	err := s.row(ctx, "SELECT account_id FROM identities WHERE issuer = $1 AND subject = $2", issuer, subject).Scan(&id)
+	if err != nil {
+		return 0, notFoundIfNoRows(err)
+	}
+	return id, nil
+}
+
+// LinkIdentity links an outside identity to the account (moving it from
+// another account).
+func (s *sqlStore) LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error {
+	_, err := s.exec(ctx, `INSERT INTO identities (issuer, subject, account_id, linked_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (issuer, subject) DO UPDATE SET account_id = excluded.account_id, linked_at = excluded.linked_at
+		WHERE identities.account_id <> excluded.account_id`, issuer, subject, accountID, ms(s.now()))
+	if err != nil {
+		return fmt.Errorf("identities: link: %w", err)
+	}
+	return nil
+}
+
+// KeptValue keeps value under name unless a value is kept there, and
+// returns the kept one.
+func (s *sqlStore) KeptValue(ctx context.Context, name, value string) (string, error) {
+	if _, err := s.exec(ctx, "INSERT INTO kept_values (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
+		name, value, ms(s.now())); err != nil {
+		return "", fmt.Errorf("kept values: %w", err)
+	}
+	var kept string
+	if err := s.row(ctx, "SELECT value FROM kept_values WHERE name = $1", name).Scan(&kept); err != nil {
+		return "", fmt.Errorf("kept values: %w", err)
+	}
+	return kept, nil
+}
