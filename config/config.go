@@ -37,6 +37,7 @@ type Config struct {
 	OIDC       OIDC       `yaml:"oidc"`
 	SAML       SAML       `yaml:"saml"`
 	SCIM       SCIM       `yaml:"scim"`
+	LTI        LTI        `yaml:"lti"`
 }
 
 // SCIM is account provisioning by the partner's identity provider (SCIM
@@ -479,6 +480,12 @@ func applyEnv(cfg *Config, environ []string) error {
 			errs = append(errs, &Error{Key: name, Problem: problem})
 			continue
 		}
+		if l.v.Type() == ltiPlatformsType {
+			list, perrs := ltiPlatformsFromEnv(name, value)
+			errs = append(errs, perrs...)
+			l.v.Set(reflect.ValueOf(list))
+			continue
+		}
 		if err := setFromString(l.v, value); err != nil {
 			errs = append(errs, &Error{Key: l.key, Problem: fmt.Sprintf("from %s: %v", name, err)})
 		}
@@ -548,6 +555,7 @@ func (c *Config) validate() Errors {
 		c.validateOIDC,
 		c.validateSAML,
 		c.validateSCIM,
+		c.validateLTI,
 	} {
 		check(bad)
 	}

@@ -78,6 +78,10 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
 			walkSection(val, key, f, errs)
 			continue
 		}
+		if f.Type() == ltiPlatformsType {
+			f.Set(reflect.ValueOf(decodeLTIPlatforms(val, key, errs)))
+			continue
+		}
 		if val.Kind == yaml.SequenceNode && f.Type() == reflect.TypeOf(Words("")) {
 			var words []string
 			for _, item := range val.Content {

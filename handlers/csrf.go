@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/ssobridge/ssobridge/lti"
 )
 
 // csrfError is a refused anti-forgery check.
@@ -58,7 +59,7 @@ func newCSRFGuard(cfg SessionConfig, now func() time.Time) *csrfGuard {
 		name = csrfSecureName
 	}
 	origins := http.NewCrossOriginProtection()
-	for _, p := range []string{portalHandoffPath, samlACSPath} {
+	for _, p := range []string{portalHandoffPath, samlACSPath, lti.LoginPath, lti.LaunchPath} {
 		origins.AddInsecureBypassPattern(p) // cross-site by design
 	}
 	return &csrfGuard{sealer: newCookieSealer(purposeCSRF, cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: origins, name: name, secure: cfg.Secure}
@@ -149,6 +150,9 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		if err := g.origins.Check(req); err != nil {
 			return csrfError{status: http.StatusForbidden}
 		}
+		if req.URL.Path == ltiContinuePath {
+			return next(c) // its sealed one-time value is the proof (see ltiContinuePath)
+		}
 		token := req.PostForm.Get(csrfField)
 		switch {
 		case token == "":
@@ -205,7 +209,9 @@ const portalHandoffPath = "/sso/jwt"
 // csrfExempt reports the state-changing routes that need no token: the
 // portal's handoff and the SAML IdP's response arrive cross-site by
 // design, and their signed, single-use tokens are the proof.
-func csrfExempt(path string) bool { return path == portalHandoffPath || path == samlACSPath }
+func csrfExempt(path string) bool {
+	return path == portalHandoffPath || path == samlACSPath || path == lti.LoginPath || path == lti.LaunchPath
+}
 
 // noSession reports paths that machines and caches fetch: they set no
 // cookie and take no anti-forgery token (all GET routes, but SCIM's,

@@ -19,11 +19,13 @@ type Store struct {
 	Audit    AuditLog
 	OneTime  OneTime
 	Health   Health
+	// Identities link an LMS's users to accounts (LTI).
+	Identities Identities
 }
 
 // StoreOf is a Store whose every part is s.
 func StoreOf(s store.Store) Store {
-	return Store{Accounts: s, Sessions: s, Links: s, Audit: s, OneTime: s, Health: s}
+	return Store{Accounts: s, Sessions: s, Links: s, Audit: s, OneTime: s, Health: s, Identities: s}
 }
 
 // Accounts are the accounts as the console and the ways in see them.

@@ -101,6 +101,13 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	var he *echo.HTTPError
 	var le launchError
 	var ie idpError
+	var lte ltiError
+	if errors.As(err, &lte) {
+		if status, page, info, ok := ltiPage(lte, info); ok {
+			return status, page, info
+		}
+		err = lte.err
+	}
 	if errors.As(err, &ie) {
 		if status, page, info, ok := idpPage(ie.err, info); ok {
 			return status, page, info

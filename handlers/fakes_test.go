@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/passhash"
@@ -341,4 +342,33 @@ func samlAnswer(c *client) *response {
 	r := c.get("/auth/saml")
 	u, _ := url.Parse(r.header.Get("Location"))
 	return c.post("/saml/acs", url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {u.Query().Get("RelayState")}})
+}
+
+// fakeLTI answers logins and launches with what the test set (the real
+// lti.Tool against a platform is in lti_test.go).
+type fakeLTI struct {
+	loginErr, launchErr error
+	id                  lti.Identity
+}
+
+func (l *fakeLTI) Login(string, url.Values) (string, lti.Flow, error) {
+	if l.loginErr != nil {
+		return "", lti.Flow{}, l.loginErr
+	}
+	return "https://lms.example/auth", lti.Flow{State: "s", Nonce: "n", Expires: time.Now().Add(lti.FlowTTL)}, nil
+}
+
+func (l *fakeLTI) Launch(context.Context, string, []lti.Flow, url.Values) (lti.Identity, error) {
+	return l.id, l.launchErr
+}
+
+func (l *fakeLTI) Platforms() []lti.Platform { return []lti.Platform{l.id.Platform} }
+func (l *fakeLTI) Ready() error              { return nil }
+
+// withLTI serves f's app with LTI answering as l does.
+func (f *fixture) withLTI(l *fakeLTI) {
+	if l.id.Platform.Name == "" {
+		l.id.Platform = lti.Platform{Name: "Springfield LMS", Issuer: "https://lms.example", AuthURL: "https://lms.example/auth"}
+	}
+	f.reconfigure(func(d *Deps) { d.LTI = l })
 }

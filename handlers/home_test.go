@@ -18,6 +18,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
@@ -186,6 +187,37 @@ func arrivalErrorPageCases() []errorPageCase {
 			request: func(f *fixture, c *client) *response {
 				f.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: false}
 				return idpAnswer(c, "&code=x")
+			}},
+		{name: "LTI login from an unregistered LMS", page: "LTIRefused", class: "lti-refused", status: 400, mention: "did not pass the bridge's checks",
+			request: func(f *fixture, c *client) *response {
+				f.withLTI(&fakeLTI{loginErr: fmt.Errorf("%w: issuer %q", lti.ErrUnknownPlatform, "https://lms.other.example")})
+				return c.post("/lti/login", url.Values{"iss": {"https://lms.other.example"}})
+			}},
+		{name: "LTI launch used before", page: "LTIStale", class: "lti-stale", status: 400, mention: "works once",
+			request: func(f *fixture, c *client) *response {
+				f.withLTI(&fakeLTI{launchErr: lti.ErrReplayed})
+				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
+			}},
+		{name: "LTI launch outside its time", page: "LTIClock", class: "lti-clock", status: 400, mention: "NTP",
+			request: func(f *fixture, c *client) *response {
+				f.withLTI(&fakeLTI{launchErr: fmt.Errorf("%w: token is expired", lti.ErrClock)})
+				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
+			}},
+		{name: "LTI launch without an email", page: "LTINoEmail", class: "lti-no-email", status: 400, mention: "Share launcher's email with tool",
+			request: func(f *fixture, c *client) *response {
+				f.withLTI(&fakeLTI{launchErr: lti.ErrNoEmail})
+				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
+			}},
+		{name: "LTI launch of no account, create_accounts off", page: "LTIDenied", class: "lti-denied", status: 403, mention: "does not create accounts",
+			request: func(f *fixture, c *client) *response {
+				f.withLTI(&fakeLTI{id: lti.Identity{Subject: "s-9", Email: "nobody@school.example",
+					Platform: lti.Platform{Name: "Springfield LMS", Issuer: "https://lms.example", CreateAccounts: false}}})
+				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
+			}},
+		{name: "LTI key set unreadable", page: "LTIUnavailable", class: "lti-unavailable", status: 503, retryAfter: "30", mention: "could not read the signing keys",
+			request: func(f *fixture, c *client) *response {
+				f.withLTI(&fakeLTI{launchErr: fmt.Errorf("%w: https://lms.example/jwks answered 503", lti.ErrKeysUnavailable)})
+				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
 			}},
 		{name: "portal token refused", page: "PortalRefused", class: "portal-refused", status: 401,
 			request: func(f *fixture, c *client) *response { return c.get("/sso/jwt?jwt=not.a.token") }},

@@ -16,6 +16,7 @@ type readiness struct {
 	platform func(ctx context.Context) error
 	idp      func(ctx context.Context) error // nil: OIDC is off
 	saml     func(ctx context.Context) error // nil: SAML is off
+	lti      func(ctx context.Context) error // nil: LTI is off
 	now      func() time.Time
 	logger   *slog.Logger
 
@@ -35,8 +36,12 @@ type ReadyStatus struct {
 	Ready    bool   `json:"ready"`
 	Store    string `json:"store,omitempty"`
 	Platform string `json:"platform,omitempty"`
-	IdP      string `json:"idp,omitempty"`      // the identity provider's discovery, when OIDC is on
-	SAML     string `json:"saml,omitempty"`     // the SAML identity provider's metadata, when SAML is on
+	IdP      string `json:"idp,omitempty"`  // the identity provider's discovery, when OIDC is on
+	SAML     string `json:"saml,omitempty"` // the SAML identity provider's metadata, when SAML is on
+	// LTI is "degraded" while a platform's key set is unreadable: its
+	// launches fail (or use the keys read before), everything else works,
+	// so the instance stays ready.
+	LTI      string `json:"lti,omitempty"`
 	Stopping bool   `json:"stopping,omitempty"` // the process is draining before it exits
 }
 
@@ -64,6 +69,13 @@ func (r *readiness) check(ctx context.Context) ReadyStatus {
 		if err := r.saml(ctx); err != nil {
 			st.SAML, st.Ready = "unavailable", false
 			r.logger.Warn("not ready: the SAML identity provider's metadata has not been read", "err", err)
+		}
+	}
+	if r.lti != nil {
+		st.LTI = "ok"
+		if err := r.lti(ctx); err != nil {
+			st.LTI = "degraded"
+			r.logger.Warn("LTI degraded: a platform's key set is unreadable", "err", err)
 		}
 	}
 	return st

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"time"
 
 	"github.com/a-h/templ"
@@ -48,104 +47,10 @@ const (
 // samlFlowCookie carries the browser's pending SAML sign-ins (a few, so
 // two tabs do not undo each other), sealed with the session keys, from
 // /auth/saml to the ACS.
-const (
-	samlFlowCookie = "ssobridge_saml"
-	samlMaxFlows   = 4
-)
+const samlFlowCookie = "ssobridge_saml"
 
-// samlFlows seals flows into the cookie and back.
-type samlFlows struct {
-	sealer *cookieSealer // under a key of its own (purposeSAMLFlow)
-	name   string
-	secure bool
-	now    func() time.Time
-}
-
-func newSAMLFlows(cfg SessionConfig, now func() time.Time) *samlFlows {
-	// No age limit of the sealer's: each flow carries its expiry, which
-	// write and samlsso.Finish apply with their own pages.
-	c := newCookieSealer(purposeSAMLFlow, cfg.keys(), cfg.previousKeys(), 0, now)
-	name := samlFlowCookie
-	if cfg.Secure {
-		name = "__Host-" + samlFlowCookie
-	}
-	return &samlFlows{sealer: c, name: name, secure: cfg.Secure, now: now}
-}
-
-// pendingSAML is a pending flow as the browser keeps it. Own: started by
-// a request from the bridge's own pages (the sign-in page's button) or
-// typed by the person, not by another site: another site's requests can
-// push out only flows like theirs.
-type pendingSAML struct {
-	samlsso.Flow
-	Own bool `json:"own,omitempty"`
-}
-
-// ownRequest: the browser says the request came from the bridge's own
-// pages or from the person (Fetch metadata); a browser that says nothing
-// is taken at its word.
-func ownRequest(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "same-origin", "none":
-		return true
-	}
-	return false
-}
-
-// read is the browser's pending flows.
-func (f *samlFlows) read(c echo.Context) []pendingSAML {
-	ck, err := c.Cookie(f.name)
-	if err != nil {
-		return nil
-	}
-	var flows []pendingSAML
-	if f.sealer.openJSON(f.name, ck.Value, &flows) != nil {
-		return nil
-	}
-	return flows
-}
-
-// write keeps the flows still in time in the browser, samlMaxFlows at
-// most: past that the oldest started by another site go first, so four
-// requests from another site do not push out the person's own sign-in.
-// None clears the cookie.
-func (f *samlFlows) write(c echo.Context, flows []pendingSAML) error {
-	var keep []pendingSAML
-	now := f.now()
-	for _, fl := range flows {
-		if now.Before(fl.Expires) {
-			keep = append(keep, fl)
-		}
-	}
-	for len(keep) > samlMaxFlows {
-		i := slices.IndexFunc(keep, func(p pendingSAML) bool { return !p.Own })
-		if i < 0 {
-			i = 0 // all the person's own: the oldest
-		}
-		keep = slices.Delete(keep, i, i+1)
-	}
-	if len(keep) == 0 {
-		c.SetCookie(f.cookie("", -1))
-		return nil
-	}
-	enc, err := f.sealer.sealJSON(f.name, keep)
-	if err != nil {
-		return err
-	}
-	c.SetCookie(f.cookie(enc, int(samlsso.FlowTTL/time.Second)))
-	return nil
-}
-
-// cookie: the ACS is reached by a cross-site POST, which carries a cookie
-// only with SameSite=None (and so Secure). Over plain http (development,
-// on loopback) browsers refuse SameSite=None without Secure: Lax, which
-// a same-site IdP's post still carries.
-func (f *samlFlows) cookie(value string, maxAge int) *http.Cookie {
-	ss := http.SameSiteLaxMode
-	if f.secure {
-		ss = http.SameSiteNoneMode
-	}
-	return &http.Cookie{Name: f.name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: f.secure, SameSite: ss}
+func newSAMLFlows(cfg SessionConfig, now func() time.Time) *flowJar[samlsso.Flow] {
+	return newFlowJar(cfg, purposeSAMLFlow, samlFlowCookie, samlsso.FlowTTL, now, func(f samlsso.Flow) time.Time { return f.Expires })
 }
 
 // samlMetadata is GET /saml/metadata: the bridge's SP metadata, for the
@@ -171,7 +76,7 @@ func (h *server) samlStart(c echo.Context) error {
 	if err != nil {
 		return h.samlRefused(c, err, "")
 	}
-	if err := h.samlFlows.write(c, append(h.samlFlows.read(c), pendingSAML{Flow: flow, Own: ownRequest(c.Request())})); err != nil {
+	if err := h.samlFlows.write(c, append(h.samlFlows.read(c), pendingFlow[samlsso.Flow]{Flow: flow, Own: ownRequest(c.Request())})); err != nil {
 		return err
 	}
 	noStore(c)
@@ -193,11 +98,11 @@ func (h *server) samlACS(c echo.Context) error {
 	}
 	form := c.Request().PostForm // never the query string
 	relay := form.Get("RelayState")
-	rest := make([]pendingSAML, 0, len(flows))
+	rest := make([]pendingFlow[samlsso.Flow], 0, len(flows))
 	pending := make([]samlsso.Flow, len(flows))
 	for i, f := range flows {
 		pending[i] = f.Flow
-		if f.Relay != relay {
+		if f.Flow.Relay != relay {
 			rest = append(rest, f)
 		}
 	}

@@ -65,12 +65,12 @@ func TestSAMLFlowCookie(t *testing.T) {
 			assert.Equal(t, http.SameSiteLaxMode, ck.SameSite)
 		}
 		assert.True(t, ck.HttpOnly)
-		var flows []pendingSAML
+		var flows []pendingFlow[samlsso.Flow]
 		h := f.deps.Sessions
 		require.NoError(t, newSAMLFlows(h, f.clock.Now).sealer.openJSON(ck.Name, ck.Value, &flows))
-		require.Len(t, flows, samlMaxFlows)
-		assert.Equal(t, "relay-6", flows[3].Relay, "the newest kept")
-		assert.Equal(t, "relay-3", flows[0].Relay)
+		require.Len(t, flows, flowJarMax)
+		assert.Equal(t, "relay-6", flows[3].Flow.Relay, "the newest kept")
+		assert.Equal(t, "relay-3", flows[0].Flow.Relay)
 	}
 }
 
@@ -84,7 +84,7 @@ func TestSAMLOwnFlowIsNotPushedOut(t *testing.T) {
 	r := c.get("/auth/saml", "Sec-Fetch-Site", "same-origin") // the button on the sign-in page
 	require.Equal(t, http.StatusSeeOther, r.status)
 	own, _ := url.Parse(r.header.Get("Location"))
-	for range 2 * samlMaxFlows {
+	for range 2 * flowJarMax {
 		require.Equal(t, http.StatusSeeOther, c.get("/auth/saml", "Sec-Fetch-Site", "cross-site").status)
 	}
 	form := url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {own.Query().Get("RelayState")}}

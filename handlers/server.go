@@ -15,6 +15,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
 	"github.com/ssobridge/ssobridge/views"
@@ -81,6 +83,10 @@ type Deps struct {
 	// provider's account provisioning, bearer-token authenticated, no
 	// session or anti-forgery token; nil: off.
 	SCIM http.Handler
+	// LTI is launching from a school's LMS (LTI 1.3, under /lti); nil: off.
+	LTI LTI
+	// LTIKeySet is the tool's public key set (JSON), served at /lti/jwks.
+	LTIKeySet []byte
 }
 
 // DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
@@ -95,7 +101,11 @@ type server struct {
 	csrf      *csrfGuard
 	ready     *readiness
 	idpFlows  *idpFlows
-	samlFlows *samlFlows
+	samlFlows *flowJar[samlsso.Flow]
+	ltiFlows  *flowJar[lti.Flow]
+	// ltiContinue seals a framed launch's continuation (no age limit of
+	// its own: it carries its expiry).
+	ltiContinue *cookieSealer
 }
 
 // New builds the Echo app.
@@ -127,6 +137,11 @@ func New(d Deps) *echo.Echo {
 	h.samlFlows = newSAMLFlows(d.Sessions, d.Now)
 	if d.SAML != nil {
 		h.ready.saml = d.SAML.Ready
+	}
+	h.ltiFlows = newLTIFlows(d.Sessions, d.Now)
+	h.ltiContinue = newCookieSealer(purposeLTIContinue, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
+	if d.LTI != nil {
+		h.ready.lti = func(context.Context) error { return d.LTI.Ready() }
 	}
 
 	e := echo.New()
@@ -163,6 +178,12 @@ func New(d Deps) *echo.Echo {
 	e.GET(samlStartPath, h.samlStart)
 	e.POST(samlACSPath, h.samlACS)
 	e.GET(samlMetadataPath, h.samlMetadata)
+	e.GET(lti.LoginPath, h.ltiLogin)
+	e.POST(lti.LoginPath, h.ltiLogin)
+	e.POST(lti.LaunchPath, h.ltiLaunch)
+	e.POST(ltiContinuePath, h.ltiContinueFramed)
+	e.GET(lti.JWKSPath, h.ltiJWKS)
+	e.GET(lti.ConfigPath, h.ltiConfig)
 	e.GET("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt/confirm", h.ssoJWTConfirm)

@@ -58,8 +58,8 @@ func (s *keySet) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	s.mu.Unlock()
 	due := (read && since >= s.refetchEvery) || (!read && since >= s.retryEvery)
 	if due {
-		if err := s.refresh(ctx); err != nil && !read {
-			return nil, err
+		if err := s.refresh(ctx); err != nil {
+			return nil, err // the kid may be a new key of the platform's: unavailable, not refused
 		}
 		if k, ok := s.lookup(kid); ok {
 			return k, nil

@@ -313,34 +313,34 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 	// secret) and every other algorithm are refused before any key is read.
 	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
-		return Identity{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return Identity{Platform: p}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	key, err := t.keys[pi].key(ctx, tok.Headers[0].KeyID)
 	if err != nil {
-		return Identity{}, err
+		return Identity{Platform: p}, err
 	}
 	var std jwt.Claims
 	var c launchClaims
 	if err := tok.Claims(key, &std, &c); err != nil {
-		return Identity{}, fmt.Errorf("%w: the signature does not verify against %s's key %q: %v", ErrInvalid, p.Name, tok.Headers[0].KeyID, err)
+		return Identity{Platform: p}, fmt.Errorf("%w: the signature does not verify against %s's key %q: %v", ErrInvalid, p.Name, tok.Headers[0].KeyID, err)
 	}
 	if err := checkClaims(std, c, p, flow, now, t.cfg.Skew); err != nil {
-		return Identity{}, err
+		return Identity{Platform: p}, err
 	}
 	if !slices.Contains(p.DeploymentIDs, c.DeploymentID) {
-		return Identity{}, fmt.Errorf("%w: deployment %q of %s", ErrUnknownPlatform, c.DeploymentID, p.Name)
+		return Identity{Platform: p}, fmt.Errorf("%w: deployment %q of %s", ErrUnknownPlatform, c.DeploymentID, p.Name)
 	}
 	if !OnBridge(base, c.TargetLinkURI) {
-		return Identity{}, fmt.Errorf("%w: target_link_uri %q is not on this bridge", ErrInvalid, c.TargetLinkURI)
+		return Identity{Platform: p}, fmt.Errorf("%w: target_link_uri %q is not on this bridge", ErrInvalid, c.TargetLinkURI)
 	}
 	// Spent last: a refused token leaves the nonce unspent, but its flow is
 	// gone from the browser, so it cannot be posted again through it.
 	sum := sha256.Sum256([]byte(p.Issuer + "\x00" + c.Nonce))
 	switch err := t.cfg.UseOnce(ctx, NonceKind, hex.EncodeToString(sum[:]), std.Expiry.Time().Add(t.cfg.Skew)); {
 	case errors.Is(err, store.ErrUsed):
-		return Identity{}, ErrReplayed
+		return Identity{Platform: p}, ErrReplayed
 	case err != nil:
-		return Identity{}, err
+		return Identity{Platform: p}, err
 	}
 	if c.Email == "" {
 		return Identity{Platform: p, Subject: std.Subject}, ErrNoEmail

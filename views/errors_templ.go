@@ -126,7 +126,7 @@ func errorShell(p Page, e ErrorInfo, class string, title string) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if e.Detail != "" && (isAdmin(p) || class == "bad-request") {
+			if e.Detail != "" && (isAdmin(p) || class == "bad-request" || e.Public) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<details><summary>Technical detail</summary><p><code id=\"error-detail\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -2,7 +2,10 @@
 // imports only what it renders; handlers fill the view models.
 package views
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Page is what every page's layout needs.
 type Page struct {
@@ -92,6 +95,25 @@ type ErrorInfo struct {
 	Handoff bool
 	// OtherAudience: the portal's token was made for another service.
 	OtherAudience bool
+	// LMS names the LMS of a refused LTI launch ("" if unknown).
+	LMS string
+	// Public: the detail describes what another system sent (never a
+	// token) and is shown to anyone: the person who set the LMS up reads
+	// it there.
+	Public bool
+}
+
+// LTIFramed is the page a launch framed in an LMS page gets: one button
+// opens the editor in a new tab.
+type LTIFramed struct {
+	LMS   string // the platform's name
+	Token string // the sealed one-time continuation, posted by the button
+}
+
+// LTIConfig is what an LMS's "add a tool" form asks for.
+type LTIConfig struct {
+	LoginURL, RedirectURI, TargetLinkURI, JWKSURL, DeepLinkExample string
+	Platforms                                                      []string // the registered platforms' names
 }
 
 // count says n things as a person would: "1 account", "2 accounts".
@@ -110,4 +132,15 @@ func minutes(seconds int) string {
 		return "1 minute"
 	}
 	return strconv.Itoa(m) + " minutes"
+}
+
+// joinNames lists names as a sentence does: "A", "A and B", "A, B and C".
+func joinNames(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -1,0 +1,126 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LTI is launching from a school's LMS: the bridge as an LTI 1.3 Tool. It
+// is off while it lists no platform.
+type LTI struct {
+	// KeyFile is the tool's RSA private key (PEM), published at /lti/jwks;
+	// empty: a key generated once and kept in the store, the same on every
+	// instance.
+	KeyFile string `yaml:"key_file"`
+	// Platforms are the LMS registrations (in YAML a list; in
+	// SSOBRIDGE_LTI_PLATFORMS the same list in YAML's or JSON's flow form).
+	Platforms LTIPlatforms `yaml:"platforms"`
+}
+
+// Enabled reports whether LTI launches are configured.
+func (l LTI) Enabled() bool { return len(l.Platforms) > 0 }
+
+// LTIPlatforms is the list of lti.platforms.
+type LTIPlatforms []LTIPlatform
+
+// LTIPlatform is one LMS registration: what the LMS shows once the tool is
+// added.
+type LTIPlatform struct {
+	Name          string `yaml:"name"`           // shown on pages, e.g. "Springfield Canvas"
+	Issuer        string `yaml:"issuer"`         // the platform's iss, e.g. https://canvas.instructure.com
+	ClientID      string `yaml:"client_id"`      // the LMS's client id of this tool
+	DeploymentIDs Words  `yaml:"deployment_ids"` // at least one
+	AuthURL       string `yaml:"auth_url"`       // the platform's OIDC authorization endpoint
+	JWKSURL       string `yaml:"jwks_url"`       // the platform's key set
+	// AdminRoles: LTI role URIs or short names (Administrator) whose
+	// holders become partner admins; empty: none (a teacher is no partner
+	// admin).
+	AdminRoles     Words `yaml:"admin_roles"`
+	CreateAccounts bool  `yaml:"create_accounts"` // create the account on a first launch (default true)
+}
+
+var ltiPlatformsType = reflect.TypeOf(LTIPlatforms(nil))
+
+// decodeLTIPlatforms reads the list of platforms from a sequence node,
+// each item a section of LTIPlatform's keys (create_accounts true unless
+// set).
+func decodeLTIPlatforms(n *yaml.Node, key string, errs *Errors) LTIPlatforms {
+	if n.Kind != yaml.SequenceNode {
+		*errs = append(*errs, &Error{Key: key, Problem: fmt.Sprintf("line %d: expected a list of platforms (- name: ..., issuer: ...), found %s", n.Line, describe(n))})
+		return nil
+	}
+	out := LTIPlatforms{}
+	for i, item := range n.Content {
+		if item.Kind == yaml.AliasNode {
+			item = item.Alias
+		}
+		ik := fmt.Sprintf("%s[%d]", key, i)
+		if item.Kind != yaml.MappingNode {
+			*errs = append(*errs, &Error{Key: ik, Problem: fmt.Sprintf("line %d: expected the keys of a platform (name, issuer, client_id, ...), found %s", item.Line, describe(item))})
+			continue
+		}
+		p := LTIPlatform{CreateAccounts: true}
+		walkSection(item, ik, reflect.ValueOf(&p).Elem(), errs)
+		out = append(out, p)
+	}
+	return out
+}
+
+// ltiPlatformsFromEnv reads SSOBRIDGE_LTI_PLATFORMS: the list in YAML's
+// flow form (JSON is one).
+func ltiPlatformsFromEnv(key, value string) (LTIPlatforms, Errors) {
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &root); err != nil || len(root.Content) == 0 {
+		return nil, Errors{{Key: key, Problem: `not a list of platforms; e.g. [{name: Canvas, issuer: "https://canvas.instructure.com", client_id: "1000", deployment_ids: ["1:abc"], auth_url: "https://sso.canvaslms.com/api/lti/authorize_redirect", jwks_url: "https://sso.canvaslms.com/api/lti/security/jwks"}]`}}
+	}
+	var errs Errors
+	list := decodeLTIPlatforms(root.Content[0], key, &errs)
+	return list, errs
+}
+
+// validateLTI checks LTI: each platform's registration, the tool's key.
+func (c *Config) validateLTI(bad func(key, problem string)) {
+	l := c.LTI
+	if !l.Enabled() {
+		if l.KeyFile != "" {
+			bad("lti.key_file", "set, but lti.platforms lists no platform: LTI is off")
+		}
+		return
+	}
+	if l.KeyFile != "" {
+		if _, err := os.Stat(l.KeyFile); err != nil {
+			bad("lti.key_file", "cannot read: "+err.Error())
+		}
+	}
+	seen := map[string]int{}
+	for i, p := range l.Platforms {
+		key := func(k string) string { return fmt.Sprintf("lti.platforms[%d].%s", i, k) }
+		if strings.TrimSpace(p.Name) == "" {
+			bad(key("name"), "empty; the platform's name shown on pages, e.g. \"Springfield Canvas\"")
+		}
+		if strings.TrimSpace(p.Issuer) == "" {
+			bad(key("issuer"), "empty; the platform's issuer (iss) as its LMS shows it, e.g. https://canvas.instructure.com")
+		}
+		if p.ClientID == "" {
+			bad(key("client_id"), "empty; the client id the LMS gave this tool")
+		}
+		if len(p.DeploymentIDs.List()) == 0 {
+			bad(key("deployment_ids"), "empty; list at least one deployment id the LMS shows for this tool")
+		}
+		for k, raw := range map[string]string{"auth_url": p.AuthURL, "jwks_url": p.JWKSURL} {
+			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
+			}
+		}
+		reg := p.Issuer + "\x00" + p.ClientID
+		if first, dup := seen[reg]; dup {
+			bad(key("client_id"), fmt.Sprintf("issuer %q with client_id %q is registered already as lti.platforms[%d]", p.Issuer, p.ClientID, first))
+		}
+		seen[reg] = i
+	}
+}

@@ -1,0 +1,329 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// LTI is launching from a school's LMS (lti.Tool).
+type LTI interface {
+	Login(base string, q url.Values) (string, lti.Flow, error)
+	Launch(ctx context.Context, base string, flows []lti.Flow, form url.Values) (lti.Identity, error)
+	Platforms() []lti.Platform
+	Ready() error
+}
+
+// Identities link an outside identity (an LMS's user) to an account.
+type Identities interface {
+	AccountOfIdentity(ctx context.Context, issuer, subject string) (int64, error)
+	LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error
+}
+
+// The LTI routes besides lti's own. The login and the launch arrive as
+// cross-site requests from the LMS (a form post, a redirect): they are
+// exempt from the cross-origin and anti-forgery guards, as /saml/acs is;
+// the launch's signed id_token, bound to this browser's login by state
+// and nonce and used once, protects it. The continuation of a framed
+// launch comes from the bridge's own page inside the LMS's frame, where
+// the anti-forgery cookie may be a third-party cookie the browser drops:
+// it keeps the cross-origin guard and needs no token, its sealed one-time
+// value is the proof.
+const (
+	ltiContinuePath = "/lti/continue"
+	ltiFlowCookie   = "ssobridge_lti"
+	// ltiContinueTTL bounds the framed page's button.
+	ltiContinueTTL  = 10 * time.Minute
+	ltiContinueKind = "lti-continue"
+)
+
+func newLTIFlows(cfg SessionConfig, now func() time.Time) *flowJar[lti.Flow] {
+	return newFlowJar(cfg, purposeLTIFlow, ltiFlowCookie, lti.FlowTTL, now, func(f lti.Flow) time.Time { return f.Expires })
+}
+
+// ltiContinuation is what the framed page's button carries to the new tab
+// (sealed: it names the account).
+type ltiContinuation struct {
+	ID        string    `json:"i"`
+	AccountID int64     `json:"a"`
+	ReturnTo  string    `json:"r,omitempty"`
+	LMS       string    `json:"l"`
+	Expires   time.Time `json:"e"`
+}
+
+// ltiLogin is GET|POST /lti/login: the LMS's third-party-initiated login.
+// The browser goes on to the platform's authorization endpoint with a new
+// flow kept in this browser.
+func (h *server) ltiLogin(c echo.Context) error {
+	if h.LTI == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	if err := c.Request().ParseForm(); err != nil {
+		return h.ltiRefused(c, fmt.Errorf("%w: the form could not be read", lti.ErrBadRequest), "")
+	}
+	q := c.Request().Form // the query of a GET, the body of a POST
+	u, flow, err := h.LTI.Login(h.baseURL(c), q)
+	if err != nil {
+		return h.ltiRefused(c, err, h.ltiPlatformName(q.Get("iss")))
+	}
+	if err := h.ltiFlows.write(c, append(h.ltiFlows.read(c), pendingFlow[lti.Flow]{Flow: flow, Own: ownRequest(c.Request())})); err != nil {
+		return err
+	}
+	noStore(c)
+	return c.Redirect(http.StatusSeeOther, u)
+}
+
+// ltiLaunch is POST /lti/launch: the id_token the platform's page posts,
+// checked against this browser's logins (the one it answers is used up,
+// whatever happens), then the account rules every way in shares, and the
+// editor: at once in a window of its own, through a button in a new tab
+// when the LMS frames the tool.
+func (h *server) ltiLaunch(c echo.Context) error {
+	if h.LTI == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ctx := c.Request().Context()
+	flows := h.ltiFlows.read(c)
+	if err := c.Request().ParseForm(); err != nil {
+		return h.ltiRefused(c, fmt.Errorf("%w: the form could not be read", lti.ErrBadRequest), "")
+	}
+	form := c.Request().PostForm // never the query string
+	state := form.Get("state")
+	rest := make([]pendingFlow[lti.Flow], 0, len(flows))
+	pending := make([]lti.Flow, len(flows))
+	for i, f := range flows {
+		pending[i] = f.Flow
+		if f.Flow.State != state {
+			rest = append(rest, f)
+		}
+	}
+	if err := h.ltiFlows.write(c, rest); err != nil {
+		return err
+	}
+	id, err := h.LTI.Launch(ctx, h.baseURL(c), pending, form)
+	if err != nil {
+		return h.ltiRefused(c, err, id.Platform.Name)
+	}
+	acct, err := h.ltiAccount(ctx, id)
+	if err != nil {
+		return h.ltiRefused(c, err, id.Platform.Name)
+	}
+	returnTo := ltiReturnTo(id.TargetLinkURI)
+	if id.Framed() {
+		return h.ltiFramed(c, acct, id, returnTo)
+	}
+	if err := h.signIn(c, acct, "LTI: "+id.Platform.Name); err != nil {
+		return err
+	}
+	return h.launchTo(c, acct, returnTo)
+}
+
+// ltiReturnTo is where in the editor a target_link_uri of the /open form
+// (<public_url>/open?return_to=/editor/...) lands; any other target opens
+// the editor's start.
+func ltiReturnTo(target string) string {
+	u, err := url.Parse(target)
+	if err != nil || u.Path != "/open" {
+		return ""
+	}
+	return u.Query().Get("return_to")
+}
+
+// ltiFramed answers a launch inside the LMS's page: the editor's cookie
+// would be a third-party cookie there, so a page that the platform's
+// origin alone may frame offers one button, which opens the editor in a
+// new tab through a sealed one-time continuation.
+func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, returnTo string) error {
+	k := ltiContinuation{ID: randid.Token(16), AccountID: acct.ID, ReturnTo: returnTo, LMS: id.Platform.Name, Expires: h.Now().Add(ltiContinueTTL)}
+	tok, err := h.ltiContinue.sealJSON("continuation", k)
+	if err != nil {
+		return err
+	}
+	hd := c.Response().Header()
+	if origin := originOf(id.Platform.AuthURL); origin != "" {
+		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+origin, 1)}
+		delete(hd, "X-Frame-Options") // frame-ancestors says who may frame it
+	}
+	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: truncate("LTI: "+id.Platform.Name+" (framed: continues in a new tab)", 300)})
+	return h.render(c, http.StatusOK, views.LTIFramedPage(h.page(c, "Video editor"), views.LTIFramed{LMS: id.Platform.Name, Token: tok}))
+}
+
+// originOf is the scheme and host of a URL ("" if it has none).
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+// ltiContinueFramed is POST /lti/continue: the framed page's button, in a
+// new tab: the continuation is used once, then the account signs in here,
+// first-party, and the editor opens.
+func (h *server) ltiContinueFramed(c echo.Context) error {
+	if h.LTI == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	ctx := c.Request().Context()
+	var k ltiContinuation
+	if err := h.ltiContinue.openJSON("continuation", c.Request().PostFormValue("continuation"), &k); err != nil {
+		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button's value does not open", lti.ErrBadState), "")
+	}
+	if !h.Now().Before(k.Expires) {
+		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button is older than %s", lti.ErrFlowExpired, ltiContinueTTL), k.LMS)
+	}
+	switch err := h.Store.OneTime.UseOnce(ctx, ltiContinueKind, k.ID, k.Expires); {
+	case errors.Is(err, store.ErrUsed):
+		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button was used before", lti.ErrReplayed), k.LMS)
+	case err != nil:
+		return err
+	}
+	acct, err := h.Store.Accounts.AccountByID(ctx, k.AccountID)
+	if err != nil {
+		return err
+	}
+	if acct.Disabled {
+		return h.ltiRefused(c, launch.ErrAccountDisabled, k.LMS)
+	}
+	if err := h.signIn(c, acct, "LTI: "+k.LMS); err != nil {
+		return err
+	}
+	return h.launchTo(c, acct, k.ReturnTo)
+}
+
+// ltiAccount applies the account rules to who launched: the account the
+// LMS user is linked to (found even after the address changed), else the
+// account of the address (created on a first launch when the platform
+// allows) linked from now on. A holder of the platform's admin_roles is
+// made a partner admin; a launch in another role takes nothing away (an
+// admin launches as a teacher too).
+func (h *server) ltiAccount(ctx context.Context, id lti.Identity) (store.Account, error) {
+	p := id.Platform
+	accountID, err := h.Store.Identities.AccountOfIdentity(ctx, p.Issuer, id.Subject)
+	switch {
+	case err == nil:
+		acct, err := h.Store.Accounts.AccountByID(ctx, accountID)
+		if err != nil {
+			return store.Account{}, err
+		}
+		if acct.Disabled {
+			return store.Account{}, launch.ErrAccountDisabled
+		}
+		if id.Admin && !acct.Admin {
+			if err := h.Store.Accounts.SetAdmin(ctx, acct.ID, true); err != nil {
+				return store.Account{}, err
+			}
+			acct.Admin = true
+		}
+		return acct, nil
+	case !errors.Is(err, store.ErrNotFound):
+		return store.Account{}, err
+	}
+	acct, err := h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
+		admin: id.Admin, create: p.CreateAccounts, manageAdmin: id.Admin, groupKey: "lti admin_roles"})
+	if err != nil {
+		return store.Account{}, err
+	}
+	if err := h.Store.Identities.LinkIdentity(ctx, p.Issuer, id.Subject, acct.ID); err != nil {
+		return store.Account{}, err
+	}
+	return acct, nil
+}
+
+// ltiPlatformName is the registered name of an issuer, for a page ("" if
+// none is registered).
+func (h *server) ltiPlatformName(iss string) string {
+	for _, p := range h.LTI.Platforms() {
+		if p.Issuer == iss {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// ltiRefused records a refused launch (one log line and the audit say
+// why) and answers its page. It never starts a session.
+func (h *server) ltiRefused(c echo.Context, err error, lms string) error {
+	h.Logger.Warn("LTI launch refused", "reason", err.Error(), "lms", lms, "request_id", requestID(c))
+	h.audit(c, store.Event{Kind: store.KindLogin, Outcome: "failed", Detail: truncate("LTI: "+lms+": "+err.Error(), 300)})
+	h.Metrics.login("failed")
+	return ltiError{err: err, lms: lms}
+}
+
+// ltiError marks a refused LTI launch for the error page.
+type ltiError struct {
+	err error
+	lms string
+}
+
+func (e ltiError) Error() string { return e.err.Error() }
+func (e ltiError) Unwrap() error { return e.err }
+
+// ltiPage maps a refused launch to its page; ok is false for an error of
+// no LTI class (the store's, say), which gets its own page.
+func ltiPage(e ltiError, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo, bool) {
+	err := e.err
+	info.Detail, info.LMS, info.Public = err.Error(), e.lms, true
+	switch {
+	case errors.Is(err, lti.ErrKeysUnavailable):
+		info.RetryAfter = 30
+		return http.StatusServiceUnavailable, views.LTIUnavailable, info, true
+	case errors.Is(err, lti.ErrBadState), errors.Is(err, lti.ErrReplayed), errors.Is(err, lti.ErrFlowExpired):
+		return http.StatusBadRequest, views.LTIStale, info, true
+	case errors.Is(err, lti.ErrClock):
+		return http.StatusBadRequest, views.LTIClock, info, true
+	case errors.Is(err, lti.ErrNoEmail):
+		return http.StatusBadRequest, views.LTINoEmail, info, true
+	case errors.Is(err, lti.ErrBadRequest), errors.Is(err, lti.ErrInvalid), errors.Is(err, lti.ErrUnknownPlatform), errors.Is(err, errIdPBadEmail):
+		return http.StatusBadRequest, views.LTIRefused, info, true
+	case errors.Is(err, errIdPNoAccount):
+		return http.StatusForbidden, views.LTIDenied, info, true
+	case errors.Is(err, launch.ErrAccountDisabled):
+		info.Detail, info.Public = "", false
+		return http.StatusForbidden, views.AccountDisabled, info, true
+	}
+	info.Detail, info.LMS, info.Public = "", "", false
+	return 0, nil, info, false
+}
+
+// ltiJWKS is GET /lti/jwks: the tool's public key set.
+func (h *server) ltiJWKS(c echo.Context) error {
+	if h.LTI == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	c.Response().Header()["Cache-Control"] = []string{"public, max-age=300"}
+	return c.Blob(http.StatusOK, "application/json", h.LTIKeySet)
+}
+
+// ltiConfig is GET /lti/config: what the LMS's "add a tool" form asks
+// for, as a page, or as JSON when asked with Accept: application/json.
+func (h *server) ltiConfig(c echo.Context) error {
+	if h.LTI == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	base := h.baseURL(c)
+	cfg := views.LTIConfig{LoginURL: base + lti.LoginPath, RedirectURI: base + lti.LaunchPath, TargetLinkURI: base + lti.LaunchPath,
+		JWKSURL: base + lti.JWKSPath, DeepLinkExample: base + "/open?return_to=/editor/projects"}
+	for _, p := range h.LTI.Platforms() {
+		cfg.Platforms = append(cfg.Platforms, p.Name)
+	}
+	if strings.Contains(c.Request().Header.Get("Accept"), "application/json") {
+		return c.JSON(http.StatusOK, map[string]any{"login_url": cfg.LoginURL, "redirect_uri": cfg.RedirectURI,
+			"target_link_uri": cfg.TargetLinkURI, "jwks_url": cfg.JWKSURL, "platforms": cfg.Platforms})
+	}
+	return h.render(c, http.StatusOK, views.LTIConfigPage(h.page(c, "LTI 1.3 tool settings"), cfg))
+}

@@ -1,0 +1,310 @@
+package handlers
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+var (
+	ltiLearner    = ltiplatformtest.User{Sub: "lms-sub-1", Email: "pupil@school.example", GivenName: "Pia", FamilyName: "Pupil", Roles: []string{ltiplatformtest.RoleLearner}}
+	ltiInstructor = ltiplatformtest.User{Sub: "lms-sub-2", Email: "teacher@school.example", GivenName: "Tom", FamilyName: "Teacher", Roles: []string{ltiplatformtest.RoleInstructor}}
+	ltiAdmin      = ltiplatformtest.User{Sub: "lms-sub-3", Email: "head@school.example", GivenName: "Hana", FamilyName: "Head", Roles: []string{ltiplatformtest.RoleAdministrator}}
+)
+
+// ltiSetup is the app with LTI on, registered at a platform of its own
+// (the fixture's clock set to the present: the platform signs with it).
+func ltiSetup(t *testing.T, tweak ...func(*lti.Platform)) (*fixture, *ltiplatformtest.Platform, *lti.Tool) {
+	t.Helper()
+	f := setup(t)
+	f.clock.Set(time.Now())
+	plat := ltiplatformtest.Start(t, f.srv.URL)
+	plat.SetClock(f.clock.Now)
+	for hint, u := range map[string]ltiplatformtest.User{"learner": ltiLearner, "instructor": ltiInstructor, "admin": ltiAdmin} {
+		plat.AddUser(hint, u)
+	}
+	p := lti.Platform{Name: "Springfield LMS", Issuer: plat.Issuer, ClientID: plat.ClientID, DeploymentIDs: []string{plat.DeploymentID},
+		AuthURL: plat.AuthURL(), JWKSURL: plat.JWKSURL(), AdminRoles: []string{"Administrator"}, CreateAccounts: true}
+	for _, fn := range tweak {
+		fn(&p)
+	}
+	tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: f.accts.UseOnce, Now: f.clock.Now, HTTPClient: plat.Server.Client()})
+	f.reconfigure(func(d *Deps) { d.LTI, d.LTIKeySet = tool, []byte(`{"keys":[]}`) })
+	return f, plat, tool
+}
+
+// lmsLogin posts the course page's login form to the bridge as the LMS's
+// page does (cross-site), and returns the bridge's answer.
+func lmsLogin(c *client, plat *ltiplatformtest.Platform, hint string) *response {
+	return c.post("/lti/login", plat.LoginForm(hint), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+}
+
+// platformAnswer follows the bridge's redirect to the platform's
+// authorization endpoint and returns the form its page auto-submits.
+func platformAnswer(t *testing.T, to string) url.Values {
+	t.Helper()
+	resp, err := http.Get(to)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+	require.NoError(t, err)
+	form := url.Values{}
+	doc.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	require.NotEmpty(t, form.Get("id_token"))
+	return form
+}
+
+// ltiLaunchAs runs a whole launch of the platform user hint in browser c
+// and returns the bridge's answer to the posted id_token.
+func ltiLaunchAs(t *testing.T, c *client, plat *ltiplatformtest.Platform, hint string) *response {
+	t.Helper()
+	r := lmsLogin(c, plat, hint)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	return c.post("/lti/launch", platformAnswer(t, r.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+}
+
+func TestLTILaunchOpensTheEditor(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	c := f.client()
+	r := lmsLogin(c, plat, "learner")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	to, err := url.Parse(r.header.Get("Location"))
+	require.NoError(t, err)
+	assert.Equal(t, plat.AuthURL(), to.Scheme+"://"+to.Host+to.Path)
+	assert.Equal(t, f.srv.URL+"/lti/launch", to.Query().Get("redirect_uri"))
+	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+	assert.NotEmpty(t, c.cookie(ltiFlowCookie), "the login is kept in this browser")
+
+	r = c.post("/lti/launch", platformAnswer(t, to.String()), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r.header.Get("Location"), "straight into the editor")
+	assert.Empty(t, c.cookie(ltiFlowCookie), "the login is used up")
+	acct, err := f.accts.AccountByEmail(t.Context(), "pupil@school.example")
+	require.NoError(t, err)
+	assert.Equal(t, "Pia", acct.FirstName)
+	assert.False(t, acct.Admin, "a learner is no partner admin")
+	id, err := f.accts.AccountOfIdentity(t.Context(), plat.Issuer, "lms-sub-1")
+	require.NoError(t, err)
+	assert.Equal(t, acct.ID, id, "linked to the LMS user")
+	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
+
+	t.Run("the same form posted again", func(t *testing.T) {
+		other := f.client()
+		r := other.post("/lti/launch", url.Values{"id_token": {plat.Issued()[0]}, "state": {to.Query().Get("state")}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "lti-stale", r.class())
+		assert.Empty(t, other.cookie("ssobridge_session"), "no session")
+	})
+}
+
+func TestLTIInstructorAndAdminRoles(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	r := ltiLaunchAs(t, f.client(), plat, "instructor")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	teacher, err := f.accts.AccountByEmail(t.Context(), "teacher@school.example")
+	require.NoError(t, err)
+	assert.False(t, teacher.Admin, "a teacher is no partner admin")
+
+	r = ltiLaunchAs(t, f.client(), plat, "admin")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	head, err := f.accts.AccountByEmail(t.Context(), "head@school.example")
+	require.NoError(t, err)
+	assert.True(t, head.Admin, "admin_roles make a partner admin")
+}
+
+// A returning user whose address changed in the LMS keeps the account the
+// first launch linked: one account, found by (issuer, sub).
+func TestLTIReturningUserKeepsOneAccount(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "learner").status)
+	first, err := f.accts.AccountByEmail(t.Context(), "pupil@school.example")
+	require.NoError(t, err)
+	moved := ltiLearner
+	moved.Email = "pia.pupil@school.example"
+	plat.AddUser("learner", moved)
+	r := ltiLaunchAs(t, f.client(), plat, "learner")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r.header.Get("Location"))
+	_, err = f.accts.AccountByEmail(t.Context(), "pia.pupil@school.example")
+	assert.ErrorIs(t, err, store.ErrNotFound, "no second account")
+	calls := f.launcher.made()
+	require.Len(t, calls, 2)
+	assert.Equal(t, first.ID, calls[1].account.ID)
+}
+
+// A target_link_uri of the /open form lands at its path in the editor.
+func TestLTIDeepLink(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	plat.Target = f.srv.URL + "/open?return_to=" + url.QueryEscape("/editor/projects?id=7")
+	r := ltiLaunchAs(t, f.client(), plat, "learner")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	calls := f.launcher.made()
+	require.Len(t, calls, 1)
+	assert.Equal(t, "/editor/projects?id=7", calls[0].returnTo)
+}
+
+// A framed launch gets a page only the LMS may frame, whose button opens
+// the editor in a new tab, once.
+func TestLTIFramedLaunch(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	plat.SetFramed(true)
+	c := f.client()
+	r := ltiLaunchAs(t, c, plat, "learner")
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Contains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors "+plat.Server.URL)
+	assert.NotContains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	assert.Empty(t, r.header.Get("X-Frame-Options"))
+	btn := r.doc.Find("#lti-framed form")
+	assert.Equal(t, "_blank", btn.AttrOr("target", ""))
+	assert.Equal(t, "/lti/continue", btn.AttrOr("action", ""))
+	assert.Empty(t, f.launcher.made(), "nothing launched inside the frame")
+
+	other := f.client().get("/login")
+	assert.Contains(t, other.header.Get("Content-Security-Policy"), "frame-ancestors 'none'", "every other page refuses to be framed")
+	assert.Equal(t, "DENY", other.header.Get("X-Frame-Options"))
+
+	// The new tab: a first-party request of its own, no earlier cookie.
+	tab := f.client()
+	form := url.Values{"continuation": {r.form("continuation")}}
+	r2 := tab.post("/lti/continue", form, "Origin", f.srv.URL, "Sec-Fetch-Site", "same-origin")
+	require.Equal(t, http.StatusSeeOther, r2.status, r2.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r2.header.Get("Location"))
+	assert.Equal(t, http.StatusOK, tab.get("/").status, "signed in in the new tab")
+
+	again := f.client().post("/lti/continue", form, "Origin", f.srv.URL, "Sec-Fetch-Site", "same-origin")
+	assert.Equal(t, http.StatusBadRequest, again.status, "the button works once")
+	assert.Equal(t, "lti-stale", again.class())
+
+	cross := f.client().post("/lti/continue", form, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusForbidden, cross.status, "another site cannot post it")
+}
+
+func TestLTIRefusalPages(t *testing.T) {
+	f, plat, _ := ltiSetup(t, func(p *lti.Platform) {})
+	for _, tc := range []struct {
+		name   string
+		do     func(c *client) *response
+		status int
+		class  string
+		says   string
+	}{
+		{"an unregistered issuer", func(c *client) *response {
+			q := plat.LoginForm("learner")
+			q.Set("iss", "https://lms.other.example")
+			return c.post("/lti/login", q)
+		}, 400, "lti-refused", "not registered"},
+		{"an unregistered deployment", func(c *client) *response {
+			q := plat.LoginForm("learner")
+			q.Set("lti_deployment_id", "deployment-9")
+			return c.get("/lti/login?" + q.Encode())
+		}, 400, "lti-refused", "deployment"},
+		{"a launch with no login in this browser", func(c *client) *response {
+			return c.post("/lti/launch", url.Values{"id_token": {"x.y.z"}, "state": {"forged"}})
+		}, 400, "lti-stale", ""},
+		{"another browser's state", func(c *client) *response {
+			r := lmsLogin(f.client(), plat, "learner")
+			form := platformAnswer(t, r.header.Get("Location"))
+			lmsLogin(c, plat, "learner") // this browser has a login of its own
+			return c.post("/lti/launch", form)
+		}, 400, "lti-stale", ""},
+		{"no email shared", func(c *client) *response {
+			plat.Edit(func(m map[string]any) { delete(m, "email") })
+			defer plat.Edit(nil)
+			return ltiLaunchAs(t, c, plat, "learner")
+		}, 400, "lti-no-email", "Privacy Level"},
+		{"an expired id_token", func(c *client) *response {
+			plat.Edit(func(m map[string]any) { m["exp"] = time.Now().Add(-time.Hour).Unix() })
+			defer plat.Edit(nil)
+			return ltiLaunchAs(t, c, plat, "learner")
+		}, 400, "lti-clock", "NTP"},
+		{"another audience", func(c *client) *response {
+			plat.Edit(func(m map[string]any) { m["aud"] = "another-tool" })
+			defer plat.Edit(nil)
+			return ltiLaunchAs(t, c, plat, "learner")
+		}, 400, "lti-refused", "audience"},
+		{"the key set down", func(c *client) *response {
+			plat.SetKeysDown(true)
+			defer plat.SetKeysDown(false)
+			plat.RotateKey() // an unknown kid: the set must be read again
+			f.clock.Advance(2 * time.Minute)
+			return ltiLaunchAs(t, c, plat, "learner")
+		}, 503, "lti-unavailable", "answered 503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := f.client()
+			r := tc.do(c)
+			assert.Equal(t, tc.status, r.status, r.body)
+			assert.Equal(t, tc.class, r.class())
+			if tc.says != "" {
+				assert.Contains(t, r.body, tc.says)
+			}
+			assert.Empty(t, c.cookie("ssobridge_session"), "never a session")
+		})
+	}
+	assert.Contains(t, f.logs.String(), `msg="LTI launch refused"`)
+	assert.NotContains(t, f.logs.String(), "eyJ", "no id_token in the logs")
+}
+
+// Unreadable at start: launches get the 503 page, /readyz says degraded
+// (and stays ready), and the first launch after the set is back works.
+func TestLTIKeySetDownAtStart(t *testing.T) {
+	f, plat, tool := ltiSetup(t)
+	plat.SetKeysDown(true)
+	require.Error(t, tool.Refresh(t.Context()))
+	var st ReadyStatus
+	r := f.client().get("/readyz")
+	require.NoError(t, json.Unmarshal([]byte(r.body), &st))
+	assert.Equal(t, "degraded", st.LTI)
+
+	f.clock.Advance(10 * time.Second)
+	c := f.client()
+	r = ltiLaunchAs(t, c, plat, "learner")
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Equal(t, "lti-unavailable", r.class())
+	assert.Empty(t, c.cookie("ssobridge_session"))
+
+	plat.SetKeysDown(false)
+	f.clock.Advance(10 * time.Second)
+	r = ltiLaunchAs(t, f.client(), plat, "learner")
+	assert.Equal(t, http.StatusSeeOther, r.status, r.body)
+	r = f.client().get("/readyz")
+	require.NoError(t, json.Unmarshal([]byte(r.body), &st))
+	assert.Equal(t, "ok", st.LTI)
+}
+
+func TestLTIConfigAndKeys(t *testing.T) {
+	f, _, _ := ltiSetup(t)
+	c := f.client()
+	r := c.get("/lti/config")
+	require.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, f.srv.URL+"/lti/login", r.text("#lti-login-url"))
+	assert.Equal(t, f.srv.URL+"/lti/launch", r.text("#lti-redirect-uri"))
+	assert.Equal(t, f.srv.URL+"/lti/jwks", r.text("#lti-jwks-url"))
+	assert.Contains(t, r.body, "Springfield LMS")
+	r = c.get("/lti/config", "Accept", "application/json")
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.body), &cfg))
+	assert.Equal(t, f.srv.URL+"/lti/login", cfg["login_url"])
+	r = c.get("/lti/jwks")
+	assert.Equal(t, `{"keys":[]}`, r.body)
+	assert.Equal(t, "application/json", r.header.Get("Content-Type"))
+
+	off := setup(t)
+	for _, p := range []string{"/lti/config", "/lti/jwks", "/lti/login"} {
+		assert.Equal(t, http.StatusNotFound, off.client().get(p).status, "%s without LTI", p)
+	}
+}
