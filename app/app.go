@@ -124,6 +124,12 @@ type Options struct {
 	// IdPHealthInterval is how often the identity provider's health is
 	// checked in the background; default 15 s.
 	IdPHealthInterval time.Duration
+	// LTIHTTPClient reads the LMSs' key sets (tests: one that trusts a
+	// test certificate); nil: the bridge's own.
+	LTIHTTPClient *http.Client
+	// LTIRetryEvery is how often an unreadable key set is read again;
+	// default 15 s.
+	LTIRetryEvery time.Duration
 }
 
 // EmulatorUsersFile, in the data directory, keeps the embedded emulator's
@@ -177,6 +183,14 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
+	ltiTool, ltiKeys, err := a.ltiTool(ctx, o, a.store)
+	if err != nil {
+		return nil, err
+	}
+	var ltiIn handlers.LTI // nil unless on: never a typed nil
+	if ltiTool != nil {
+		ltiIn = ltiTool
+	}
 	a.handler = handlers.New(handlers.Deps{
 		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg,
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
@@ -189,6 +203,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		IdP: in.idp, IdPOptions: in.idpOptions,
 		SAML: in.samlIdP(), SAMLOptions: in.samlOptions,
 		SCIM: scimHandler,
+		LTI:  ltiIn, LTIKeySet: ltiKeys,
 	})
 	return a, nil
 }

@@ -93,6 +93,10 @@ type testOptions struct {
 	// where other tests record its waits and go on.
 	realPacing bool
 	tls        bool // serve https (httptest's certificate)
+	// ltiClient reads the LMSs' key sets; ltiRetry is how often an
+	// unreadable one is read again (default: the app's).
+	ltiClient *http.Client
+	ltiRetry  time.Duration
 }
 
 // Session keys every instance of a test shares.
@@ -148,7 +152,7 @@ log:
 		pacingOpts = nil
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
-		Now: o.now, IdPHealthInterval: o.idpHealth})
+		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {

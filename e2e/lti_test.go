@@ -1,0 +1,181 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+var (
+	ltiPupil   = ltiplatformtest.User{Sub: "canvas-user-1001", Email: "pupil@school.example", GivenName: "Pia", FamilyName: "Pupil", Roles: []string{ltiplatformtest.RoleLearner}}
+	ltiTeacher = ltiplatformtest.User{Sub: "canvas-user-2002", Email: "teacher@school.example", GivenName: "Tom", FamilyName: "Teacher", Roles: []string{ltiplatformtest.RoleInstructor}}
+)
+
+// ltiYAML registers plat with the bridge.
+func ltiYAML(plat *ltiplatformtest.Platform, jwksURL string) string {
+	return fmt.Sprintf("lti:\n  platforms:\n    - name: Springfield Canvas\n      issuer: %q\n      client_id: %q\n      deployment_ids: [%q]\n      auth_url: %q\n      jwks_url: %q\n      admin_roles: [Administrator]\n",
+		plat.Issuer, plat.ClientID, plat.DeploymentID, plat.AuthURL(), jwksURL)
+}
+
+// startLMS starts a platform that knows the pupil and the teacher.
+func startLMS(t *testing.T) *ltiplatformtest.Platform {
+	plat := ltiplatformtest.Start(t, "http://bridge.invalid")
+	plat.AddUser("pupil", ltiPupil)
+	plat.AddUser("teacher", ltiTeacher)
+	return plat
+}
+
+// autoPosted is the form a page of the platform's submits by itself.
+func autoPosted(t *testing.T, to string) url.Values {
+	t.Helper()
+	resp, err := http.Get(to)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
+	require.NoError(t, err)
+	form := url.Values{}
+	doc.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	return form
+}
+
+// lmsLaunch clicks the course link of the platform user hint in browser b
+// as the LMS's pages drive it: the login posted cross-site, the bridge's
+// redirect to the platform, the id_token posted back. It returns the
+// bridge's answer to the id_token and the form that was posted.
+func (b *browser) lmsLaunch(t *testing.T, plat *ltiplatformtest.Platform, hint string) (page, url.Values) {
+	t.Helper()
+	r := b.post("/lti/login", plat.LoginForm(hint), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	form := autoPosted(t, r.header.Get("Location"))
+	require.NotEmpty(t, form.Get("id_token"))
+	return b.post("/lti/launch", form, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL), form
+}
+
+// A learner and an instructor each land in the editor as their own
+// platform user with one click; a returning learner keeps one account and
+// one platform user; a deep link lands at its path.
+func TestLTILaunchLandsInTheEditor(t *testing.T) {
+	plat := startLMS(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	plat.SetTool("http://" + ln.Addr().String())
+	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())})
+
+	for _, who := range []struct{ hint, email, name string }{{"pupil", "pupil@school.example", "Pia Pupil"}, {"teacher", "teacher@school.example", "Tom Teacher"}} {
+		b := ta.browser(t)
+		r, _ := b.lmsLaunch(t, plat, who.hint)
+		path, editor := b.follow(t, ta, r)
+		assert.Equal(t, "/editor", path)
+		assert.Contains(t, editor, "Signed in as "+who.name)
+		assert.Len(t, ta.sim.Users(who.email), 1)
+		acct, err := ta.store.AccountByEmail(t.Context(), who.email)
+		require.NoError(t, err)
+		assert.False(t, acct.Admin, "%s is no partner admin", who.hint)
+	}
+	ta.calls()
+
+	b := ta.browser(t)
+	r, _ := b.lmsLaunch(t, plat, "pupil")
+	_, editor := b.follow(t, ta, r)
+	assert.Contains(t, editor, "Signed in as Pia Pupil")
+	assert.Equal(t, map[string]int{"issue_token": 1, "exchange": 1}, ta.calls(), "a returning learner: one token, no lookup, no creation")
+	assert.Len(t, ta.sim.Users("pupil@school.example"), 1, "one platform user")
+	accts, total, err := ta.store.ListAccounts(t.Context(), store.AccountFilter{Limit: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 2, total, "one account each: %v", accts)
+
+	plat.Target = ta.srv.URL + "/open?return_to=" + url.QueryEscape("/editor/projects/42")
+	r, _ = ta.browser(t).lmsLaunch(t, plat, "teacher")
+	path, _ := b.follow(t, ta, r)
+	assert.Equal(t, "/editor/projects/42", path, "the deep link lands at its path")
+}
+
+// A launch replayed on another instance (the same form, with a copy of the
+// browser's flow cookie) is refused there: the nonce is spent in the store.
+func TestLTIReplayAcrossInstances(t *testing.T) {
+	plat := startLMS(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	public := "http://" + ln.Addr().String()
+	plat.SetTool(public)
+	o := testOptions{yaml: "server:\n  public_url: " + public + "\n" + ltiYAML(plat, plat.JWKSURL())}
+	o.listener = ln
+	a, b := instancePair(t, o)
+
+	onA := a.browser(t)
+	r := onA.post("/lti/login", plat.LoginForm("pupil"), "Sec-Fetch-Site", "cross-site")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	form := autoPosted(t, r.header.Get("Location"))
+	u, _ := url.Parse(a.srv.URL)
+	thief := b.browser(t)
+	thief.c.Jar.SetCookies(u, onA.c.Jar.Cookies(u)) // the flow cookie, copied before the post
+
+	first := onA.post("/lti/launch", form, "Sec-Fetch-Site", "cross-site")
+	require.Equal(t, http.StatusSeeOther, first.status, first.body)
+	replay := thief.post("/lti/launch", form, "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusBadRequest, replay.status)
+	assert.Contains(t, replay.body, `data-class="lti-stale"`)
+	assert.Contains(t, replay.body, "lti: the launch was used before", "refused for its spent nonce, not for its state")
+	assert.Equal(t, http.StatusSeeOther, thief.get("/").status, "no session on B")
+
+	// The link made on A serves B: a returning launch on B finds the account.
+	acct, err := a.store.AccountByEmail(t.Context(), "pupil@school.example")
+	require.NoError(t, err)
+	id, err := b.store.AccountOfIdentity(t.Context(), plat.Issuer, ltiPupil.Sub)
+	require.NoError(t, err)
+	assert.Equal(t, acct.ID, id)
+}
+
+// A key set unreadable at start: the bridge starts, /readyz says LTI is
+// degraded, launches get the 503 page; once the set is back, launches work
+// without a restart.
+func TestLTIKeySetDownAtStartRecovers(t *testing.T) {
+	plat := startLMS(t)
+	plat.SetKeysDown(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	plat.SetTool("http://" + ln.Addr().String())
+	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL()), ltiRetry: 50 * time.Millisecond})
+	require.Eventually(t, func() bool { return strings.Contains(ta.browser(t).get("/readyz").body, `"lti":"degraded"`) }, 10*time.Second, 20*time.Millisecond)
+	ready := ta.browser(t).get("/readyz")
+	assert.Equal(t, http.StatusOK, ready.status, "the rest of the bridge stays ready")
+
+	b := ta.browser(t)
+	r, _ := b.lmsLaunch(t, plat, "pupil")
+	assert.Equal(t, http.StatusServiceUnavailable, r.status)
+	assert.Contains(t, r.body, `data-class="lti-unavailable"`)
+	assert.Equal(t, "30", r.header.Get("Retry-After"))
+	assert.Contains(t, ta.logs.String(), "key set is unreadable")
+
+	plat.SetKeysDown(false)
+	require.Eventually(t, func() bool { return strings.Contains(ta.browser(t).get("/readyz").body, `"lti":"ok"`) }, 10*time.Second, 20*time.Millisecond)
+	r, _ = ta.browser(t).lmsLaunch(t, plat, "pupil")
+	_, editor := b.follow(t, ta, r)
+	assert.Contains(t, editor, "Signed in as Pia Pupil")
+}
+
+// The tool's key is generated once and kept in the store: two instances
+// publish the same key set.
+func TestLTIToolKeySharedByInstances(t *testing.T) {
+	plat := startLMS(t)
+	a, b := instancePair(t, testOptions{yaml: ltiYAML(plat, plat.JWKSURL())})
+	ka, kb := a.browser(t).get("/lti/jwks"), b.browser(t).get("/lti/jwks")
+	require.Equal(t, http.StatusOK, ka.status)
+	assert.Contains(t, ka.body, `"kty":"RSA"`)
+	assert.NotContains(t, ka.body, `"d":`, "no private part")
+	assert.Equal(t, ka.body, kb.body)
+}
