@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/cdproto/target"
+	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -178,4 +181,82 @@ func TestLTIToolKeySharedByInstances(t *testing.T) {
 	assert.Contains(t, ka.body, `"kty":"RSA"`)
 	assert.NotContains(t, ka.body, `"d":`, "no private part")
 	assert.Equal(t, ka.body, kb.body)
+}
+
+// In Chromium, with the LMS and the bridge on two https sites: the course
+// link lands in the editor with one click (the flow cookie survives the
+// cross-site posts), and a framed launch shows its new-tab page inside the
+// LMS's page, whose button opens the editor in a tab of its own.
+func TestBrowserLTIAcrossSites(t *testing.T) {
+	ctx := newTab(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	public := "https://bridge.test:" + port
+	plat := ltiplatformtest.StartTLS(t, public, "lms.test")
+	plat.AddUser("pupil", ltiPupil)
+	plat.AddUser("teacher", ltiTeacher)
+	ta := startTestApp(t, testOptions{listener: ln, tls: true, ltiClient: plat.Server.Client(),
+		yaml: "server:\n  public_url: " + public + "\n" + ltiYAML(plat, plat.Server.URL+"/jwks")})
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(plat.URL()+"/course/pupil")))
+	assert.Equal(t, "Signed in as Pia Pupil", editorWho(t, ctx))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, ta.sim.URL+"/editor", loc)
+	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
+
+	plat.SetFramed(true)
+	tab := newTab(t)
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(plat.URL()+"/framed/teacher"), chromedp.WaitVisible(chromedp.ID("tool"))))
+	var frame *target.Info
+	require.Eventually(t, func() bool {
+		infos, err := chromedp.Targets(tab)
+		if err != nil {
+			return false
+		}
+		for _, info := range infos {
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, public+"/lti/launch") {
+				frame = info
+				return true
+			}
+		}
+		return false
+	}, 20*time.Second, 20*time.Millisecond, "the launch page inside the LMS's frame")
+	frameCtx, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(frame.TargetID))
+	defer cancel()
+	var label string
+	require.Eventually(t, func() bool {
+		label, err = chromedp.Run(frameCtx, chromedp.Evaluate[string](`(document.getElementById("open-editor-tab") || {}).textContent || document.documentElement.outerHTML`))
+		return err == nil && strings.Contains(label, "new tab")
+	}, 20*time.Second, 50*time.Millisecond, "the framed page's button: %s %v\n%s", label, err, ta.logs.String())
+	screenshot(t, tab, "13-lti-framed")
+
+	opened := chromedp.WaitNewTarget(frameCtx, func(info *target.Info) bool { return info.Type == "page" })
+	require.NoError(t, chromedp.Do(frameCtx, chromedp.Click(chromedp.ID("open-editor-tab"))))
+	var newTab target.ID
+	select {
+	case newTab = <-opened:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no new tab opened")
+	}
+	tabCtx, cancelTab := chromedp.NewContext(tab, chromedp.WithTargetID(newTab))
+	defer cancelTab()
+	assert.Equal(t, "Signed in as Tom Teacher", editorWho(t, tabCtx))
+	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
+}
+
+// editorWho waits until the tab shows the emulator's editor and returns
+// whom it says is signed in. After a chain of cross-site posts the tab's
+// document is another process's: a script reads it where a DOM query
+// would wait on the old one.
+func editorWho(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	var who string
+	require.Eventually(t, func() bool {
+		w, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("who") || {}).textContent || ""`))
+		who = w
+		return err == nil && w != ""
+	}, 30*time.Second, 20*time.Millisecond, "the editor")
+	return who
 }

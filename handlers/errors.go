@@ -227,6 +227,8 @@ func errorClass(err error) string {
 		return "portal_refused"
 	case errors.As(err, new(idpError)):
 		return "idp_refused"
+	case errors.As(err, new(ltiError)):
+		return "lti_refused"
 	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
 		return "busy"
 	case errors.Is(err, store.ErrUnavailable):

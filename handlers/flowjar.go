@@ -16,12 +16,17 @@ const flowJarMax = 4
 // LTI logins) in a cookie sealed with the session keys, from the request
 // that starts one to the cross-site POST that finishes it.
 type flowJar[F any] struct {
-	sealer  *cookieSealer // under a key of its own purpose
-	name    string
-	secure  bool
-	ttl     time.Duration
-	expires func(F) time.Time
-	now     func() time.Time
+	sealer *cookieSealer // under a key of its own purpose
+	name   string
+	secure bool
+	// partitioned: over https the cookie is partitioned by the top-level
+	// site (CHIPS), so a flow that runs inside another site's frame (an
+	// LMS showing the tool in an iframe) keeps its cookie where browsers
+	// drop third-party cookies.
+	partitioned bool
+	ttl         time.Duration
+	expires     func(F) time.Time
+	now         func() time.Time
 }
 
 func newFlowJar[F any](cfg SessionConfig, purpose sealPurpose, name string, ttl time.Duration, now func() time.Time, expires func(F) time.Time) *flowJar[F] {
@@ -107,5 +112,6 @@ func (j *flowJar[F]) cookie(value string, maxAge int) *http.Cookie {
 	if j.secure {
 		ss = http.SameSiteNoneMode
 	}
-	return &http.Cookie{Name: j.name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: j.secure, SameSite: ss}
+	return &http.Cookie{Name: j.name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: j.secure, SameSite: ss,
+		Partitioned: j.partitioned && j.secure}
 }

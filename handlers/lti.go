@@ -52,7 +52,9 @@ const (
 )
 
 func newLTIFlows(cfg SessionConfig, now func() time.Time) *flowJar[lti.Flow] {
-	return newFlowJar(cfg, purposeLTIFlow, ltiFlowCookie, lti.FlowTTL, now, func(f lti.Flow) time.Time { return f.Expires })
+	j := newFlowJar(cfg, purposeLTIFlow, ltiFlowCookie, lti.FlowTTL, now, func(f lti.Flow) time.Time { return f.Expires })
+	j.partitioned = true
+	return j
 }
 
 // ltiContinuation is what the framed page's button carries to the new tab

@@ -308,3 +308,18 @@ func TestLTIConfigAndKeys(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, off.client().get(p).status, "%s without LTI", p)
 	}
 }
+
+// Over https the login's cookie crosses the LMS's posts (SameSite=None)
+// and is partitioned by the top-level site, so a launch inside the LMS's
+// frame keeps it where third-party cookies are dropped.
+func TestLTIFlowCookie(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	f.reconfigure(func(d *Deps) { d.Sessions.Secure = true })
+	r := lmsLogin(f.client(), plat, "learner")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	ck := setCookieHeader(r, "__Host-"+ltiFlowCookie)
+	require.NotEmpty(t, ck)
+	for _, attr := range []string{"SameSite=None", "Secure", "HttpOnly", "Partitioned", "Path=/"} {
+		assert.Contains(t, ck, attr)
+	}
+}

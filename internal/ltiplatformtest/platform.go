@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ type User struct {
 type Platform struct {
 	Server       *httptest.Server
 	Issuer       string
+	public       string // how browsers reach it (Server.URL unless StartTLS named a host)
 	ClientID     string
 	DeploymentID string
 	ToolLogin    string // the tool's login initiation URL
@@ -66,6 +68,29 @@ type Platform struct {
 // (its login at /lti/login, its redirect URI /lti/launch).
 func Start(t testing.TB, tool string) *Platform {
 	t.Helper()
+	p := newPlatform(tool)
+	p.Server.Start()
+	t.Cleanup(p.Server.Close)
+	p.Issuer, p.public = p.Server.URL, p.Server.URL
+	return p
+}
+
+// StartTLS serves the platform over https (httptest's certificate), as
+// browsers reach it at https://<host>:<port> (a name of their own mapped
+// to loopback: a site other than the tool's). The tool reads its key set
+// at 127.0.0.1 (JWKSURL) with Server.Client().
+func StartTLS(t testing.TB, tool, host string) *Platform {
+	t.Helper()
+	p := newPlatform(tool)
+	p.Server.StartTLS()
+	t.Cleanup(p.Server.Close)
+	_, port, _ := strings.Cut(strings.TrimPrefix(p.Server.URL, "https://"), ":")
+	p.public = "https://" + host + ":" + port
+	p.Issuer = p.public
+	return p
+}
+
+func newPlatform(tool string) *Platform {
 	p := &Platform{ClientID: "ssobridge-client", DeploymentID: "deployment-1", users: map[string]User{}, now: time.Now}
 	p.SetTool(tool)
 	p.RotateKey()
@@ -73,11 +98,13 @@ func Start(t testing.TB, tool string) *Platform {
 	mux.HandleFunc("GET /jwks", p.serveJWKS)
 	mux.HandleFunc("GET /auth", p.serveAuth)
 	mux.HandleFunc("GET /course/{user}", p.serveCourse)
-	p.Server = httptest.NewServer(mux)
-	t.Cleanup(p.Server.Close)
-	p.Issuer = p.Server.URL
+	mux.HandleFunc("GET /framed/{user}", p.serveFramedCourse)
+	p.Server = httptest.NewUnstartedServer(mux)
 	return p
 }
+
+// URL is how browsers reach the platform.
+func (p *Platform) URL() string { return p.public }
 
 // SetTool points the platform at the tool's base URL.
 func (p *Platform) SetTool(tool string) {
@@ -87,7 +114,7 @@ func (p *Platform) SetTool(tool string) {
 }
 
 // AuthURL and JWKSURL are what the tool registers.
-func (p *Platform) AuthURL() string { return p.Server.URL + "/auth" }
+func (p *Platform) AuthURL() string { return p.public + "/auth" }
 
 // JWKSURL is the platform's key set.
 func (p *Platform) JWKSURL() string { return p.Server.URL + "/jwks" }
@@ -198,6 +225,16 @@ func (p *Platform) serveCourse(w http.ResponseWriter, r *http.Request) {
 	_ = autoPost.Execute(w, map[string]any{"Title": "Course", "Action": p.ToolLogin, "Fields": fields})
 }
 
+// serveFramedCourse is a course page that shows the tool inside an
+// iframe (/framed/{hint}), as many LMSs do.
+func (p *Platform) serveFramedCourse(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = framedCourse.Execute(w, "/course/"+r.PathValue("user"))
+}
+
+var framedCourse = template.Must(template.New("framed").Parse(`<!doctype html><html><head><title>Course</title></head>
+<body><h1>Media studies</h1><iframe id="tool" src="{{.}}" width="900" height="600"></iframe></body></html>`))
+
 // serveAuth is the authorization endpoint: the tool's authentication
 // request checked as a platform does, answered by an auto-submitting form
 // that posts the id_token and state to the registered redirect URI.
@@ -249,7 +286,7 @@ func (p *Platform) Claims(u User, nonce string) map[string]any {
 	if p.framed {
 		target = "iframe"
 	}
-	c["https://purl.imsglobal.org/spec/lti/claim/launch_presentation"] = map[string]any{"document_target": target, "return_url": p.Server.URL + "/course"}
+	c["https://purl.imsglobal.org/spec/lti/claim/launch_presentation"] = map[string]any{"document_target": target, "return_url": p.public + "/course"}
 	if p.edit != nil {
 		p.edit(c)
 	}
