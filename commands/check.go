@@ -15,6 +15,7 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/lti"
 )
 
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,
@@ -36,14 +37,17 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	printCheck(env.Stdout, conn, report)
-	samlOK, scimOK := true, true
+	samlOK, scimOK, ltiOK := true, true, true
 	if cfg.SAML.Enabled() {
 		samlOK = checkSAML(ctx, env.Stdout, cfg)
 	}
 	if cfg.SCIM.Enabled {
 		scimOK = checkSCIM(env.Stdout, cfg)
 	}
-	if !report.OK() || !samlOK || !scimOK {
+	if cfg.LTI.Enabled() {
+		ltiOK = checkLTI(ctx, env.Stdout, cfg)
+	}
+	if !report.OK() || !samlOK || !scimOK || !ltiOK {
 		return cli.ErrFailed
 	}
 	return nil
@@ -89,6 +93,53 @@ func checkSCIM(w io.Writer, cfg config.Config) bool {
 		return false
 	}
 	fmt.Fprintf(w, "verdict:   SCIM OK\n")
+	return true
+}
+
+// checkLTI reads the tool's key and each platform's key set as the bridge
+// would, and says what to enter in the LMS.
+func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
+	base := cfg.PublicURL(cfg.Server.Addr)
+	ok := true
+	fmt.Fprintf(w, "lti:       in the LMS, enter: login URL %s%s, redirect URI %s%s, target link URI %s%s, key set URL %s%s\n",
+		base, lti.LoginPath, base, lti.LaunchPath, base, lti.LaunchPath, base, lti.JWKSPath)
+	if cfg.LTI.KeyFile != "" {
+		key, _, err := app.LTIToolKey(ctx, cfg, nil)
+		if err != nil {
+			fmt.Fprintf(w, "           tool key: WRONG: %v\n", err)
+			ok = false
+		} else {
+			fmt.Fprintf(w, "           tool key: %s (kid %s)\n", cfg.LTI.KeyFile, key.KeyID())
+		}
+	} else {
+		fmt.Fprintf(w, "           tool key: generated on first start and kept in the store, the same on every instance (lti.key_file sets your own)\n")
+	}
+	for _, p := range app.LTIPlatforms(cfg) {
+		tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: checkOnly{}.UseOnce})
+		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := tool.Refresh(rctx)
+		cancel()
+		admins := "none"
+		if len(p.AdminRoles) > 0 {
+			admins = strings.Join(p.AdminRoles, ", ")
+		}
+		if err != nil {
+			fmt.Fprintf(w, "           %s (issuer %s, client %s): key set UNREADABLE: %v\n", p.Name, p.Issuer, p.ClientID, err)
+			ok = false
+			continue
+		}
+		fmt.Fprintf(w, "           %s (issuer %s, client %s, %d deployment(s)): key set read; partner admins: %s; accounts created: %t\n",
+			p.Name, p.Issuer, p.ClientID, len(p.DeploymentIDs), admins, p.CreateAccounts)
+	}
+	switch {
+	case !ok:
+		fmt.Fprintf(w, "verdict:   LTI NOT READY\n")
+		return false
+	case !strings.HasPrefix(base, "https://"):
+		fmt.Fprintf(w, "verdict:   LTI NOT READY\nLMSs post launches cross-site, which carries the bridge's login cookie only over https: set server.public_url to the https URL the LMS reaches\n")
+		return false
+	}
+	fmt.Fprintf(w, "verdict:   LTI OK\n")
 	return true
 }
 

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +261,37 @@ func editorWho(t *testing.T, ctx context.Context) string {
 		return err == nil && w != ""
 	}, 30*time.Second, 20*time.Millisecond, "the editor")
 	return who
+}
+
+// check names a wrong key, reads each platform's key set and says what to
+// enter in the LMS.
+func TestCheckLTI(t *testing.T) {
+	plat := startLMS(t)
+	lms := ltiYAML(plat, plat.JWKSURL())
+	cfg, _ := writeConfig(t, "server:\n  public_url: https://sso.partner.example\n"+lms)
+	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 0, code, out+stderr)
+	assert.Contains(t, out, "in the LMS, enter: login URL https://sso.partner.example/lti/login, redirect URI https://sso.partner.example/lti/launch, target link URI https://sso.partner.example/lti/launch, key set URL https://sso.partner.example/lti/jwks")
+	assert.Contains(t, out, "Springfield Canvas (issuer "+plat.Issuer+", client ssobridge-client, 1 deployment(s)): key set read; partner admins: Administrator")
+	assert.Contains(t, out, "verdict:   LTI OK")
+
+	plat.SetKeysDown(true)
+	code, out, _ = runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "key set UNREADABLE")
+	assert.Contains(t, out, "verdict:   LTI NOT READY")
+	plat.SetKeysDown(false)
+
+	plain, _ := writeConfig(t, lms)
+	code, out, _ = runCLI(t, "", nil, "check", "--config", plain)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "set server.public_url to the https URL the LMS reaches")
+
+	keyFile := filepath.Join(t.TempDir(), "tool.pem")
+	require.NoError(t, os.WriteFile(keyFile, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), 0o600))
+	wrongKey, _ := writeConfig(t, "server:\n  public_url: https://sso.partner.example\n"+lms+"  key_file: "+keyFile+"\n")
+	code, out, _ = runCLI(t, "", nil, "check", "--config", wrongKey)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "tool key: WRONG")
+	assert.Contains(t, out, `a PEM "CERTIFICATE" block, not a private key`)
 }

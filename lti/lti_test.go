@@ -51,7 +51,7 @@ type fixture struct {
 	clock *fakeclock.Clock
 }
 
-func setup(t *testing.T) fixture {
+func setup(t testing.TB) fixture {
 	t.Helper()
 	plat := ltiplatformtest.Start(t, base)
 	plat.AddUser("learner", learner)
