@@ -34,10 +34,12 @@ var (
 
 // assertForms: every form that posts carries the page's token as _csrf,
 // but the portal's handoff (/sso/jwt), whose signed single-use token is
-// its proof: a real portal posts it from another site.
+// its proof: a real portal posts it from another site; and a framed LTI
+// launch's button (/lti/continue), whose sealed one-time continuation is
+// its proof: inside the LMS's frame the anti-forgery cookie may be gone.
 func assertForms(t *testing.T, doc *goquery.Document) {
 	t.Helper()
-	doc.Find(`form[method="post"]:not([action="/sso/jwt"])`).Each(func(i int, s *goquery.Selection) {
+	doc.Find(`form[method="post"]:not([action="/sso/jwt"]):not([action="/lti/continue"])`).Each(func(i int, s *goquery.Selection) {
 		assert.Equal(t, token, s.Find(`input[type="hidden"][name="_csrf"]`).AttrOr("value", ""), "form %d (%s)", i, s.AttrOr("action", ""))
 	})
 }
@@ -371,4 +373,24 @@ func TestLoginWithIdP(t *testing.T) {
 	hidden := render(t, Login(signedOut, LoginForm{IdPName: "Acme SSO", IdPURL: "/auth/oidc", HideLocal: true}))
 	assert.Zero(t, hidden.Find(`form[action="/login"]`).Length())
 	assert.Zero(t, render(t, Login(signedOut, LoginForm{})).Find("#idp-sign-in").Length(), "no IdP: no button")
+}
+
+func TestLTIPages(t *testing.T) {
+	doc := render(t, LTIFramedPage(signedOut, LTIFramed{LMS: "Springfield Canvas", Token: "sealed"}))
+	form := doc.Find("#lti-framed form")
+	assert.Equal(t, "/lti/continue", form.AttrOr("action", ""))
+	assert.Equal(t, "_blank", form.AttrOr("target", ""), "the editor opens in a tab of its own")
+	assert.Equal(t, "sealed", form.Find(`input[name="continuation"]`).AttrOr("value", ""))
+	assert.Contains(t, doc.Text(), "Launched from Springfield Canvas")
+	assertForms(t, doc)
+
+	doc = render(t, LTINoEmail(signedOut, ErrorInfo{Status: 400, LMS: "Springfield Moodle", Detail: "lti: the launch carries no email address", Public: true}))
+	assert.Equal(t, 5, doc.Find("#lti-email-settings li").Length(), "Canvas, Moodle, Schoology, Blackboard, Brightspace")
+	assert.Contains(t, doc.Text(), "Springfield Moodle sent none")
+	assert.Equal(t, "lti: the launch carries no email address", text(doc, "#error-detail"), "the reason, for whoever set the LMS up")
+
+	doc = render(t, LTIConfigPage(signedOut, LTIConfig{LoginURL: "https://sso.example/lti/login", RedirectURI: "https://sso.example/lti/launch",
+		TargetLinkURI: "https://sso.example/lti/launch", JWKSURL: "https://sso.example/lti/jwks", Platforms: []string{"A", "B", "C"}}))
+	assert.Equal(t, "https://sso.example/lti/jwks", text(doc, "#lti-jwks-url"))
+	assert.Contains(t, doc.Text(), "Registered: A, B and C.")
 }
