@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/ssobridge/ssobridge/lti"
 )
 
@@ -207,8 +208,10 @@ func readForm(r *http.Request) error {
 const portalHandoffPath = "/sso/jwt"
 
 // csrfExempt reports the state-changing routes that need no token: the
-// portal's handoff and the SAML IdP's response arrive cross-site by
-// design, and their signed, single-use tokens are the proof.
+// portal's handoff, the SAML IdP's response and the LTI login and launch
+// arrive cross-site by design, and their signed, single-use tokens (the
+// launch's id_token bound to this browser's state and nonce) are the
+// proof.
 func csrfExempt(path string) bool {
 	return path == portalHandoffPath || path == samlACSPath || path == lti.LoginPath || path == lti.LaunchPath
 }
