@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ssobridge/ssobridge/config"
@@ -54,8 +55,12 @@ func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
 func LTIPlatforms(cfg config.Config) []lti.Platform {
 	var out []lti.Platform
 	for _, p := range cfg.LTI.Platforms {
+		var origins []string
+		for _, o := range p.FrameOrigins.List() {
+			origins = append(origins, strings.TrimRight(o, "/"))
+		}
 		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
-			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts})
+			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins})
 	}
 	return out
 }

@@ -42,6 +42,10 @@ type LTIPlatform struct {
 	// admin).
 	AdminRoles     Words `yaml:"admin_roles"`
 	CreateAccounts bool  `yaml:"create_accounts"` // create the account on a first launch (default true)
+	// FrameOrigins: the origins (https://lms.example) whose pages may
+	// frame a launch's new-tab page; empty: auth_url's origin and the
+	// launch's signed return_url's.
+	FrameOrigins Words `yaml:"frame_origins"`
 }
 
 var ltiPlatformsType = reflect.TypeOf(LTIPlatforms(nil))
@@ -115,6 +119,12 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 		for k, raw := range map[string]string{"auth_url": p.AuthURL, "jwks_url": p.JWKSURL} {
 			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
 				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
+			}
+		}
+		for _, o := range p.FrameOrigins.List() {
+			if u, err := url.Parse(o); err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil ||
+				(u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+				bad(key("frame_origins"), fmt.Sprintf("%q is not an origin; list origins such as https://springfield.instructure.com (no path)", o))
 			}
 		}
 		reg := p.Issuer + "\x00" + p.ClientID

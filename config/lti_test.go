@@ -24,6 +24,7 @@ const ltiYAML = `lti:
       auth_url: https://moodle.springfield.example/mod/lti/auth.php
       jwks_url: https://moodle.springfield.example/mod/lti/certs.php
       create_accounts: false
+      frame_origins: [https://moodle.springfield.example, https://portal.springfield.example]
 `
 
 func TestLTIPlatforms(t *testing.T) {
@@ -38,6 +39,7 @@ func TestLTIPlatforms(t *testing.T) {
 	assert.True(t, c.CreateAccounts, "create_accounts defaults to true")
 	assert.False(t, m.CreateAccounts)
 	assert.Equal(t, []string{"1", "2"}, m.DeploymentIDs.List())
+	assert.Equal(t, []string{"https://moodle.springfield.example", "https://portal.springfield.example"}, m.FrameOrigins.List())
 
 	off, err := Parse(nil, nil)
 	require.NoError(t, err)
@@ -72,6 +74,8 @@ func TestLTIRefusals(t *testing.T) {
 			"    - {name: A, issuer: i, client_id: c, deployment_ids: d, auth_url: 'https://l.example/a', jwks_url: 'https://l.example/j'}\n" +
 			"    - {name: B, issuer: i, client_id: c, deployment_ids: e, auth_url: 'https://l.example/a', jwks_url: 'https://l.example/j'}\n", nil,
 			"lti.platforms[1].client_id", "registered already as lti.platforms[0]"},
+		{"a frame origin with a path", one("      frame_origins: [https://lms.example/courses]\n"), nil, "lti.platforms[0].frame_origins", "not an origin"},
+		{"a frame origin over http", one("      frame_origins: [http://lms.example]\n"), nil, "lti.platforms[0].frame_origins", "not an origin"},
 		{"a key file that is not there", one("  key_file: /nonexistent/tool.pem\n"), nil, "lti.key_file", "cannot read"},
 		{"a key file without platforms", "lti:\n  key_file: /etc/hostname\n", nil, "lti.key_file", "lists no platform"},
 		{"an environment value that is no list", "", []string{"SSOBRIDGE_LTI_PLATFORMS=[{"}, "SSOBRIDGE_LTI_PLATFORMS", "not a list of platforms"},

@@ -147,7 +147,7 @@ func ltiReturnTo(target string) string {
 
 // ltiFramed answers a launch inside the LMS's page: the editor's cookie
 // would be a third-party cookie there, so a page that the platform's
-// origin alone may frame offers one button, which opens the editor in a
+// origins alone may frame (Identity.FrameAncestors) offers one button, which opens the editor in a
 // new tab through a sealed one-time continuation.
 func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, returnTo string) error {
 	k := ltiContinuation{ID: randid.Token(16), AccountID: acct.ID, ReturnTo: returnTo, LMS: id.Platform.Name, Expires: h.Now().Add(ltiContinueTTL)}
@@ -156,21 +156,12 @@ func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, 
 		return err
 	}
 	hd := c.Response().Header()
-	if origin := originOf(id.Platform.AuthURL); origin != "" {
-		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+origin, 1)}
+	if origins := id.FrameAncestors(); len(origins) > 0 {
+		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+strings.Join(origins, " "), 1)}
 		delete(hd, "X-Frame-Options") // frame-ancestors says who may frame it
 	}
 	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: truncate("LTI: "+id.Platform.Name+" (framed: continues in a new tab)", 300)})
 	return h.render(c, http.StatusOK, views.LTIFramedPage(h.page(c, "Video editor"), views.LTIFramed{LMS: id.Platform.Name, Token: tok}))
-}
-
-// originOf is the scheme and host of a URL ("" if it has none).
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
 }
 
 // ltiContinueFramed is POST /lti/continue: the framed page's button, in a

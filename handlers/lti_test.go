@@ -162,10 +162,16 @@ func TestLTIDeepLink(t *testing.T) {
 func TestLTIFramedLaunch(t *testing.T) {
 	f, plat, _ := ltiSetup(t)
 	plat.SetFramed(true)
+	// The course page is on another host than the authorization endpoint
+	// (as Canvas's are): the signed return_url names it.
+	plat.Edit(func(m map[string]any) {
+		m["https://purl.imsglobal.org/spec/lti/claim/launch_presentation"] = map[string]any{"document_target": "iframe",
+			"return_url": "https://springfield.lms.example/courses/7/external_content/success"}
+	})
 	c := f.client()
 	r := ltiLaunchAs(t, c, plat, "learner")
 	require.Equal(t, http.StatusOK, r.status, r.body)
-	assert.Contains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors "+plat.Server.URL)
+	assert.Contains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors "+plat.Server.URL+" https://springfield.lms.example;")
 	assert.NotContains(t, r.header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
 	assert.Empty(t, r.header.Get("X-Frame-Options"))
 	btn := r.doc.Find("#lti-framed form")

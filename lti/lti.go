@@ -102,6 +102,11 @@ type Platform struct {
 	JWKSURL        string   // the platform's key set
 	AdminRoles     []string // role URIs or short names whose holders become partner admins
 	CreateAccounts bool     // create the account on a first launch
+	// FrameOrigins are the origins whose pages may frame a launch's
+	// new-tab page; empty: the origin of AuthURL and that of the launch's
+	// signed return_url (an LMS's course pages may be on another host
+	// than its authorization endpoint: Canvas, Blackboard, Schoology).
+	FrameOrigins []string
 }
 
 // Config is the Tool's.
@@ -254,6 +259,39 @@ type Identity struct {
 // Framed reports whether the platform shows the tool inside its own page.
 func (id Identity) Framed() bool {
 	return id.DocumentTarget == "iframe" || id.DocumentTarget == "frame"
+}
+
+// FrameAncestors are the origins that may frame this launch's page: the
+// platform's frame_origins, else the origin of its auth_url and, when it
+// is https (or http on loopback), that of the launch's return_url, which
+// the platform signed.
+func (id Identity) FrameAncestors() []string {
+	if len(id.Platform.FrameOrigins) > 0 {
+		return id.Platform.FrameOrigins
+	}
+	var out []string
+	for _, raw := range []string{id.Platform.AuthURL, id.ReturnURL} {
+		if o := Origin(raw); o != "" && !slices.Contains(out, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// Origin is the scheme, host and port of an https URL (http only on
+// loopback), as a CSP source; "" for anything else.
+func Origin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || strings.ContainsAny(u.Host, " ;,'\"") {
+		return ""
+	}
+	switch {
+	case u.Scheme == "https":
+	case u.Scheme == "http" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1"):
+	default:
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
 }
 
 // launchClaims are the id_token's claims beyond the registered ones.

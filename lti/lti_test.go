@@ -350,3 +350,26 @@ func pemOf(t *testing.T, k *rsa.PrivateKey) []byte {
 	t.Helper()
 	return pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
 }
+
+func TestFrameAncestors(t *testing.T) {
+	p := lti.Platform{AuthURL: "https://sso.canvaslms.com/api/lti/authorize_redirect"}
+	for _, tc := range []struct {
+		name      string
+		platform  lti.Platform
+		returnURL string
+		want      []string
+	}{
+		{"the auth_url's origin and the signed return_url's", p, "https://springfield.instructure.com/courses/7/external_content/success", []string{"https://sso.canvaslms.com", "https://springfield.instructure.com"}},
+		{"one origin once", p, "https://sso.canvaslms.com/x", []string{"https://sso.canvaslms.com"}},
+		{"no return_url", p, "", []string{"https://sso.canvaslms.com"}},
+		{"a return_url over http elsewhere is not taken", p, "http://springfield.example/courses", []string{"https://sso.canvaslms.com"}},
+		{"http on loopback is", p, "http://127.0.0.1:8000/course", []string{"https://sso.canvaslms.com", "http://127.0.0.1:8000"}},
+		{"a return_url that would break the header is not taken", p, "https://a.example;script-src/x", []string{"https://sso.canvaslms.com"}},
+		{"frame_origins set: those alone", lti.Platform{AuthURL: p.AuthURL, FrameOrigins: []string{"https://lms.school.example"}},
+			"https://springfield.instructure.com/", []string{"https://lms.school.example"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, lti.Identity{Platform: tc.platform, ReturnURL: tc.returnURL}.FrameAncestors())
+		})
+	}
+}
