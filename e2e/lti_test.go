@@ -208,9 +208,18 @@ func TestBrowserLTIAcrossSites(t *testing.T) {
 	assert.Equal(t, ta.sim.URL+"/editor", loc)
 	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
 
+	// The instructor, from a link into a project.
+	plat.Target = public + "/open?return_to=" + url.QueryEscape("/editor/projects/42")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(plat.URL()+"/course/teacher")))
+	assert.Equal(t, "Signed in as Tom Teacher", editorWho(t, ctx))
+	loc, err = chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Equal(t, ta.sim.URL+"/editor/projects/42", loc)
+	plat.Target = public + "/lti/launch"
+
 	plat.SetFramed(true)
 	tab := newTab(t)
-	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(plat.URL()+"/framed/teacher"), chromedp.WaitVisible(chromedp.ID("tool"))))
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(plat.URL()+"/framed/pupil"), chromedp.WaitVisible(chromedp.ID("tool"))))
 	var frame *target.Info
 	require.Eventually(t, func() bool {
 		infos, err := chromedp.Targets(tab)
@@ -244,7 +253,8 @@ func TestBrowserLTIAcrossSites(t *testing.T) {
 	}
 	tabCtx, cancelTab := chromedp.NewContext(tab, chromedp.WithTargetID(newTab))
 	defer cancelTab()
-	assert.Equal(t, "Signed in as Tom Teacher", editorWho(t, tabCtx))
+	assert.Equal(t, "Signed in as Pia Pupil", editorWho(t, tabCtx))
+	assert.Len(t, ta.sim.Users("pupil@school.example"), 1, "one platform user for two launches")
 	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
 }
 
