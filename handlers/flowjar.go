@@ -72,6 +72,22 @@ func (j *flowJar[F]) read(c echo.Context) []pendingFlow[F] {
 	return flows
 }
 
+// take is the browser's pending flows for the answer that arrived; the
+// ones answered (picked by answers) leave the browser at once: a flow is
+// used once, whatever the answer's check finds.
+func (j *flowJar[F]) take(c echo.Context, answers func(F) bool) ([]F, error) {
+	flows := j.read(c)
+	pending := make([]F, len(flows))
+	rest := make([]pendingFlow[F], 0, len(flows))
+	for i, f := range flows {
+		pending[i] = f.Flow
+		if !answers(f.Flow) {
+			rest = append(rest, f)
+		}
+	}
+	return pending, j.write(c, rest)
+}
+
 // write keeps the flows still in time in the browser, flowJarMax at most:
 // past that the oldest started by another site go first, so requests from
 // another site do not push out the person's own sign-in. None clears the

@@ -99,21 +99,13 @@ func (h *server) ltiLaunch(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	ctx := c.Request().Context()
-	flows := h.ltiFlows.read(c)
 	if err := c.Request().ParseForm(); err != nil {
 		return h.ltiRefused(c, fmt.Errorf("%w: the form could not be read", lti.ErrBadRequest), "")
 	}
 	form := c.Request().PostForm // never the query string
 	state := form.Get("state")
-	rest := make([]pendingFlow[lti.Flow], 0, len(flows))
-	pending := make([]lti.Flow, len(flows))
-	for i, f := range flows {
-		pending[i] = f.Flow
-		if f.Flow.State != state {
-			rest = append(rest, f)
-		}
-	}
-	if err := h.ltiFlows.write(c, rest); err != nil {
+	pending, err := h.ltiFlows.take(c, func(f lti.Flow) bool { return f.State == state })
+	if err != nil {
 		return err
 	}
 	id, err := h.LTI.Launch(ctx, h.baseURL(c), pending, form)

@@ -92,21 +92,13 @@ func (h *server) samlACS(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	ctx := c.Request().Context()
-	flows := h.samlFlows.read(c)
 	if err := c.Request().ParseForm(); err != nil {
 		return h.samlRefused(c, fmt.Errorf("%w: the form could not be read", samlsso.ErrInvalid), "")
 	}
 	form := c.Request().PostForm // never the query string
 	relay := form.Get("RelayState")
-	rest := make([]pendingFlow[samlsso.Flow], 0, len(flows))
-	pending := make([]samlsso.Flow, len(flows))
-	for i, f := range flows {
-		pending[i] = f.Flow
-		if f.Flow.Relay != relay {
-			rest = append(rest, f)
-		}
-	}
-	if err := h.samlFlows.write(c, rest); err != nil { // used once, whatever happens
+	pending, err := h.samlFlows.take(c, func(f samlsso.Flow) bool { return f.Relay == relay })
+	if err != nil {
 		return err
 	}
 	id, err := h.SAML.Finish(ctx, pending, form)
