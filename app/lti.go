@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -23,7 +24,8 @@ const LTIKeyName = "lti-tool-key"
 // the store (generated and kept by the first instance to start, so every
 // instance publishes the same). source says which.
 func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
-	KeptValue(ctx context.Context, name, value string) (string, error)
+	KeptValue(ctx context.Context, name string) (string, error)
+	KeepValue(ctx context.Context, name, value string) (string, error)
 }) (key lti.ToolKey, source string, err error) {
 	if f := cfg.LTI.KeyFile; f != "" {
 		data, err := os.ReadFile(f)
@@ -36,11 +38,16 @@ func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
 		}
 		return k, "lti.key_file " + f, nil
 	}
-	fresh, err := lti.GenerateKeyPEM()
-	if err != nil {
-		return lti.ToolKey{}, "", err
+	// A key is made only while the store keeps none: RSA key generation
+	// would take a noticeable moment of every start.
+	kept, err := st.KeptValue(ctx, LTIKeyName)
+	if errors.Is(err, store.ErrNotFound) {
+		var fresh []byte
+		if fresh, err = lti.GenerateKeyPEM(); err != nil {
+			return lti.ToolKey{}, "", err
+		}
+		kept, err = st.KeepValue(ctx, LTIKeyName, string(fresh))
 	}
-	kept, err := st.KeptValue(ctx, LTIKeyName, string(fresh))
 	if err != nil {
 		return lti.ToolKey{}, "", fmt.Errorf("the LTI tool key in the store: %w", err)
 	}

@@ -372,10 +372,12 @@ type Store interface {
 	// from the account it was linked to before, if any. Deleting the
 	// account deletes its identities.
 	LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error
-	// KeptValue returns the value kept under name, keeping value there
-	// first if none is: of instances that start at once, the first one's
-	// value is every instance's (the LTI tool's generated key).
-	KeptValue(ctx context.Context, name, value string) (string, error)
+	// KeptValue returns the value kept under name, or ErrNotFound.
+	KeptValue(ctx context.Context, name string) (string, error)
+	// KeepValue keeps value under name unless one is kept, and returns
+	// the kept one: of instances that start at once, the first one's value
+	// is every instance's (the LTI tool's generated key).
+	KeepValue(ctx context.Context, name, value string) (string, error)
 
 	// CreatePasswordLink stores a set-password link for the account (by
 	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing

@@ -269,9 +269,21 @@ func (g *Guard) LinkIdentity(ctx context.Context, issuer string, subject string,
 }
 
 // KeptValue is the store's, bounded (see Guard).
-func (g *Guard) KeptValue(ctx context.Context, name string, value string) (r0 string, err error) {
+func (g *Guard) KeptValue(ctx context.Context, name string) (r0 string, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {
-		x0, err := g.inner.KeptValue(ctx, name, value)
+		x0, err := g.inner.KeptValue(ctx, name)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// KeepValue is the store's, bounded (see Guard).
+func (g *Guard) KeepValue(ctx context.Context, name string, value string) (r0 string, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.KeepValue(ctx, name, value)
 		if err == nil {
 			r0 = x0
 		}

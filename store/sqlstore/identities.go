@@ -27,16 +27,21 @@ func (s *sqlStore) LinkIdentity(ctx context.Context, issuer, subject string, acc
 	return nil
 }
 
-// KeptValue keeps value under name unless a value is kept there, and
-// returns the kept one.
-func (s *sqlStore) KeptValue(ctx context.Context, name, value string) (string, error) {
+// KeptValue returns the value kept under name, or ErrNotFound.
+func (s *sqlStore) KeptValue(ctx context.Context, name string) (string, error) {
+	var kept string
+	if err := s.row(ctx, "SELECT value FROM kept_values WHERE name = $1", name).Scan(&kept); err != nil {
+		return "", notFoundIfNoRows(err)
+	}
+	return kept, nil
+}
+
+// KeepValue keeps value under name unless a value is kept there (another
+// instance's, written meanwhile, wins) and returns the kept one.
+func (s *sqlStore) KeepValue(ctx context.Context, name, value string) (string, error) {
 	if _, err := s.exec(ctx, "INSERT INTO kept_values (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING",
 		name, value, ms(s.now())); err != nil {
 		return "", fmt.Errorf("kept values: %w", err)
 	}
-	var kept string
-	if err := s.row(ctx, "SELECT value FROM kept_values WHERE name = $1", name).Scan(&kept); err != nil {
-		return "", fmt.Errorf("kept values: %w", err)
-	}
-	return kept, nil
+	return s.KeptValue(ctx, name)
 }

@@ -33,6 +33,7 @@ var passThrough = map[string]string{
 	"AccountOfIdentity":  "an LTI launch reads the store's link (then the account through the cache)",
 	"LinkIdentity":       "identity links are not cached",
 	"KeptValue":          "read once at start",
+	"KeepValue":          "written once, at a first start",
 	"PruneUsedIDs":       "single-use ids are not cached",
 	"CreatePasswordLink": "set-password links are not cached",
 	"PasswordLink":       "set-password links are not cached",

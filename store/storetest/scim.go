@@ -206,13 +206,18 @@ func testIdentities(t *testing.T, s store.Store) {
 
 func testKeptValues(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	v, err := s.KeptValue(ctx, "lti-tool-key", "first")
+	_, err := s.KeptValue(ctx, "lti-tool-key")
+	require.ErrorIs(t, err, store.ErrNotFound)
+	v, err := s.KeepValue(ctx, "lti-tool-key", "first")
 	require.NoError(t, err)
 	assert.Equal(t, "first", v)
-	v, err = s.KeptValue(ctx, "lti-tool-key", "second")
+	v, err = s.KeepValue(ctx, "lti-tool-key", "second")
 	require.NoError(t, err)
 	assert.Equal(t, "first", v, "the first value kept stays")
-	v, err = s.KeptValue(ctx, "another", "x")
+	v, err = s.KeptValue(ctx, "lti-tool-key")
+	require.NoError(t, err)
+	assert.Equal(t, "first", v)
+	v, err = s.KeepValue(ctx, "another", "x")
 	require.NoError(t, err)
 	assert.Equal(t, "x", v)
 }
