@@ -173,6 +173,13 @@ func (h *server) arrivedAccount(ctx context.Context, a arrival) (store.Account, 
 	if err != nil {
 		return store.Account{}, err
 	}
+	return h.admitted(ctx, acct, a)
+}
+
+// admitted applies to an arriving account what every way in shares: a
+// disabled account is refused; the admin group (or role) grants and takes
+// away admin.
+func (h *server) admitted(ctx context.Context, acct store.Account, a arrival) (store.Account, error) {
 	if acct.Disabled {
 		return store.Account{}, launch.ErrAccountDisabled
 	}

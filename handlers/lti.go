@@ -198,6 +198,10 @@ func (h *server) ltiContinueFramed(c echo.Context) error {
 // admin launches as a teacher too).
 func (h *server) ltiAccount(ctx context.Context, id lti.Identity) (store.Account, error) {
 	p := id.Platform
+	// manageAdmin only with the role: a holder of admin_roles is made an
+	// admin, a launch without it takes nothing away.
+	a := arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
+		admin: id.Admin, create: p.CreateAccounts, manageAdmin: id.Admin, groupKey: "lti admin_roles"}
 	accountID, err := h.Store.Identities.AccountOfIdentity(ctx, p.Issuer, id.Subject)
 	switch {
 	case err == nil:
@@ -205,21 +209,11 @@ func (h *server) ltiAccount(ctx context.Context, id lti.Identity) (store.Account
 		if err != nil {
 			return store.Account{}, err
 		}
-		if acct.Disabled {
-			return store.Account{}, launch.ErrAccountDisabled
-		}
-		if id.Admin && !acct.Admin {
-			if err := h.Store.Accounts.SetAdmin(ctx, acct.ID, true); err != nil {
-				return store.Account{}, err
-			}
-			acct.Admin = true
-		}
-		return acct, nil
+		return h.admitted(ctx, acct, a)
 	case !errors.Is(err, store.ErrNotFound):
 		return store.Account{}, err
 	}
-	acct, err := h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
-		admin: id.Admin, create: p.CreateAccounts, manageAdmin: id.Admin, groupKey: "lti admin_roles"})
+	acct, err := h.arrivedAccount(ctx, a)
 	if err != nil {
 		return store.Account{}, err
 	}

@@ -119,6 +119,21 @@ func TestLTIInstructorAndAdminRoles(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, teacher.Admin, "a teacher is no partner admin")
 
+	// Linked now: a later launch with the admin role grants it, one
+	// without takes nothing away.
+	promoted := ltiInstructor
+	promoted.Roles = append([]string{ltiplatformtest.RoleAdministrator}, ltiInstructor.Roles...)
+	plat.AddUser("instructor", promoted)
+	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "instructor").status)
+	teacher, err = f.accts.AccountByID(t.Context(), teacher.ID)
+	require.NoError(t, err)
+	assert.True(t, teacher.Admin, "granted on a returning launch")
+	plat.AddUser("instructor", ltiInstructor)
+	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "instructor").status)
+	teacher, err = f.accts.AccountByID(t.Context(), teacher.ID)
+	require.NoError(t, err)
+	assert.True(t, teacher.Admin, "a launch in another role takes nothing away")
+
 	r = ltiLaunchAs(t, f.client(), plat, "admin")
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	head, err := f.accts.AccountByEmail(t.Context(), "head@school.example")
