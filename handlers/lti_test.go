@@ -2,14 +2,11 @@ package handlers
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -51,30 +48,13 @@ func lmsLogin(c *client, plat *ltiplatformtest.Platform, hint string) *response 
 	return c.post("/lti/login", plat.LoginForm(hint), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 }
 
-// platformAnswer follows the bridge's redirect to the platform's
-// authorization endpoint and returns the form its page auto-submits.
-func platformAnswer(t *testing.T, to string) url.Values {
-	t.Helper()
-	resp, err := http.Get(to)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-	doc, err := goquery.NewDocumentFromReader(strings.NewReader(string(body)))
-	require.NoError(t, err)
-	form := url.Values{}
-	doc.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
-	require.NotEmpty(t, form.Get("id_token"))
-	return form
-}
-
 // ltiLaunchAs runs a whole launch of the platform user hint in browser c
 // and returns the bridge's answer to the posted id_token.
 func ltiLaunchAs(t *testing.T, c *client, plat *ltiplatformtest.Platform, hint string) *response {
 	t.Helper()
 	r := lmsLogin(c, plat, hint)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
-	return c.post("/lti/launch", platformAnswer(t, r.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	return c.post("/lti/launch", plat.Answer(t, r.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 }
 
 func TestLTILaunchOpensTheEditor(t *testing.T) {
@@ -89,7 +69,7 @@ func TestLTILaunchOpensTheEditor(t *testing.T) {
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
 	assert.NotEmpty(t, c.cookie(ltiFlowCookie), "the login is kept in this browser")
 
-	r = c.post("/lti/launch", platformAnswer(t, to.String()), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	r = c.post("/lti/launch", plat.Answer(t, to.String()), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r.header.Get("Location"), "straight into the editor")
 	assert.Empty(t, c.cookie(ltiFlowCookie), "the login is used up")
@@ -238,7 +218,7 @@ func TestLTIRefusalPages(t *testing.T) {
 		}, 400, "lti-stale", ""},
 		{"another browser's state", func(c *client) *response {
 			r := lmsLogin(f.client(), plat, "learner")
-			form := platformAnswer(t, r.header.Get("Location"))
+			form := plat.Answer(t, r.header.Get("Location"))
 			lmsLogin(c, plat, "learner") // this browser has a login of its own
 			return c.post("/lti/launch", form)
 		}, 400, "lti-stale", ""},

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 )
@@ -223,6 +224,31 @@ func (p *Platform) serveCourse(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = autoPost.Execute(w, map[string]any{"Title": "Course", "Action": p.ToolLogin, "Fields": fields})
+}
+
+// Answer is what the platform's page posts back to the tool for an
+// authorization request (the URL the tool sent the browser to): the
+// fields of the form it submits by itself, as a browser would post them.
+func (p *Platform) Answer(t testing.TB, authRequest string) url.Values {
+	t.Helper()
+	resp, err := p.Server.Client().Get(authRequest)
+	if err != nil {
+		t.Fatalf("the platform's authorization endpoint: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the platform's authorization endpoint answered %d", resp.StatusCode)
+	}
+	doc, err := goquery.NewDocumentFromReader(resp.Body)
+	if err != nil {
+		t.Fatalf("the platform's page: %v", err)
+	}
+	form := url.Values{}
+	doc.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	if form.Get("id_token") == "" {
+		t.Fatalf("the platform's page posts no id_token")
+	}
+	return form
 }
 
 // serveFramedCourse is a course page that shows the tool inside an
