@@ -148,6 +148,14 @@ func launchErrorPageCases() []errorPageCase {
 	}
 }
 
+// ltiLaunchAnswering posts a launch that the LTI tool answers with err.
+func ltiLaunchAnswering(err error) func(f *fixture, c *client) *response {
+	return func(f *fixture, c *client) *response {
+		f.withLTI(&fakeLTI{launchErr: err})
+		return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
+	}
+}
+
 // arrivalErrorPageCases are the pages of the ways in and of the store.
 func arrivalErrorPageCases() []errorPageCase {
 	return []errorPageCase{
@@ -194,20 +202,11 @@ func arrivalErrorPageCases() []errorPageCase {
 				return c.post("/lti/login", url.Values{"iss": {"https://lms.other.example"}})
 			}},
 		{name: "LTI launch used before", page: "LTIStale", class: "lti-stale", status: 400, mention: "works once",
-			request: func(f *fixture, c *client) *response {
-				f.withLTI(&fakeLTI{launchErr: lti.ErrReplayed})
-				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
-			}},
+			request: ltiLaunchAnswering(lti.ErrReplayed)},
 		{name: "LTI launch outside its time", page: "LTIClock", class: "lti-clock", status: 400, mention: "NTP",
-			request: func(f *fixture, c *client) *response {
-				f.withLTI(&fakeLTI{launchErr: fmt.Errorf("%w: token is expired", lti.ErrClock)})
-				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
-			}},
+			request: ltiLaunchAnswering(fmt.Errorf("%w: token is expired", lti.ErrClock))},
 		{name: "LTI launch without an email", page: "LTINoEmail", class: "lti-no-email", status: 400, mention: "Share launcher's email with tool",
-			request: func(f *fixture, c *client) *response {
-				f.withLTI(&fakeLTI{launchErr: lti.ErrNoEmail})
-				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
-			}},
+			request: ltiLaunchAnswering(lti.ErrNoEmail)},
 		{name: "LTI launch of no account, create_accounts off", page: "LTIDenied", class: "lti-denied", status: 403, mention: "does not create accounts",
 			request: func(f *fixture, c *client) *response {
 				f.withLTI(&fakeLTI{id: lti.Identity{Subject: "s-9", Email: "nobody@school.example",
@@ -215,10 +214,7 @@ func arrivalErrorPageCases() []errorPageCase {
 				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
 			}},
 		{name: "LTI key set unreadable", page: "LTIUnavailable", class: "lti-unavailable", status: 503, retryAfter: "30", mention: "could not read the signing keys",
-			request: func(f *fixture, c *client) *response {
-				f.withLTI(&fakeLTI{launchErr: fmt.Errorf("%w: https://lms.example/jwks answered 503", lti.ErrKeysUnavailable)})
-				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
-			}},
+			request: ltiLaunchAnswering(fmt.Errorf("%w: https://lms.example/jwks answered 503", lti.ErrKeysUnavailable))},
 		{name: "portal token refused", page: "PortalRefused", class: "portal-refused", status: 401,
 			request: func(f *fixture, c *client) *response { return c.get("/sso/jwt?jwt=not.a.token") }},
 		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401, ownClient: true,
