@@ -43,6 +43,12 @@ func (r *Regulator) Admit(ctx context.Context, email, ip string) (a Attempt, ban
 	return Attempt{id: id}, until, err
 }
 
+// BannedUntil is when the ban in force on email or ip ends; zero: none.
+// It counts no attempt (a check before anything else is looked at).
+func (r *Regulator) BannedUntil(ctx context.Context, email, ip string) (time.Time, error) {
+	return r.store.BannedUntil(ctx, email, ip, r.now())
+}
+
 // Fail records that the attempt's password was wrong and reports whether
 // that started a ban.
 func (r *Regulator) Fail(ctx context.Context, a Attempt) (banStarted bool, err error) {

@@ -30,10 +30,8 @@ import (
 	"github.com/elimity-com/scim/schema"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
-	"github.com/ssobridge/ssobridge/store"
 )
 
 // MaxBody is the largest request body served (ServiceProviderConfig says
@@ -48,6 +46,7 @@ const MaxBody = 1 << 20
 type Regulator interface {
 	Admit(ctx context.Context, email, ip string) (regulation.Attempt, time.Time, error)
 	Fail(ctx context.Context, a regulation.Attempt) (bool, error)
+	BannedUntil(ctx context.Context, email, ip string) (time.Time, error)
 }
 
 // regulatedAs is the address the failed token checks of a client IP count
@@ -80,7 +79,6 @@ type Handler struct {
 	srv       scim.Server
 	tokens    [][sha256.Size]byte
 	regulator Regulator
-	bans      func(ctx context.Context, now time.Time) ([]store.Ban, error)
 	now       func() time.Time
 	clientIP  func(*http.Request) string
 	logger    *slog.Logger
@@ -103,7 +101,7 @@ func New(c Config) (*Handler, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	h := &Handler{regulator: c.Regulator, bans: c.Directory.Store.ListBans, now: c.Now, clientIP: c.ClientIP, logger: c.Logger}
+	h := &Handler{regulator: c.Regulator, now: c.Now, clientIP: c.ClientIP, logger: c.Logger}
 	for _, t := range c.Tokens {
 		h.tokens = append(h.tokens, sha256.Sum256([]byte(t)))
 	}
@@ -180,18 +178,9 @@ func (h *Handler) banned(r *http.Request) (bool, error) {
 	if h.regulator == nil {
 		return false, nil
 	}
-	bans, err := h.bans(r.Context(), h.now())
-	if err != nil {
-		return false, err
-	}
 	ip := h.clientIP(r)
-	key := mailaddr.Key(regulatedAs(ip))
-	for _, b := range bans {
-		if (b.Kind == store.BanIP && b.Value == ip) || (b.Kind == store.BanEmail && b.Value == key) {
-			return true, nil
-		}
-	}
-	return false, nil
+	until, err := h.regulator.BannedUntil(r.Context(), regulatedAs(ip), ip)
+	return !until.IsZero(), err
 }
 
 // countFailure counts a failed token check for the client IP.

@@ -436,6 +436,9 @@ type Store interface {
 	SucceedSignIn(ctx context.Context, id int64) error
 	// ListBans lists the bans in force at now.
 	ListBans(ctx context.Context, now time.Time) ([]Ban, error)
+	// BannedUntil is when the later of the bans in force at now on email
+	// (case-insensitively) and on ip ends; zero when neither is banned.
+	BannedUntil(ctx context.Context, email, ip string, now time.Time) (time.Time, error)
 	// LiftBans ends the bans on email and/or ip (either may be empty) and
 	// clears the failures counted for them; it reports the bans ended.
 	LiftBans(ctx context.Context, email, ip string) (int, error)

@@ -430,6 +430,18 @@ func (g *Guard) ListBans(ctx context.Context, now time.Time) (r0 []store.Ban, er
 	return r0, err
 }
 
+// BannedUntil is the store's, bounded (see Guard).
+func (g *Guard) BannedUntil(ctx context.Context, email string, ip string, now time.Time) (r0 time.Time, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.BannedUntil(ctx, email, ip, now)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
 // LiftBans is the store's, bounded (see Guard).
 func (g *Guard) LiftBans(ctx context.Context, email string, ip string) (r0 int, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {

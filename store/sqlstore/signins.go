@@ -227,6 +227,17 @@ func (s *sqlStore) ListBans(ctx context.Context, now time.Time) ([]store.Ban, er
 	return out, rows.Err()
 }
 
+// BannedUntil reads the two bans by their primary keys.
+func (s *sqlStore) BannedUntil(ctx context.Context, email, ip string, now time.Time) (time.Time, error) {
+	var until sql.NullInt64
+	err := s.row(ctx, `SELECT MAX(until) FROM bans WHERE ((kind = $1 AND value = $2) OR (kind = $3 AND value = $4)) AND until > $5`,
+		store.BanEmail, regKey(email), store.BanIP, ip, ms(now)).Scan(&until)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("accounts: bans: %w", err)
+	}
+	return fromMS(until), nil
+}
+
 // LiftBans ends the bans on email and ip and clears their counted attempts.
 func (s *sqlStore) LiftBans(ctx context.Context, email, ip string) (int, error) {
 	email = regKey(email)

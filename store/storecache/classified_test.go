@@ -47,6 +47,7 @@ var passThrough = map[string]string{
 	"FailSignIn":         "regulation is not cached",
 	"SucceedSignIn":      "regulation is not cached",
 	"ListBans":           "regulation is not cached",
+	"BannedUntil":        "regulation is not cached",
 	"LiftBans":           "regulation is not cached",
 	"PruneSignIns":       "regulation is not cached",
 	"PlatformHeartbeat":  "the platform's pace is shared by every instance",

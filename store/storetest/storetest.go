@@ -640,6 +640,21 @@ func testRegulationListLiftPrune(t *testing.T, s store.Store) {
 	until := clk.Now().Add(10 * time.Minute)
 	assert.ElementsMatch(t, []store.Ban{{Kind: store.BanEmail, Value: "ada@example.com", Until: until},
 		{Kind: store.BanEmail, Value: "bob@example.com", Until: until}, {Kind: store.BanIP, Value: "10.1.1.1", Until: until}}, bans)
+	for _, tc := range []struct {
+		email, ip string
+		banned    bool
+	}{
+		{"BOB@example.com", "", true}, {"", "10.1.1.1", true}, {"carol@example.com", "10.1.1.1", true},
+		{"carol@example.com", "10.9.9.9", false}, {"", "", false},
+	} {
+		got, err := r.BannedUntil(ctx, tc.email, tc.ip)
+		require.NoError(t, err)
+		if tc.banned {
+			assert.Equal(t, until, got, "%s %s", tc.email, tc.ip)
+		} else {
+			assert.True(t, got.IsZero(), "%s %s", tc.email, tc.ip)
+		}
+	}
 
 	n, err := s.LiftBans(ctx, "ADA@example.com", "")
 	require.NoError(t, err)
@@ -662,6 +677,9 @@ func testRegulationListLiftPrune(t *testing.T, s store.Store) {
 	bans, err = s.ListBans(ctx, clk.Now())
 	require.NoError(t, err)
 	assert.Empty(t, bans, "ended bans are not listed")
+	ended, err := r.BannedUntil(ctx, "bob@example.com", "")
+	require.NoError(t, err)
+	assert.True(t, ended.IsZero(), "an ended ban bans no more")
 	pruned, err := s.PruneSignIns(ctx, clk.Now())
 	require.NoError(t, err)
 	assert.Positive(t, pruned)
