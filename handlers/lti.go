@@ -152,7 +152,8 @@ func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, 
 		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+strings.Join(origins, " "), 1)}
 		delete(hd, "X-Frame-Options") // frame-ancestors says who may frame it
 	}
-	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: truncate("LTI: "+id.Platform.Name+" (framed: continues in a new tab)", 300)})
+	// No session starts in the frame, so no sign-in is recorded: the
+	// continuation's records it, in the new tab.
 	return h.render(c, http.StatusOK, views.LTIFramedPage(h.page(c, "Video editor"), views.LTIFramed{LMS: id.Platform.Name, Token: tok}))
 }
 
