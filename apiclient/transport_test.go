@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/iotest"
@@ -162,6 +163,21 @@ func TestHTTPClientSkipsAConnectionClosedWhileIdle(t *testing.T) {
 	addr, accepted, requests, closed := rawPlatform(t, false)
 	c := NewHTTPClient()
 	defer c.CloseIdleConnections()
+	// The transport finds the close by reading the idle connection in the
+	// background; the next call waits until it has (dropped: the transport
+	// closed its end), else it could race that read and take the stale
+	// connection, which no client can tell from one the platform closed
+	// after reading the request.
+	dropped := make(chan struct{}, 100)
+	tr := c.Transport.(*http.Transport)
+	dial := tr.DialContext
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &closeNotingConn{Conn: conn, closed: dropped}, nil
+	}
 	for i, payload := range []string{`{"n":1}`, `{"n":2}`, `{"n":3}`} {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/echo", strings.NewReader(payload))
 		require.NoError(t, err)
@@ -171,7 +187,12 @@ func TestHTTPClientSkipsAConnectionClosedWhileIdle(t *testing.T) {
 		resp.Body.Close()
 		require.NoError(t, err)
 		assert.Equal(t, payload, string(b))
-		<-closed // the platform has closed it; the client still keeps it
+		<-closed // the platform has closed it
+		select {
+		case <-dropped: // and the client has seen it
+		case <-time.After(5 * time.Second):
+			t.Fatalf("call %d: the client kept a connection the platform closed", i)
+		}
 	}
 	assert.Equal(t, int32(3), accepted.Load(), "a new connection per call")
 	assert.Equal(t, int32(3), requests.Load(), "each sent once")
@@ -401,4 +422,16 @@ func TestAttemptBound(t *testing.T) {
 			})
 		}
 	}
+}
+
+// closeNotingConn sends on closed when it is first closed.
+type closeNotingConn struct {
+	net.Conn
+	once   sync.Once
+	closed chan<- struct{}
+}
+
+func (c *closeNotingConn) Close() error {
+	c.once.Do(func() { c.closed <- struct{}{} })
+	return c.Conn.Close()
 }
