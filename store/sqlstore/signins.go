@@ -57,11 +57,15 @@ func (q regulation) lock(ctx context.Context, ls []signInLimit) error {
 	return q.s.d.lockCounts(ctx, q.tx, keys)
 }
 
+// bannedUntilQuery is the latest end of a ban in force at $1 on the
+// e-mail key $2 or the IP $3 (NULL: none); each ban is read by its primary
+// key.
+const bannedUntilQuery = `SELECT max(until) FROM bans WHERE until > $1 AND ((kind = 'email' AND value = $2) OR (kind = 'ip' AND value = $3))`
+
 // bannedUntil is the latest end of a ban in force on email or ip.
 func (q regulation) bannedUntil(ctx context.Context, email, ip string, now int64) (int64, bool, error) {
 	var until sql.NullInt64
-	err := q.s.txRow(ctx, q.tx, `SELECT max(until) FROM bans WHERE until > $1 AND ((kind = 'email' AND value = $2) OR (kind = 'ip' AND value = $3))`,
-		now, email, ip).Scan(&until)
+	err := q.s.txRow(ctx, q.tx, bannedUntilQuery, now, email, ip).Scan(&until)
 	return until.Int64, until.Valid, err
 }
 
@@ -227,12 +231,11 @@ func (s *sqlStore) ListBans(ctx context.Context, now time.Time) ([]store.Ban, er
 	return out, rows.Err()
 }
 
-// BannedUntil reads the two bans by their primary keys.
+// BannedUntil is the ban check of an admission (bannedUntilQuery),
+// outside its transaction.
 func (s *sqlStore) BannedUntil(ctx context.Context, email, ip string, now time.Time) (time.Time, error) {
 	var until sql.NullInt64
-	err := s.row(ctx, `SELECT MAX(until) FROM bans WHERE ((kind = $1 AND value = $2) OR (kind = $3 AND value = $4)) AND until > $5`,
-		store.BanEmail, regKey(email), store.BanIP, ip, ms(now)).Scan(&until)
-	if err != nil {
+	if err := s.row(ctx, bannedUntilQuery, ms(now), regKey(email), ip).Scan(&until); err != nil {
 		return time.Time{}, fmt.Errorf("accounts: bans: %w", err)
 	}
 	return fromMS(until), nil
