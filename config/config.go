@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
@@ -782,7 +783,7 @@ func (c *Config) validatePortal(bad func(key, problem string)) {
 // validateOIDC checks OIDC: the identity provider and the bridge's client.
 func (c *Config) validateOIDC(bad func(key, problem string)) {
 	if o := c.OIDC; o.Enabled() {
-		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 			bad("oidc.issuer", fmt.Sprintf("%q must be the IdP's https URL (http only on loopback), e.g. https://login.partner.example", o.Issuer))
 		}
 		if o.ClientID == "" {
@@ -831,7 +832,7 @@ func (c *Config) validateSAML(bad func(key, problem string)) {
 		case sm.IdPMetadataURL != "" && sm.IdPMetadataFile != "":
 			bad("saml.idp_metadata_url", "set saml.idp_metadata_url or saml.idp_metadata_file, not both")
 		case sm.IdPMetadataURL != "":
-			if u, err := url.Parse(sm.IdPMetadataURL); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+			if u, err := url.Parse(sm.IdPMetadataURL); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad("saml.idp_metadata_url", fmt.Sprintf("%q must be the https URL of the IdP's metadata (http only on loopback), e.g. https://idp.partner.example/metadata", sm.IdPMetadataURL))
 			}
 		default:
@@ -883,15 +884,6 @@ func (c *Config) DataDir() string {
 		return "data"
 	}
 	return filepath.Dir(c.Store.DSN)
-}
-
-// loopback reports whether host is a loopback name or address.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // PortalAudience is the aud a portal token must carry.

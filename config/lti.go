@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ssobridge/ssobridge/internal/loopback"
 )
 
 // LTI is launching from a school's LMS: the bridge as an LTI 1.3 Tool. It
@@ -117,13 +119,13 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 			bad(key("deployment_ids"), "empty; list at least one deployment id the LMS shows for this tool")
 		}
 		for k, raw := range map[string]string{"auth_url": p.AuthURL, "jwks_url": p.JWKSURL} {
-			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
 			}
 		}
 		for _, o := range p.FrameOrigins.List() {
 			if u, err := url.Parse(o); err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil ||
-				(u.Scheme != "https" && !(u.Scheme == "http" && loopback(u.Hostname()))) {
+				(u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad(key("frame_origins"), fmt.Sprintf("%q is not an origin; list origins such as https://springfield.instructure.com (no path)", o))
 			}
 		}

@@ -32,6 +32,7 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/internal/pgschema"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
@@ -166,7 +167,7 @@ func externalFlags(env cli.Env, o benchOptions, fs *flag.FlagSet, target, cfgPat
 	if x.target.Scheme != "http" {
 		return x, cli.UsageError("bench: --target must be http:// (the load tool writes plain HTTP/1.1; measure the bridge, not a TLS proxy)")
 	}
-	if !isLoopback(x.target.Hostname()) && !allowRemote {
+	if !loopback.Host(x.target.Hostname()) && !allowRemote {
 		return x, cli.UsageError(fmt.Sprintf("bench: --target %s is not on this machine; the bench adds accounts to the target's store and drives it hard, "+
 			"so it runs against loopback (127.0.0.1, localhost) unless --allow-remote says the target is a test deployment (never production)", x.target.Host))
 	}

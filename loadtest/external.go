@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -69,20 +70,12 @@ func watchListener(name string, u *url.URL) processWatch {
 			port = 443
 		}
 	}
-	if host := u.Hostname(); !isLoopback(host) {
+	if host := u.Hostname(); !loopback.Host(host) {
 		w.err = fmt.Errorf("%s is not on this host", host)
 		return w
 	}
 	w.pid, w.err = listenerPID(port)
 	return w
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func (w processWatch) sample() processStat {

@@ -22,6 +22,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 
+	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -287,7 +288,7 @@ func Origin(raw string) string {
 	}
 	switch {
 	case u.Scheme == "https":
-	case u.Scheme == "http" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1" || u.Hostname() == "::1"):
+	case u.Scheme == "http" && loopback.Host(u.Hostname()):
 	default:
 		return ""
 	}
