@@ -131,25 +131,18 @@ func (d *Directory) CreateGroup(ctx context.Context, g store.Group) (store.Group
 // UpdateGroup changes a group; admin roles follow the admin group's
 // membership (and a rename to or from its name).
 func (d *Directory) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (store.Group, error) {
-	before, err := d.Store.GroupByID(ctx, id)
-	if err != nil {
-		return store.Group{}, err
-	}
-	after, err := d.Store.UpdateGroup(ctx, id, u)
+	ch, err := d.Store.UpdateGroup(ctx, id, u)
 	if err != nil {
 		return store.Group{}, memberErr(err)
 	}
-	d.adminsFollow(ctx, before, after)
-	return after, nil
+	d.adminsFollow(ctx, ch.Before, ch.After)
+	return ch.After, nil
 }
 
 // DeleteGroup removes a group; the admin group's members lose the role.
 func (d *Directory) DeleteGroup(ctx context.Context, id string) error {
-	before, err := d.Store.GroupByID(ctx, id)
+	before, err := d.Store.DeleteGroup(ctx, id)
 	if err != nil {
-		return err
-	}
-	if err := d.Store.DeleteGroup(ctx, id); err != nil {
 		return err
 	}
 	d.adminsFollow(ctx, before, store.Group{})
@@ -161,10 +154,12 @@ func (d *Directory) isAdminGroup(g store.Group) bool {
 	return d.AdminGroup != "" && g.ID != "" && strings.EqualFold(strings.TrimSpace(g.DisplayName), strings.TrimSpace(d.AdminGroup))
 }
 
-// adminsFollow grants the admin role to who joined the admin group and
-// revokes it from who left it. The group's change stands either way; an
-// admin role that cannot go (the last admin) stays, and says so in the
-// log and the audit.
+// adminsFollow brings the admin role of whoever joined or left the admin
+// group between before and after (both read in the change's transaction)
+// in line with the group as it stands when each is followed, not as this
+// change left it: of two changes that race, the later one's membership
+// stands. The group's change stands either way; an admin role that cannot
+// go (the last admin) stays, and says so in the log and the audit.
 func (d *Directory) adminsFollow(ctx context.Context, before, after store.Group) {
 	var was, is []int64
 	if d.isAdminGroup(before) {
@@ -175,29 +170,30 @@ func (d *Directory) adminsFollow(ctx context.Context, before, after store.Group)
 	}
 	for _, id := range is {
 		if !slices.Contains(was, id) {
-			d.setAdmin(ctx, id, true)
+			d.followAdmin(ctx, id)
 		}
 	}
 	for _, id := range was {
 		if !slices.Contains(is, id) {
-			d.setAdmin(ctx, id, false)
+			d.followAdmin(ctx, id)
 		}
 	}
 }
 
-func (d *Directory) setAdmin(ctx context.Context, id int64, admin bool) {
-	a, err := d.Store.AccountByID(ctx, id)
-	if err == nil {
-		err = d.Store.SetAdmin(ctx, id, admin)
-	}
-	verb := map[bool]string{true: "granted", false: "revoked"}[admin]
+func (d *Directory) followAdmin(ctx context.Context, id int64) {
+	changed, err := d.Store.FollowAdminGroup(ctx, id, d.AdminGroup)
+	a, aerr := d.Store.AccountByID(ctx, id)
 	if err != nil {
-		d.logger().Warn("scim: admin role not "+verb, "account_id", id, "err", err)
-		if errors.Is(err, store.ErrLastAdmin) {
+		d.logger().Warn("scim: admin role not changed", "account_id", id, "err", err)
+		if errors.Is(err, store.ErrLastAdmin) && aerr == nil {
 			d.audit(ctx, a, "left the admin group but stays admin: the last admin")
 		}
 		return
 	}
+	if !changed || aerr != nil {
+		return
+	}
+	verb := map[bool]string{true: "granted", false: "revoked"}[a.Admin]
 	d.audit(ctx, a, "admin role "+verb+" by the identity provider's admin group")
 }
 

@@ -261,6 +261,12 @@ type Group struct {
 	UpdatedAt   time.Time
 }
 
+// GroupChange is a group before and after a change (UpdateGroup), both
+// read in the change's own transaction.
+type GroupChange struct {
+	Before, After Group
+}
+
 // GroupFilter selects groups; zero fields match everything.
 type GroupFilter struct {
 	DisplayName string // case-insensitively
@@ -324,9 +330,20 @@ type Store interface {
 	GroupByID(ctx context.Context, id string) (Group, error)
 	ListGroups(ctx context.Context, f GroupFilter) ([]Group, int, error)
 	// UpdateGroup applies u in one transaction and returns the group as
-	// stored; members that are no account are ErrNotFound.
-	UpdateGroup(ctx context.Context, id string, u GroupUpdate) (Group, error)
-	DeleteGroup(ctx context.Context, id string) error
+	// it was and as stored, both read under the change's lock; members
+	// that are no account are ErrNotFound.
+	UpdateGroup(ctx context.Context, id string, u GroupUpdate) (GroupChange, error)
+	// DeleteGroup removes a group and returns it as it was when removed.
+	DeleteGroup(ctx context.Context, id string) (Group, error)
+	// FollowAdminGroup gives account id the admin role if it is a member
+	// of the group named group (as group names match, case-insensitively)
+	// and takes the role away if not. It reads the membership in its own
+	// write, after every change to that group committed before it (the
+	// group's row locked), so of two changes that race the one that
+	// commits last decides. It reports whether the role changed; the last
+	// enabled admin keeps it (ErrLastAdmin), and an unknown id is
+	// ErrNotFound.
+	FollowAdminGroup(ctx context.Context, id int64, group string) (bool, error)
 	// EndSessions voids every session issued to the account so far (on
 	// every device) and deletes their records.
 	EndSessions(ctx context.Context, id int64) error

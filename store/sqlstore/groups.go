@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ssobridge/ssobridge/store"
@@ -158,13 +159,15 @@ func (s *sqlStore) ListGroups(ctx context.Context, f store.GroupFilter) ([]store
 }
 
 // UpdateGroup changes a group in one transaction.
-func (s *sqlStore) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (store.Group, error) {
-	var out store.Group
+func (s *sqlStore) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (store.GroupChange, error) {
+	var out store.GroupChange
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		cur, err := scanGroup(s.txRow(ctx, tx, "SELECT "+groupCols+" FROM scim_groups WHERE id = $1"+s.d.forUpdate, id))
+		before, err := s.lockedGroup(ctx, tx, id)
 		if err != nil {
 			return err
 		}
+		out.Before = before
+		cur := before
 		if u.DisplayName != nil {
 			cur.DisplayName = strings.TrimSpace(*u.DisplayName)
 			if err := store.CheckGroupName(cur.DisplayName); err != nil {
@@ -197,20 +200,81 @@ func (s *sqlStore) UpdateGroup(ctx context.Context, id string, u store.GroupUpda
 				return fmt.Errorf("groups: remove member: %w", err)
 			}
 		}
-		out, err = s.groupTx(ctx, tx, id)
+		out.After, err = s.groupTx(ctx, tx, id)
 		return err
 	})
 	return out, err
 }
 
-// DeleteGroup removes a group (its members' accounts stay).
-func (s *sqlStore) DeleteGroup(ctx context.Context, id string) error {
-	n, err := s.exec(ctx, "DELETE FROM scim_groups WHERE id = $1", id)
-	if err != nil {
-		return fmt.Errorf("groups: delete: %w", err)
+// lockedGroup reads a group with its members in tx, its row locked (on
+// PostgreSQL; SQLite's one writer serializes the writes) until tx ends.
+func (s *sqlStore) lockedGroup(ctx context.Context, tx *sql.Tx, id string) (store.Group, error) {
+	var locked string
+	if err := s.txRow(ctx, tx, "SELECT id FROM scim_groups WHERE id = $1"+s.d.forUpdate, id).Scan(&locked); err != nil {
+		return store.Group{}, notFoundIfNoRows(err)
 	}
-	if n == 0 {
-		return store.ErrNotFound
-	}
-	return nil
+	return s.groupTx(ctx, tx, id)
+}
+
+// DeleteGroup removes a group (its members' accounts stay) and returns
+// it as it was.
+func (s *sqlStore) DeleteGroup(ctx context.Context, id string) (store.Group, error) {
+	var out store.Group
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		g, err := s.lockedGroup(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if _, err := s.txExec(ctx, tx, "DELETE FROM scim_groups WHERE id = $1", id); err != nil {
+			return fmt.Errorf("groups: delete: %w", err)
+		}
+		out = g
+		return nil
+	})
+	return out, err
+}
+
+// FollowAdminGroup sets the account's admin role to its membership of the
+// group named group, read after that group's row is locked: a change to
+// its members still uncommitted is waited for, and the membership read by
+// the next statement (a fresh snapshot on PostgreSQL) is the latest.
+func (s *sqlStore) FollowAdminGroup(ctx context.Context, id int64, group string) (bool, error) {
+	var changed bool
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		changed = false
+		member := false
+		var gid string
+		err := s.txRow(ctx, tx, "SELECT id FROM scim_groups WHERE name_key = $1"+s.d.forUpdate, strings.ToLower(strings.TrimSpace(group))).Scan(&gid)
+		switch {
+		case err == nil:
+			var n int
+			if err := s.txRow(ctx, tx, "SELECT count(*) FROM scim_group_members WHERE group_id = $1 AND account_id = $2", gid, id).Scan(&n); err != nil {
+				return fmt.Errorf("groups: membership: %w", err)
+			}
+			member = n > 0
+		case !errors.Is(err, sql.ErrNoRows): // no such group: nobody is a member
+			return fmt.Errorf("groups: admin group: %w", err)
+		}
+		var admin, disabled bool
+		if err := s.txRow(ctx, tx, "SELECT is_admin, disabled FROM accounts WHERE id = $1"+s.d.forUpdate, id).Scan(&admin, &disabled); err != nil {
+			if err = notFoundIfNoRows(err); errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			return fmt.Errorf("accounts: read account: %w", err)
+		}
+		if admin == member {
+			return nil
+		}
+		if admin && !disabled {
+			if err := s.anotherAdmin(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+		if _, err := s.txExec(ctx, tx, "UPDATE accounts SET is_admin = $1, updated_at = $2 WHERE id = $3", member, ms(s.now()), id); err != nil {
+			return fmt.Errorf("accounts: update: %w", err)
+		}
+		changed = true
+		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
+	})
+	return changed, err
 }

@@ -155,7 +155,7 @@ func (g *Guard) ListGroups(ctx context.Context, f store.GroupFilter) (r0 []store
 }
 
 // UpdateGroup is the store's, bounded (see Guard).
-func (g *Guard) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (r0 store.Group, err error) {
+func (g *Guard) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (r0 store.GroupChange, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {
 		x0, err := g.inner.UpdateGroup(ctx, id, u)
 		if err == nil {
@@ -167,8 +167,27 @@ func (g *Guard) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate)
 }
 
 // DeleteGroup is the store's, bounded (see Guard).
-func (g *Guard) DeleteGroup(ctx context.Context, id string) error {
-	return g.do(ctx, func(ctx context.Context) error { return g.inner.DeleteGroup(ctx, id) })
+func (g *Guard) DeleteGroup(ctx context.Context, id string) (r0 store.Group, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.DeleteGroup(ctx, id)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
+// FollowAdminGroup is the store's, bounded (see Guard).
+func (g *Guard) FollowAdminGroup(ctx context.Context, id int64, group string) (r0 bool, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.FollowAdminGroup(ctx, id, group)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
 }
 
 // EndSessions is the store's, bounded (see Guard).

@@ -246,6 +246,13 @@ func (c *Cache) SetAdmin(ctx context.Context, id int64, admin bool) error {
 	return dropAfterWrite(c, c.accounts, id, c.Store.SetAdmin(ctx, id, admin))
 }
 
+// FollowAdminGroup writes through and drops the account (its admin role
+// may have changed).
+func (c *Cache) FollowAdminGroup(ctx context.Context, id int64, group string) (bool, error) {
+	changed, err := c.Store.FollowAdminGroup(ctx, id, group)
+	return changed, dropAfterWrite(c, c.accounts, id, err)
+}
+
 // SetPasswordHash writes through and drops the account and its sessions.
 func (c *Cache) SetPasswordHash(ctx context.Context, id int64, hash string) error {
 	return c.dropAccountAfterWrite(id, c.Store.SetPasswordHash(ctx, id, hash))

@@ -25,7 +25,7 @@ var passThrough = map[string]string{
 	"CreateGroup":        "groups are not cached",
 	"GroupByID":          "groups are not cached",
 	"ListGroups":         "groups are not cached",
-	"UpdateGroup":        "groups are not cached (a member's admin role changes through SetAdmin)",
+	"UpdateGroup":        "groups are not cached (a member's admin role changes through FollowAdminGroup)",
 	"DeleteGroup":        "groups are not cached",
 	"CreateSession":      "a new session is read from the store the first time, on every instance",
 	"ListSessions":       "the console shows the store's truth",

@@ -66,6 +66,7 @@ func Run(t *testing.T, open Open) {
 		{"update account", testUpdateAccount},
 		{"accounts by address and external id", testAccountFilters},
 		{"groups", testGroups},
+		{"the admin role follows the admin group", testFollowAdminGroup},
 		{"outside identities", testIdentities},
 		{"kept values", testKeptValues},
 	} {
@@ -705,6 +706,7 @@ func RunShared(t *testing.T, pair OpenPair) {
 		{"the platform budget is shared", platformBudget},
 		{"a ticket made on one is answered on the other", tickets},
 		{"one provisioning job across instances", provisionJob},
+		{"the admin role followed on one is seen on the other", followAdminGroup},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := pair(t, time.Now)

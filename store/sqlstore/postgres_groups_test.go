@@ -1,0 +1,73 @@
+package sqlstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/pgtest"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// TestPostgresFollowAdminGroupWaitsForAChangeInFlight: a follow that runs
+// while a change to the admin group is still uncommitted (another
+// instance's SCIM request) waits for it and decides by the membership it
+// committed, not by the one before it.
+func TestPostgresFollowAdminGroupWaitsForAChangeInFlight(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	s := openPostgres(t, dsn, nil)
+	_, err := s.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "B", LastName: "S", PasswordHash: "h", Admin: true})
+	require.NoError(t, err)
+	ada, err := s.CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h", Admin: true})
+	require.NoError(t, err)
+	_, err = s.CreateGroup(ctx, store.Group{ID: "g", DisplayName: "Bridge Admins", Members: []int64{ada.ID}})
+	require.NoError(t, err)
+
+	other, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer other.Close(ctx)
+	watcher, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer watcher.Close(ctx)
+	tx, err := other.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	// As UpdateGroup does: the group's row locked, then its members changed.
+	_, err = tx.Exec(ctx, "SELECT id FROM scim_groups WHERE id = 'g' FOR UPDATE")
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "DELETE FROM scim_group_members WHERE group_id = 'g' AND account_id = $1", ada.ID)
+	require.NoError(t, err)
+
+	type result struct {
+		changed bool
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		changed, err := s.FollowAdminGroup(ctx, ada.ID, "Bridge Admins")
+		done <- result{changed, err}
+	}()
+	require.Eventually(t, func() bool {
+		var waiting int
+		require.NoError(t, watcher.QueryRow(ctx,
+			"SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", other.PgConn().PID()).Scan(&waiting))
+		return waiting > 0
+	}, 5*time.Second, 5*time.Millisecond, "the follow waits for the group's lock")
+	select {
+	case r := <-done:
+		t.Fatalf("the follow did not wait for the change in flight: %+v", r)
+	default:
+	}
+	require.NoError(t, tx.Commit(ctx))
+	r := <-done
+	require.NoError(t, r.err)
+	assert.True(t, r.changed)
+	got, err := s.AccountByID(ctx, ada.ID)
+	require.NoError(t, err)
+	assert.False(t, got.Admin, "she left the group: the role went with the committed change")
+}
