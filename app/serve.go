@@ -183,7 +183,7 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 	}
 	if r := a.cfg.Audit.Retention; r > 0 {
 		start := time.Now()
-		n, err := pruneInBatches(ctx, func(ctx context.Context, after int64, limit int) (int64, int64, error) {
+		n, err := pruneInBatches(ctx, pruneHoldFor(a.cfg.Store.Driver), func(ctx context.Context, after int64, limit int) (int64, int64, error) {
 			return a.store.PruneEvents(ctx, now.Add(-r), after, limit)
 		})
 		if failed("audit", err) {
@@ -215,16 +215,27 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 // SQLite's writer or a PostgreSQL lock for long, nor outlives the store's
 // deadline (a single DELETE of millions of rows rolled back every time on
 // PostgreSQL, and held SQLite's writer for 30 s). A batch is sized by how
-// long the last one took, so a statement takes about pruneHold whatever
-// the database and its load, and a pause at least as long as the statement
-// lets users' writes in between. (A 5 ms target kept PostgreSQL's pass of
-// 6.6 million rows from ending within 6 minutes; 25 ms ends it in about 2.)
+// long the last one took, so a statement takes about its hold
+// (pruneHoldFor) whatever the database and its load, and a pause at least
+// as long as the statement lets users' writes in between.
 const (
 	pruneBatch    = 5000 // the most rows a statement deletes
 	pruneMinBatch = 250
-	pruneHold     = 25 * time.Millisecond
 	pruneGap      = 10 * time.Millisecond // the least pause between statements
 )
+
+// pruneHoldFor is how long one retention statement should take on the
+// driver. On PostgreSQL a DELETE blocks no launch's insert, and a 5 ms
+// hold kept the pass over 6.6 million rows from ending within 6 minutes
+// (25 ms ends it in about 2). On SQLite every launch's audit row waits for
+// the one writer the DELETE holds: at 25 ms the pass took the launches'
+// p99 to 2.2-2.4 times a quiet minute's, so it holds less and runs longer.
+func pruneHoldFor(driver string) time.Duration {
+	if driver == "postgres" {
+		return 25 * time.Millisecond
+	}
+	return 8 * time.Millisecond
+}
 
 // pruneWalk walks a table with prune (from the zero key, each call going
 // on after where the last stopped) until the walk reaches the end, ctx
@@ -255,9 +266,9 @@ func pruneWalk[K comparable](ctx context.Context, prune func(ctx context.Context
 }
 
 // pruneInBatches walks the audit log (pruneWalk), each chunk sized by
-// how long the last took.
-func pruneInBatches(ctx context.Context, prune func(ctx context.Context, after int64, limit int) (n, next int64, err error)) (int64, error) {
-	return pruneWalk(ctx, prune, true, nextBatch)
+// how long the last took against hold (nextBatch).
+func pruneInBatches(ctx context.Context, hold time.Duration, prune func(ctx context.Context, after int64, limit int) (n, next int64, err error)) (int64, error) {
+	return pruneWalk(ctx, prune, true, func(limit int, took time.Duration) int { return nextBatch(limit, took, hold) })
 }
 
 // pruneSessions walks every session (pruneWalk), pruneBatch at a time,
@@ -272,13 +283,13 @@ func pruneSessions(ctx context.Context, s interface {
 }
 
 // nextBatch is the size of the batch after one of limit rows that took
-// took: half as many when it held the writer over twice pruneHold, twice
-// as many when under half of it.
-func nextBatch(limit int, took time.Duration) int {
+// took: half as many when it held the writer over twice hold, twice as
+// many when under half of it.
+func nextBatch(limit int, took, hold time.Duration) int {
 	switch {
-	case took > 2*pruneHold:
+	case took > 2*hold:
 		return max(pruneMinBatch, limit/2)
-	case took < pruneHold/2:
+	case took < hold/2:
 		return min(pruneBatch, 2*limit)
 	}
 	return limit
