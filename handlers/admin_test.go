@@ -385,6 +385,7 @@ func TestAdminAudit(t *testing.T) {
 	r := c.get("/admin/audit")
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Contains(t, r.body, "Kept 90 days")
+	assert.Contains(t, r.body, "the newest 250,000 events", "the search is bounded, and says so")
 	assert.Equal(t, 4, r.doc.Find("tbody tr").Length(), "the admin's sign-in and three launches")
 
 	r = c.get("/admin/audit?account=BOB@example.com&kind=launch&outcome=ok")

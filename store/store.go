@@ -238,6 +238,10 @@ type AuditFilter struct {
 	Outcome   string
 	Offset    int
 	Limit     int
+	// Newest, when above 0, bounds the search (and its count) to the
+	// newest this many events: the log keeps no index but its order, and
+	// a filter over a year's millions of events would read them all.
+	Newest int
 }
 
 // AccountFilter selects accounts; zero fields match everything.

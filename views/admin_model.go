@@ -114,6 +114,7 @@ type AuditPage struct {
 	Rows                   []AuditRow
 	Pager                  Pager
 	Retention              string
+	Window                 int // how many of the newest events the filters and counts cover
 	Error                  string
 }
 

@@ -394,3 +394,9 @@ func TestLTIPages(t *testing.T) {
 	assert.Equal(t, "https://sso.example/lti/jwks", text(doc, "#lti-jwks-url"))
 	assert.Contains(t, doc.Text(), "Registered: A, B and C.")
 }
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 250000: "250,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		assert.Equal(t, want, thousands(n), "%d", n)
+	}
+}

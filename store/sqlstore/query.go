@@ -47,13 +47,18 @@ func accountWhere(f store.AccountFilter) (string, []any) {
 	return " WHERE " + strings.Join(conds, " AND "), args
 }
 
-// auditWhere is the WHERE clause of f (or "") and its arguments.
-func auditWhere(f store.AuditFilter) (string, []any) {
+// auditWhere is the WHERE clause of f (or "") and its arguments; after
+// above 0 keeps the events with a larger id.
+func auditWhere(f store.AuditFilter, after int64) (string, []any) {
 	var conds []string
 	var args []any
 	add := func(col string, v any) {
 		args = append(args, v)
 		conds = append(conds, col+" = $"+strconv.Itoa(len(args)))
+	}
+	if after > 0 {
+		args = append(args, after)
+		conds = append(conds, "id > $1")
 	}
 	if f.AccountID != 0 {
 		add("account_id", f.AccountID)

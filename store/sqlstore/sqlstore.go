@@ -572,7 +572,17 @@ func (s *sqlStore) record(ctx context.Context, e store.Event, stamp bool) error 
 
 // ListEvents pages through audit events, newest first.
 func (s *sqlStore) ListEvents(ctx context.Context, f store.AuditFilter) ([]store.Event, int, error) {
-	where, args := auditWhere(f)
+	var after int64
+	if f.Newest > 0 {
+		// The ids grow with the log: the newest f.Newest events are those
+		// above the last id less f.Newest (fewer where ids were skipped).
+		var last int64
+		if err := s.row(ctx, "SELECT COALESCE(max(id), 0) FROM audit_log").Scan(&last); err != nil {
+			return nil, 0, fmt.Errorf("accounts: last event: %w", err)
+		}
+		after = last - int64(f.Newest)
+	}
+	where, args := auditWhere(f, after)
 	var total int
 	if err := s.row(ctx, "SELECT count(*) FROM audit_log"+where, args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("accounts: count events: %w", err)

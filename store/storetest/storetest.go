@@ -286,6 +286,17 @@ func testAudit(t *testing.T, s store.Store) {
 	assert.Equal(t, 3, total)
 	assert.Len(t, evs, 2)
 
+	// Bounded to the newest events: the last two sign-ins and the launch.
+	evs, total, err = s.ListEvents(ctx, store.AuditFilter{Newest: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, total)
+	require.Len(t, evs, 3)
+	assert.Equal(t, []string{store.KindLaunch, "4", "3"}, []string{evs[0].Kind, evs[1].Email, evs[2].Email})
+	_, total, _ = s.ListEvents(ctx, store.AuditFilter{Kind: store.KindLogin, Outcome: "failed", Newest: 3})
+	assert.Equal(t, 1, total, "of the failed sign-ins 1 and 3, only 3 is among the newest three")
+	_, total, _ = s.ListEvents(ctx, store.AuditFilter{Newest: 1000})
+	assert.Equal(t, 6, total, "a bound above the log's size bounds nothing")
+
 	n, next, err := s.PruneEvents(ctx, time.Date(2021, 1, 1, 0, 0, 0, 0, time.UTC), 0, 1000)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
