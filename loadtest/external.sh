@@ -134,19 +134,30 @@ wait_port "$pport" # its API answers 401 unsigned: wait for the port
 # wrk_run NAME PID URL SCRIPT ROUND: drives URL with wrk for --duration and
 # prints a results line with PID's and the emulator's CPU per launch.
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; } # utime + stime, in clock ticks
+# db_ticks: the CPU ticks of every PostgreSQL process on this machine (0
+# for SQLite, which works inside the bridge's own process). A backend that
+# ends within the run takes its ticks with it; the bridge's pool keeps its own.
+db_ticks() {
+  local t=0 p
+  if [ "$store" = postgres ]; then
+    for p in $(pgrep -x postgres); do t=$((t + $(awk '{print $14+$15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  fi
+  echo "$t"
+}
 us_per_tick=$((1000000 / $(getconf CLK_TCK)))
 wrk_run() {
-  local name=$1 pid=$2 url=$3 script=$4 r=$5 before pbefore out after pafter rps p50 p99 cpu pcpu failed
-  before=$(cpu_ticks "$pid"); pbefore=$(cpu_ticks "$emu_pid")
+  local name=$1 pid=$2 url=$3 script=$4 r=$5 before pbefore dbefore out after pafter dafter rps p50 p99 cpu pcpu dcpu failed
+  before=$(cpu_ticks "$pid"); pbefore=$(cpu_ticks "$emu_pid"); dbefore=$(db_ticks)
   out=$(wrk -t2 -c"$concurrency" -d"$duration" --latency -s "$script" "$url")
-  after=$(cpu_ticks "$pid"); pafter=$(cpu_ticks "$emu_pid")
+  after=$(cpu_ticks "$pid"); pafter=$(cpu_ticks "$emu_pid"); dafter=$(db_ticks)
   rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
   toms='{v=$2; if (v ~ /us$/) v=v/1000; else if (v ~ /ms$/) v=v+0; else if (v ~ /s$/) v=v*1000; printf "%.2f", v}'
   p50=$(awk "\$1==\"50%\" $toms" <<<"$out"); p99=$(awk "\$1==\"99%\" $toms" <<<"$out")
   cpu=$(awk -v t="$((after - before))" -v u="$us_per_tick" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*u/(r*d)}')
   pcpu=$(awk -v t="$((pafter - pbefore))" -v u="$us_per_tick" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*u/(r*d)}')
+  dcpu=$(awk -v t="$((dafter - dbefore))" -v u="$us_per_tick" -v r="$rps" -v d="${duration%s}" 'BEGIN {printf "%.1f", t*u/(r*d)}')
   failed=$(awk '/Non-2xx or 3xx responses/ {print $NF}' <<<"$out"); failed=${failed:-0}
-  echo "round $r $name wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu platform_cpu_us=$pcpu cpu_ratio=$(awk -v a="$cpu" -v b="$pcpu" 'BEGIN {printf "%.2f", a/b}') not_3xx=$failed" | tee -a "$work/results.txt"
+  echo "round $r $name wrk launches_per_s=$rps p50_ms=$p50 p99_ms=$p99 bridge_cpu_us=$cpu platform_cpu_us=$pcpu cpu_ratio=$(awk -v a="$cpu" -v b="$pcpu" 'BEGIN {printf "%.2f", a/b}') not_3xx=$failed$([ "$store" = postgres ] && echo " db_cpu_us=$dcpu")" | tee -a "$work/results.txt"
   [ "$failed" = 0 ] || { echo "external.sh: $failed launches to $name under wrk were not answered 3xx" >&2; exit 1; }
 }
 
