@@ -252,7 +252,9 @@ func (s *sqlStore) FollowAdminGroup(ctx context.Context, id int64, group string)
 				return fmt.Errorf("groups: membership: %w", err)
 			}
 			member = n > 0
-		case !errors.Is(err, sql.ErrNoRows): // no such group: nobody is a member
+		case errors.Is(err, sql.ErrNoRows):
+			// No group by that name: nobody is a member.
+		default:
 			return fmt.Errorf("groups: admin group: %w", err)
 		}
 		var admin, disabled bool
