@@ -124,19 +124,6 @@ func count(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// thousands writes n with its thousands grouped: 250,000.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	neg := ""
-	if n < 0 {
-		neg, s = "-", s[1:]
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return neg + s
-}
-
 // minutes says a wait in seconds as a person would: "1 minute", "3
 // minutes" (rounded up; at least one).
 func minutes(seconds int) string {

@@ -395,8 +395,11 @@ func TestLTIPages(t *testing.T) {
 	assert.Contains(t, doc.Text(), "Registered: A, B and C.")
 }
 
-func TestThousands(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 250000: "250,000", 1234567: "1,234,567", -1234: "-1,234"} {
-		assert.Equal(t, want, thousands(n), "%d", n)
+// TestAuditLogSaysHowFarItSearches: the page names the window its filters
+// and counts cover, its thousands grouped.
+func TestAuditLogSaysHowFarItSearches(t *testing.T) {
+	for window, want := range map[int]string{999: "the newest 999 events", 250000: "the newest 250,000 events", 1234567: "the newest 1,234,567 events"} {
+		doc := render(t, AuditLog(admin, AuditPage{Retention: "90 days", Window: window}))
+		assert.Contains(t, doc.Find(".lead").Text(), want)
 	}
 }

@@ -43,11 +43,12 @@ const (
 // INSERTs, fillRows a statement and fillRows*fillStatements a transaction.
 func FillStore(ctx context.Context, s store.Store, f Fill) error {
 	var q *sqlStore
+	var postgres bool
 	switch b := s.(type) {
 	case *SQLite:
 		q = &b.sqlStore
 	case *Postgres:
-		q = &b.sqlStore
+		q, postgres = &b.sqlStore, true
 	default:
 		return fmt.Errorf("sqlstore: fill: %T is not a store of this package", s)
 	}
@@ -87,7 +88,7 @@ func FillStore(ctx context.Context, s store.Store, f Fill) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := s.(*Postgres); ok {
+	if postgres {
 		// A store that has served a year has been vacuumed and analyzed
 		// (autovacuum) as it grew; rows loaded in bulk have neither their
 		// visibility map nor statistics, and the first reads after the fill

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ssobridge/ssobridge/store"
@@ -82,7 +81,13 @@ type querier interface {
 
 // groupTx reads a group with its members through tx.
 func (s *sqlStore) groupTx(ctx context.Context, tx querier, id string) (store.Group, error) {
-	g, err := scanGroup(tx.QueryRowContext(ctx, s.d.bind("SELECT "+groupCols+" FROM scim_groups WHERE id = $1"), id))
+	return s.readGroup(ctx, tx, id, "")
+}
+
+// readGroup reads a group with its members through tx, its row read with
+// lock (s.d.forUpdate, or "").
+func (s *sqlStore) readGroup(ctx context.Context, tx querier, id, lock string) (store.Group, error) {
+	g, err := scanGroup(tx.QueryRowContext(ctx, s.d.bind("SELECT "+groupCols+" FROM scim_groups WHERE id = $1"+lock), id))
 	if err != nil {
 		return store.Group{}, err
 	}
@@ -209,11 +214,7 @@ func (s *sqlStore) UpdateGroup(ctx context.Context, id string, u store.GroupUpda
 // lockedGroup reads a group with its members in tx, its row locked (on
 // PostgreSQL; SQLite's one writer serializes the writes) until tx ends.
 func (s *sqlStore) lockedGroup(ctx context.Context, tx *sql.Tx, id string) (store.Group, error) {
-	var locked string
-	if err := s.txRow(ctx, tx, "SELECT id FROM scim_groups WHERE id = $1"+s.d.forUpdate, id).Scan(&locked); err != nil {
-		return store.Group{}, notFoundIfNoRows(err)
-	}
-	return s.groupTx(ctx, tx, id)
+	return s.readGroup(ctx, tx, id, s.d.forUpdate)
 }
 
 // DeleteGroup removes a group (its members' accounts stay) and returns
@@ -257,8 +258,8 @@ func (s *sqlStore) FollowAdminGroup(ctx context.Context, id int64, group string)
 		default:
 			return fmt.Errorf("groups: admin group: %w", err)
 		}
-		var admin, disabled bool
-		if err := s.txRow(ctx, tx, "SELECT is_admin, disabled FROM accounts WHERE id = $1"+s.d.forUpdate, id).Scan(&admin, &disabled); err != nil {
+		var admin bool
+		if err := s.txRow(ctx, tx, "SELECT is_admin FROM accounts WHERE id = $1"+s.d.forUpdate, id).Scan(&admin); err != nil {
 			if err = notFoundIfNoRows(err); errors.Is(err, store.ErrNotFound) {
 				return err
 			}
@@ -267,16 +268,13 @@ func (s *sqlStore) FollowAdminGroup(ctx context.Context, id int64, group string)
 		if admin == member {
 			return nil
 		}
-		if admin && !disabled {
-			if err := s.anotherAdmin(ctx, tx, id); err != nil {
-				return err
-			}
-		}
-		if _, err := s.txExec(ctx, tx, "UPDATE accounts SET is_admin = $1, updated_at = $2 WHERE id = $3", member, ms(s.now()), id); err != nil {
-			return fmt.Errorf("accounts: update: %w", err)
+		// The role changes by the rules every change of it keeps (the last
+		// enabled admin stays admin).
+		if err := s.adminChangeTx(ctx, tx, id, !member, false, setAdminQuery, member, ms(s.now()), id); err != nil {
+			return err
 		}
 		changed = true
-		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
+		return nil
 	})
 	return changed, err
 }

@@ -58,7 +58,7 @@ func auditWhere(f store.AuditFilter, after int64) (string, []any) {
 	}
 	if after > 0 {
 		args = append(args, after)
-		conds = append(conds, "id > $1")
+		conds = append(conds, "id > $"+strconv.Itoa(len(args)))
 	}
 	if f.AccountID != 0 {
 		add("account_id", f.AccountID)

@@ -337,34 +337,42 @@ func (s *sqlStore) CountAccounts(ctx context.Context) (int, error) {
 // endsSessions deletes the account's sessions in the same transaction.
 func (s *sqlStore) adminChange(ctx context.Context, id int64, removesAdmin, endsSessions bool, query string, args ...any) error {
 	return s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var activeAdmin bool
-		err := s.txRow(ctx, tx, "SELECT is_admin AND NOT disabled FROM accounts WHERE id = $1"+s.d.forUpdate, id).Scan(&activeAdmin)
-		if err != nil {
-			if err = notFoundIfNoRows(err); errors.Is(err, store.ErrNotFound) {
-				return err
-			}
-			return fmt.Errorf("accounts: read account: %w", err)
-		}
-		if removesAdmin && activeAdmin {
-			if err := s.anotherAdmin(ctx, tx, id); err != nil {
-				return err
-			}
-		}
-		n, err := s.txExec(ctx, tx, query, args...)
-		if err != nil {
-			return fmt.Errorf("accounts: update: %w", err)
-		}
-		if n == 0 {
-			return store.ErrNotFound
-		}
-		if endsSessions {
-			if err := s.endSessionsTx(ctx, tx, id); err != nil {
-				return err
-			}
-		}
-		return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
+		return s.adminChangeTx(ctx, tx, id, removesAdmin, endsSessions, query, args...)
 	})
 }
+
+// adminChangeTx is adminChange within tx.
+func (s *sqlStore) adminChangeTx(ctx context.Context, tx *sql.Tx, id int64, removesAdmin, endsSessions bool, query string, args ...any) error {
+	var activeAdmin bool
+	err := s.txRow(ctx, tx, "SELECT is_admin AND NOT disabled FROM accounts WHERE id = $1"+s.d.forUpdate, id).Scan(&activeAdmin)
+	if err != nil {
+		if err = notFoundIfNoRows(err); errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		return fmt.Errorf("accounts: read account: %w", err)
+	}
+	if removesAdmin && activeAdmin {
+		if err := s.anotherAdmin(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	n, err := s.txExec(ctx, tx, query, args...)
+	if err != nil {
+		return fmt.Errorf("accounts: update: %w", err)
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	if endsSessions {
+		if err := s.endSessionsTx(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	return s.d.changed(ctx, tx, "a:"+strconv.FormatInt(id, 10))
+}
+
+// setAdminQuery sets account $3's admin role to $1 at $2 (adminChange).
+const setAdminQuery = "UPDATE accounts SET is_admin = $1, updated_at = $2 WHERE id = $3"
 
 // anotherAdmin is ErrLastAdmin unless an enabled admin other than id is
 // left (locking them on PostgreSQL).
@@ -447,7 +455,7 @@ func (s *sqlStore) DeleteAccount(ctx context.Context, id int64) error {
 
 // SetAdmin grants or revokes the admin role; the last admin stays admin.
 func (s *sqlStore) SetAdmin(ctx context.Context, id int64, admin bool) error {
-	return s.adminChange(ctx, id, !admin, false, "UPDATE accounts SET is_admin = $1, updated_at = $2 WHERE id = $3", admin, ms(s.now()), id)
+	return s.adminChange(ctx, id, !admin, false, setAdminQuery, admin, ms(s.now()), id)
 }
 
 // SetPasswordHash replaces the password and ends the account's sessions.
@@ -576,6 +584,8 @@ func (s *sqlStore) ListEvents(ctx context.Context, f store.AuditFilter) ([]store
 	if f.Newest > 0 {
 		// The ids grow with the log: the newest f.Newest events are those
 		// above the last id less f.Newest (fewer where ids were skipped).
+		// Read first, not as a subquery: PostgreSQL plans a range whose
+		// bound it knows as an index range, an unknown one as a full scan.
 		var last int64
 		if err := s.row(ctx, "SELECT COALESCE(max(id), 0) FROM audit_log").Scan(&last); err != nil {
 			return nil, 0, fmt.Errorf("accounts: last event: %w", err)
