@@ -385,14 +385,17 @@ type Store interface {
 	// PruneUsedIDs forgets ids whose time has passed.
 	PruneUsedIDs(ctx context.Context, before time.Time) (int64, error)
 
-	// AccountOfIdentity returns the account an outside identity (an LTI
-	// platform's issuer and the user's sub there) is linked to, or
-	// ErrNotFound.
+	// AccountOfIdentity returns the account an outside identity (a way
+	// in's source, such as "lti:<issuer>", and the user's subject there)
+	// is linked to, or ErrNotFound.
 	AccountOfIdentity(ctx context.Context, issuer, subject string) (int64, error)
 	// LinkIdentity links an outside identity to the account, moving it
 	// from the account it was linked to before, if any. Deleting the
 	// account deletes its identities.
 	LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error
+	// IdentitiesOf lists the outside identities linked to the account,
+	// by source then subject.
+	IdentitiesOf(ctx context.Context, accountID int64) ([]Identity, error)
 	// KeptValue returns the value kept under name, or ErrNotFound.
 	KeptValue(ctx context.Context, name string) (string, error)
 	// KeepValue keeps value under name unless one is kept, and returns
@@ -500,6 +503,15 @@ type Store interface {
 
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// Identity is an outside identity linked to an account: the source that
+// vouches for it (a way in's id, such as "lti:https://canvas.example")
+// and the user's subject there.
+type Identity struct {
+	Source   string
+	Subject  string
+	LinkedAt time.Time
 }
 
 // PlatformCaller is a process calling the platform, as its heartbeat

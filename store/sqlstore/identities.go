@@ -3,6 +3,9 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"time"
+
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // AccountOfIdentity returns the account an outside identity is linked to.
@@ -25,6 +28,26 @@ func (s *sqlStore) LinkIdentity(ctx context.Context, issuer, subject string, acc
 		return fmt.Errorf("identities: link: %w", err)
 	}
 	return nil
+}
+
+// IdentitiesOf lists the outside identities linked to the account.
+func (s *sqlStore) IdentitiesOf(ctx context.Context, accountID int64) ([]store.Identity, error) {
+	rows, err := s.query(ctx, "SELECT issuer, subject, linked_at FROM identities WHERE account_id = $1 ORDER BY issuer, subject", accountID)
+	if err != nil {
+		return nil, fmt.Errorf("identities: list: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Identity
+	for rows.Next() {
+		var id store.Identity
+		var at int64
+		if err := rows.Scan(&id.Source, &id.Subject, &at); err != nil {
+			return nil, fmt.Errorf("identities: list: %w", err)
+		}
+		id.LinkedAt = time.UnixMilli(at).UTC()
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // KeptValue returns the value kept under name, or ErrNotFound.

@@ -75,8 +75,24 @@ func lockCounts(ctx context.Context, tx *sql.Tx, keys []int64) error {
 	return nil
 }
 
-// writeTx runs fn in a transaction of its own, committed when fn returns nil.
+// writeTx runs fn in a transaction of its own, committed when fn returns
+// nil. A transaction PostgreSQL chose as a deadlock's victim or could not
+// serialize is run again from the start (a few times): it changed nothing,
+// and its locks are gone.
 func (s *Postgres) writeTx(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	var err error
+	for range txAttempts {
+		if err = s.writeTxOnce(ctx, fn); !pgRetryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// txAttempts bounds writeTx's runs of one transaction.
+const txAttempts = 4
+
+func (s *Postgres) writeTxOnce(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -86,6 +102,13 @@ func (s *Postgres) writeTx(ctx context.Context, fn func(ctx context.Context, tx 
 		return err
 	}
 	return tx.Commit()
+}
+
+// pgRetryable reports a deadlock (40P01) or a serialization failure
+// (40001): the transaction was rolled back and may run again.
+func pgRetryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
 }
 
 // defaultPoolConns is the pool size unless the DSN sets pool_max_conns:

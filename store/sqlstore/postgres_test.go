@@ -2,6 +2,8 @@ package sqlstore_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,4 +94,61 @@ func TestPostgresFillLeavesTheStoreVacuumed(t *testing.T) {
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
 	assert.Equal(t, []string{"accounts", "audit_log", "links", "sessions"}, tables)
+}
+
+// Admins deactivated, disabled, demoted and deleted at once (an IdP's
+// sweep, two consoles): every change locks the admins in one order (by
+// id) and a deadlock PostgreSQL still reports is retried, so none fails
+// with anything but ErrLastAdmin, and one admin always stays.
+func TestPostgresConcurrentAdminRemovalsNeverDeadlock(t *testing.T) {
+	ctx := context.Background()
+	s := openPostgres(t, pgtest.DSN(t), nil)
+	const rounds, admins = 20, 4
+	for round := range rounds {
+		var ids []int64
+		for i := range admins {
+			a, err := s.CreateAccount(ctx, store.NewAccount{Email: fmt.Sprintf("admin%d-%d@example.com", round, i), FirstName: "A", LastName: "D", PasswordHash: "h", Admin: true})
+			require.NoError(t, err)
+			ids = append(ids, a.ID)
+		}
+		if round > 0 {
+			// The admins of the rounds before are gone: only this round's count.
+			prev, _, err := s.ListAccounts(ctx, store.AccountFilter{Search: fmt.Sprintf("admin%d-", round-1)})
+			require.NoError(t, err)
+			for _, a := range prev {
+				if a.Admin && !a.Disabled {
+					require.NoError(t, s.SetAdmin(ctx, a.ID, false))
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(ids))
+		for i, id := range ids {
+			wg.Go(func() {
+				switch i % 4 {
+				case 0, 1:
+					_, errs[i] = s.UpdateAccount(ctx, id, store.AccountUpdate{Disabled: new(true)})
+				case 2:
+					errs[i] = s.SetDisabled(ctx, id, true)
+				default:
+					errs[i] = s.SetAdmin(ctx, id, false)
+				}
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				require.ErrorIs(t, err, store.ErrLastAdmin, "round %d, change %d", round, i)
+			}
+		}
+		left := 0
+		for _, id := range ids {
+			a, err := s.AccountByID(ctx, id)
+			require.NoError(t, err)
+			if a.Admin && !a.Disabled {
+				left++
+			}
+		}
+		require.Equal(t, 1, left, "round %d: one admin stays", round)
+	}
 }

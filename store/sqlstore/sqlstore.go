@@ -343,6 +343,11 @@ func (s *sqlStore) adminChange(ctx context.Context, id int64, removesAdmin, ends
 
 // adminChangeTx is adminChange within tx.
 func (s *sqlStore) adminChangeTx(ctx context.Context, tx *sql.Tx, id int64, removesAdmin, endsSessions bool, query string, args ...any) error {
+	if removesAdmin {
+		if err := s.lockAdmins(ctx, tx, id); err != nil {
+			return err
+		}
+	}
 	var activeAdmin bool
 	err := s.txRow(ctx, tx, "SELECT is_admin AND NOT disabled FROM accounts WHERE id = $1"+s.d.forUpdate, id).Scan(&activeAdmin)
 	if err != nil {
@@ -374,6 +379,27 @@ func (s *sqlStore) adminChangeTx(ctx context.Context, tx *sql.Tx, id int64, remo
 // setAdminQuery sets account $3's admin role to $1 at $2 (adminChange).
 const setAdminQuery = "UPDATE accounts SET is_admin = $1, updated_at = $2 WHERE id = $3"
 
+// lockAdmins locks, on PostgreSQL, the account id and every enabled
+// admin's row in one order (by id) before a change that may remove an
+// admin reads any of them: two such changes that took their own row first
+// and then the others' locked them in opposite orders and deadlocked.
+// SQLite has one writer and locks nothing here.
+func (s *sqlStore) lockAdmins(ctx context.Context, tx *sql.Tx, id int64) error {
+	if s.d.forUpdate == "" {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, s.d.bind("SELECT id FROM accounts WHERE id = $1 OR (is_admin AND NOT disabled) ORDER BY id"+s.d.forUpdate), id)
+	if err != nil {
+		return fmt.Errorf("accounts: lock admins: %w", err)
+	}
+	for rows.Next() { // every row read is a row locked
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("accounts: lock admins: %w", err)
+	}
+	return rows.Close()
+}
+
 // anotherAdmin is ErrLastAdmin unless an enabled admin other than id is
 // left (locking them on PostgreSQL).
 func (s *sqlStore) anotherAdmin(ctx context.Context, tx *sql.Tx, id int64) error {
@@ -404,6 +430,12 @@ func (s *sqlStore) endSessionsTx(ctx context.Context, tx *sql.Tx, id int64) erro
 func (s *sqlStore) UpdateAccount(ctx context.Context, id int64, u store.AccountUpdate) (store.Account, error) {
 	var out store.Account
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if u.Disabled != nil && *u.Disabled {
+			// It may disable an admin: the admins' rows first, in order.
+			if err := s.lockAdmins(ctx, tx, id); err != nil {
+				return err
+			}
+		}
 		cur, err := scanAccount(s.txRow(ctx, tx, "SELECT "+accountCols+" FROM accounts WHERE id = $1"+s.d.forUpdate, id))
 		if err != nil {
 			return err

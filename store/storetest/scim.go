@@ -268,7 +268,21 @@ func testIdentities(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, b.ID, id)
 
+	none, err := s.IdentitiesOf(ctx, a.ID)
+	require.NoError(t, err)
+	assert.Empty(t, none, "the identity moved away from a")
+	require.NoError(t, s.LinkIdentity(ctx, "oidc:https://idp.example", "x-9", b.ID))
+	ids, err := s.IdentitiesOf(ctx, b.ID)
+	require.NoError(t, err)
+	require.Len(t, ids, 2)
+	assert.Equal(t, []string{lms, "oidc:https://idp.example"}, []string{ids[0].Source, ids[1].Source}, "by source")
+	assert.Equal(t, "sub-1", ids[0].Subject)
+	assert.False(t, ids[0].LinkedAt.IsZero())
+
 	require.NoError(t, s.DeleteAccount(ctx, b.ID))
+	ids, err = s.IdentitiesOf(ctx, b.ID)
+	require.NoError(t, err)
+	assert.Empty(t, ids)
 	_, err = s.AccountOfIdentity(ctx, lms, "sub-1")
 	assert.ErrorIs(t, err, store.ErrNotFound, "deleting the account deletes its identities")
 }
