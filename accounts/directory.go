@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
+	"github.com/ssobridge/ssobridge/internal/groupname"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
@@ -151,7 +151,7 @@ func (d *Directory) DeleteGroup(ctx context.Context, id string) error {
 
 // isAdminGroup reports whether g is the admin group.
 func (d *Directory) isAdminGroup(g store.Group) bool {
-	return d.AdminGroup != "" && g.ID != "" && strings.EqualFold(strings.TrimSpace(g.DisplayName), strings.TrimSpace(d.AdminGroup))
+	return g.ID != "" && groupname.In([]string{g.DisplayName}, d.AdminGroup)
 }
 
 // adminsFollow brings the admin role of whoever joined or left the admin

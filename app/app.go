@@ -199,11 +199,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalTokens: in.portalTokens, PortalCreateAccounts: in.portalCreateAccounts, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
+		PortalTokens: in.portalTokens, PortalSource: in.portalSource, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
 		IdP: in.idp, IdPOptions: in.idpOptions,
 		SAML: in.samlIdP(), SAMLOptions: in.samlOptions,
 		SCIM: scimHandler,
-		LTI:  ltiIn, LTIKeySet: ltiKeys,
+		LTI:  ltiIn, LTIKeySet: ltiKeys, LTISources: LTISources(cfg),
 	})
 	return a, nil
 }

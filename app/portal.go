@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -37,22 +38,22 @@ const (
 // take them: the portal's JWT handoff (and the demo's sample portal) and
 // the partner's identity provider. Each is nil when it is off.
 type arrivals struct {
-	portalTokens         handlers.PortalTokens
-	portalCreateAccounts bool
-	demoPortal           func() (views.DemoPortal, error)
-	portalURL            string // portal.url, or the demo's sample portal
-	idp                  handlers.IdP
-	idpProvider          *oidc.Provider // the same IdP, for its health watch
-	idpOptions           handlers.IdPOptions
-	saml                 *samlsso.SP // nil: SAML is off
-	samlOptions          handlers.SAMLOptions
+	portalTokens handlers.PortalTokens
+	portalSource signin.Source
+	demoPortal   func() (views.DemoPortal, error)
+	portalURL    string // portal.url, or the demo's sample portal
+	idp          handlers.IdP
+	idpProvider  *oidc.Provider // the same IdP, for its health watch
+	idpOptions   handlers.IdPOptions
+	saml         *samlsso.SP // nil: SAML is off
+	samlOptions  handlers.SAMLOptions
 }
 
 // arrivalsOf wires them from cfg. An identity provider that does not
 // answer at start is a warning, not an error: sign-in with it retries
 // discovery, and /readyz reports it meanwhile.
 func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func() time.Time, logger *slog.Logger) (arrivals, error) {
-	in := arrivals{portalCreateAccounts: cfg.Portal.CreateAccounts, portalURL: cfg.Portal.URL}
+	in := arrivals{portalURL: cfg.Portal.URL}
 	pk, ok, err := portalKeyOf(cfg)
 	if err != nil {
 		return arrivals{}, err
@@ -62,9 +63,9 @@ func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func
 		if err != nil {
 			return arrivals{}, err
 		}
-		in.portalTokens = v
+		in.portalTokens, in.portalSource = v, PortalSource(cfg, pk.cfg.Issuer, pk.demo)
 		if pk.demo {
-			in.demoPortal, in.portalCreateAccounts = demoPortal(pk, now), true
+			in.demoPortal = demoPortal(pk, now)
 			in.portalURL = cmp.Or(in.portalURL, DemoPortalPath)
 		} else if cfg.Platform.BaseURL == config.Embedded {
 			key := "portal.jwt_public_key_file"
@@ -83,8 +84,8 @@ func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func
 		}
 		cancel()
 		in.idp, in.idpProvider = prov, prov
-		in.idpOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, CreateAccounts: oc.CreateAccounts, AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
-			ManageAdmin: oc.AdminGroup != "", LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
+		in.idpOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, Source: OIDCSource(cfg), AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
+			LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
 	}
 	if sc := cfg.SAML; sc.Enabled() {
 		sp, err := NewSAML(cfg, st, now)
@@ -98,7 +99,7 @@ func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func
 		}
 		cancel()
 		in.saml = sp
-		in.samlOptions = handlers.SAMLOptions{DisplayName: sc.DisplayName, CreateAccounts: sc.CreateAccounts, ManageAdmin: sc.AdminGroup != ""}
+		in.samlOptions = handlers.SAMLOptions{DisplayName: sc.DisplayName, Source: SAMLSource(cfg)}
 	}
 	return in, nil
 }
@@ -109,7 +110,7 @@ func NewSAML(cfg config.Config, st samlsso.OneTime, now func() time.Time) (*saml
 	sc := cfg.SAML
 	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
 		ACSURL: cfg.SAMLACSURL(cfg.Server.Addr), EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
-		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup, EmailDomains: sc.EmailDomains.List(),
+		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup,
 		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: st}
 	if sc.SPCertFile != "" {
 		key, cert, err := samlsso.LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)

@@ -54,6 +54,9 @@ type SCIM struct {
 	// AdminGroup names the SCIM group whose members are partner admins;
 	// empty: the IdP grants no admin.
 	AdminGroup string `yaml:"admin_group"`
+	// EmailDomains are the domains whose existing accounts the IdP may
+	// take over (adopt); empty: it manages only the accounts it made.
+	EmailDomains Words `yaml:"email_domains"`
 	// ProvisionPlatformUsers creates a new account's platform user in the
 	// background, at the platform's shared pace (default true).
 	ProvisionPlatformUsers bool `yaml:"provision_platform_users"`
@@ -93,8 +96,12 @@ type OIDC struct {
 	AdminGroup           string `yaml:"admin_group"`            // members are admins; empty: the IdP grants no admin
 	AllowUnverifiedEmail bool   `yaml:"allow_unverified_email"` // default false
 	CreateAccounts       bool   `yaml:"create_accounts"`        // default true
-	LocalLogin           bool   `yaml:"local_login"`            // show the password form (default true)
-	LocalLoginFallback   bool   `yaml:"local_login_fallback"`   // with local_login off: /login?local=1 still shows it (default true)
+	// EmailDomains: the domains the IdP is trusted for (its addresses
+	// reach existing accounts there; others are refused); empty: it
+	// reaches only the accounts it made or linked.
+	EmailDomains       Words `yaml:"email_domains"`
+	LocalLogin         bool  `yaml:"local_login"`          // show the password form (default true)
+	LocalLoginFallback bool  `yaml:"local_login_fallback"` // with local_login off: /login?local=1 still shows it (default true)
 }
 
 // Enabled reports whether OIDC sign-in is configured.
@@ -115,9 +122,9 @@ type SAML struct {
 	LastNameAttribute  string        `yaml:"last_name_attribute"`  // default lastName (also sn, surname, its OID and claim URI)
 	GroupsAttribute    string        `yaml:"groups_attribute"`     // default groups (also memberOf and Entra's groups claim URI)
 	AdminGroup         string        `yaml:"admin_group"`          // members are admins; empty: the IdP grants no admin
-	// EmailDomains: only addresses of these domains are taken from the
-	// IdP (an IdP could assert an address of a domain it does not own:
-	// SAML has no email_verified); empty: any.
+	// EmailDomains: the domains the IdP is trusted for (its addresses
+	// reach existing accounts there; others are refused); empty: it
+	// reaches only the accounts it made or linked.
 	EmailDomains      Words  `yaml:"email_domains"`
 	CreateAccounts    bool   `yaml:"create_accounts"`     // default true
 	AllowIDPInitiated bool   `yaml:"allow_idp_initiated"` // take unsolicited responses (default false)
@@ -150,6 +157,10 @@ type Portal struct {
 	JWTIssuer        string `yaml:"jwt_issuer"`          // required with a key
 	JWTAudience      string `yaml:"jwt_audience"`        // default server.public_url
 	CreateAccounts   bool   `yaml:"create_accounts"`     // create the account on first use
+	// EmailDomains: the domains the portal is trusted for (its addresses
+	// reach existing accounts there; others are refused); empty: it
+	// reaches only the accounts it made or linked.
+	EmailDomains Words `yaml:"email_domains"`
 	// URL is the partner's portal: the "back" links of users who came from
 	// it lead there (an absolute http(s) URL; empty: none).
 	URL string `yaml:"url"`
@@ -557,6 +568,7 @@ func (c *Config) validate() Errors {
 		c.validateSAML,
 		c.validateSCIM,
 		c.validateLTI,
+		c.validateEmailDomains,
 	} {
 		check(bad)
 	}
@@ -843,11 +855,6 @@ func (c *Config) validateSAML(bad func(key, problem string)) {
 		if sm.MetadataRefresh < time.Minute || sm.MetadataRefresh > 24*time.Hour {
 			bad("saml.metadata_refresh", fmt.Sprintf("%s: use 1m to 24h (1h is a good value)", sm.MetadataRefresh))
 		}
-		for _, d := range sm.EmailDomains.List() {
-			if strings.Contains(d, "@") || !mailaddr.Valid("a@"+d) {
-				bad("saml.email_domains", fmt.Sprintf("%q is not a domain; list domains such as partner.example", d))
-			}
-		}
 		if (sm.SPCertFile == "") != (sm.SPKeyFile == "") {
 			bad("saml.sp_cert_file", "set both saml.sp_cert_file and saml.sp_key_file, or neither")
 		}
@@ -860,6 +867,23 @@ func (c *Config) validateSAML(bad func(key, problem string)) {
 		}
 		if strings.TrimSpace(sm.DisplayName) == "" {
 			bad("saml.display_name", "empty; the name on the sign-in button, e.g. \"Springfield Schools\"")
+		}
+	}
+}
+
+// validateEmailDomains checks every way in's email_domains: domains, not
+// addresses or URLs.
+func (c *Config) validateEmailDomains(bad func(key, problem string)) {
+	lists := map[string]Words{"oidc.email_domains": c.OIDC.EmailDomains, "saml.email_domains": c.SAML.EmailDomains,
+		"portal.email_domains": c.Portal.EmailDomains, "scim.email_domains": c.SCIM.EmailDomains}
+	for i, p := range c.LTI.Platforms {
+		lists[fmt.Sprintf("lti.platforms[%d].email_domains", i)] = p.EmailDomains
+	}
+	for key, words := range lists {
+		for _, d := range words.List() {
+			if strings.Contains(d, "@") || !mailaddr.Valid("a@"+d) {
+				bad(key, fmt.Sprintf("%q is not a domain; list domains such as partner.example", d))
+			}
 		}
 	}
 }

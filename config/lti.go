@@ -44,6 +44,10 @@ type LTIPlatform struct {
 	// admin).
 	AdminRoles     Words `yaml:"admin_roles"`
 	CreateAccounts bool  `yaml:"create_accounts"` // create the account on a first launch (default true)
+	// EmailDomains: the domains the LMS is trusted for (its addresses
+	// reach existing accounts there; others are refused); empty: it
+	// reaches only the accounts it made or linked.
+	EmailDomains Words `yaml:"email_domains"`
 	// FrameOrigins: the origins (https://lms.example) whose pages may
 	// frame a launch's new-tab page; empty: auth_url's origin and the
 	// launch's signed return_url's.

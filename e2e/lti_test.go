@@ -122,7 +122,7 @@ func TestLTIReplayAcrossInstances(t *testing.T) {
 	// The link made on A serves B: a returning launch on B finds the account.
 	acct, err := a.store.AccountByEmail(t.Context(), "pupil@school.example")
 	require.NoError(t, err)
-	id, err := b.store.AccountOfIdentity(t.Context(), plat.Issuer, ltiPupil.Sub)
+	id, err := b.store.AccountOfIdentity(t.Context(), "lti:"+plat.Issuer, ltiPupil.Sub)
 	require.NoError(t, err)
 	assert.Equal(t, acct.ID, id)
 }

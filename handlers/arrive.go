@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -92,24 +93,20 @@ func (h *server) handoff(c echo.Context, token string, confirmed bool) error {
 			noStore(c)
 			c.Response().Header()["Referrer-Policy"] = []string{"no-referrer"}
 			return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, "Switch accounts?"),
-				views.HandoffSwitch{SignedIn: in.Email, Arriving: claims.Email, Token: token}))
+				views.HandoffSwitch{SignedIn: in.Email, Arriving: claims.Email, Via: "The link from your portal", Action: "/sso/jwt/confirm", Field: "jwt", Token: token}))
 		}
 	}
 	if err := h.PortalTokens.Use(ctx, claims); err != nil {
 		return h.portalRefused(c, err)
 	}
-	acct, err := h.portalAccount(ctx, claims)
-	if errors.Is(err, store.ErrNotFound) {
-		h.Logger.Warn("portal token refused", "reason", "no account for the token's email and portal.create_accounts is off", "request_id", requestID(c))
-		h.audit(c, store.Event{Kind: store.KindLogin, Email: claims.Email, Outcome: "failed", Detail: "portal token: no such account"})
-		return errPortalRefused
+	acct, err := h.admit(c, signin.Arrival{Source: h.PortalSource, Subject: cmp.Or(claims.Subject, mailaddr.Key(claims.Email)), Email: claims.Email,
+		Names: accounts.Names{Given: claims.GivenName, Family: claims.FamilyName}})
+	var refused admissionError
+	if errors.As(err, &refused) && errors.Is(err, signin.ErrNoAccount) {
+		return errPortalRefused // as every refused token: the log and the audit say why
 	}
 	if err != nil {
 		return err
-	}
-	if acct.Disabled {
-		h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "failed", Detail: "portal token: account disabled"})
-		return launchError{launch.ErrAccountDisabled}
 	}
 	if err := h.signIn(c, acct, signInHandoff); err != nil {
 		return err
@@ -130,12 +127,6 @@ func (h *server) portalRefused(c echo.Context, err error) error {
 		return errPortalOtherAudience
 	}
 	return errPortalRefused
-}
-
-// portalAccount finds the token's account by email, creating it (without a
-// password) on first use when portal.create_accounts allows.
-func (h *server) portalAccount(ctx context.Context, c portal.Claims) (store.Account, error) {
-	return accounts.FindOrCreate(ctx, h.Store.Accounts, c.Email, accounts.Names{Given: c.GivenName, Family: c.FamilyName}, h.PortalCreateAccounts)
 }
 
 // signInHandoff is how a sign-in by the portal's handoff is recorded.

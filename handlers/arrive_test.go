@@ -159,7 +159,7 @@ func TestSSOJWTDisabledAccount(t *testing.T) {
 }
 
 func TestSSOJWTWithoutAccountCreation(t *testing.T) {
-	f := setup(t, func(d *Deps) { d.PortalCreateAccounts = false })
+	f := setup(t, func(d *Deps) { d.PortalSource.CreateAccounts = false })
 	r := f.client().get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "new@example.com"}))
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	_, err := f.accts.AccountByEmail(t.Context(), "new@example.com")

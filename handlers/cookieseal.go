@@ -49,7 +49,7 @@ const (
 	purposeOIDCFlow    sealPurpose = "oidc flow"     // an OIDC sign-in's state, nonce and verifier
 	purposeSAMLFlow    sealPurpose = "saml flow"     // a SAML sign-in's pending requests
 	purposeLTIFlow     sealPurpose = "lti flow"      // an LTI login's pending state and nonce
-	purposeLTIContinue sealPurpose = "lti continue"  // a framed LTI launch's one-time continuation
+	purposeGrant       sealPurpose = "pending sign-in" // a sign-in granted but not started: a framed LTI launch's new tab, a switch of accounts
 )
 
 // hkdfInfo is the HKDF info of a purpose's key. The session's is the

@@ -61,7 +61,7 @@ func TestCookieSealer(t *testing.T) {
 func TestSealPurposesHaveKeysOfTheirOwn(t *testing.T) {
 	clock := func() time.Time { return time.Unix(1_795_000_000, 0) }
 	keys := SessionKeys{testHashKey, testBlockKey}
-	purposes := []sealPurpose{purposeSession, purposeCSRF, purposeWaiting, purposeOIDCFlow, purposeSAMLFlow, purposeLTIFlow, purposeLTIContinue}
+	purposes := []sealPurpose{purposeSession, purposeCSRF, purposeWaiting, purposeOIDCFlow, purposeSAMLFlow, purposeLTIFlow, purposeGrant}
 	for _, from := range purposes {
 		v := newCookieSealer(from, keys, SessionKeys{}, time.Hour, clock).seal("name", []byte("payload"))
 		for _, to := range purposes {

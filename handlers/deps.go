@@ -19,13 +19,28 @@ type Store struct {
 	Audit    AuditLog
 	OneTime  OneTime
 	Health   Health
-	// Identities link an LMS's users to accounts (LTI).
+	// Identities link the ways in's users to accounts.
 	Identities Identities
 }
 
 // StoreOf is a Store whose every part is s.
 func StoreOf(s store.Store) Store {
 	return Store{Accounts: s, Sessions: s, Links: s, Audit: s, OneTime: s, Health: s, Identities: s}
+}
+
+// Identities link an outside identity (a way in's source and the user's
+// subject there) to an account.
+type Identities interface {
+	AccountOfIdentity(ctx context.Context, source, subject string) (int64, error)
+	LinkIdentity(ctx context.Context, source, subject string, accountID int64) error
+	IdentitiesOf(ctx context.Context, accountID int64) ([]store.Identity, error)
+}
+
+// admissionStore is the admission's store: the accounts and the
+// identities.
+type admissionStore struct {
+	Accounts
+	Identities
 }
 
 // Accounts are the accounts as the console and the ways in see them.

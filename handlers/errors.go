@@ -102,6 +102,10 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	var le launchError
 	var ie idpError
 	var lte ltiError
+	var ae admissionError
+	if errors.As(err, &ae) {
+		return admissionPage(ae, info)
+	}
 	if errors.As(err, &lte) {
 		if status, page, info, ok := ltiPage(lte, info); ok {
 			return status, page, info
@@ -126,6 +130,9 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		return http.StatusUnauthorized, views.PortalRefused, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
+	case errors.Is(err, errGrantRefused):
+		info.Detail = err.Error()
+		return http.StatusBadRequest, views.IdPStateMismatch, info
 	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
 		info.RetryAfter = int(busyRetry / time.Second)
 		info.Detail = err.Error() // says which: hashing slots or the database lock; no secret
@@ -225,6 +232,10 @@ func errorClass(err error) string {
 		return "admin_only"
 	case errors.Is(err, errPortalRefused):
 		return "portal_refused"
+	case errors.As(err, new(admissionError)):
+		return "arrival_refused"
+	case errors.Is(err, errGrantRefused):
+		return "grant_refused"
 	case errors.As(err, new(idpError)):
 		return "idp_refused"
 	case errors.As(err, new(ltiError)):

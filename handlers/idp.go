@@ -14,10 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -29,24 +28,20 @@ type IdP interface {
 	Discover(ctx context.Context) error
 }
 
-// IdPOptions are the account rules of IdP sign-in (oidc.* settings).
+// IdPOptions are IdP sign-in's settings (oidc.*).
 type IdPOptions struct {
-	DisplayName          string
-	CreateAccounts       bool // create the account on a first sign-in
+	DisplayName string
+	// Source is the IdP as the admission sees it: its email_domains,
+	// create_accounts, and whether admin_group is set.
+	Source               signin.Source
 	AllowUnverifiedEmail bool
-	ManageAdmin          bool // oidc.admin_group is set: membership makes an admin at each sign-in, its absence takes it away
 	LocalLogin           bool // show the password form
 	LocalLoginFallback   bool // with LocalLogin off, /login?local=1 still shows it
 }
 
-// Errors of an IdP sign-in that are the bridge's own.
-var (
-	errIdPNoAccount  = errors.New("no account for this email, and the identity provider's create_accounts is off")
-	errIdPUnverified = errors.New("oidc: the email is not verified")
-	// errIdPBadEmail: the identity provider's email is no address (an
-	// invisible character in it, say): no account is looked up or made.
-	errIdPBadEmail = errors.New("the identity provider's email is refused")
-)
+// errIdPUnverified: the IdP's email is not verified (and
+// oidc.allow_unverified_email is off).
+var errIdPUnverified = errors.New("oidc: the email is not verified")
 
 // idpFlowCookie carries the flow from /auth/oidc to its callback, sealed
 // with the session keys; its path keeps it off every other request.
@@ -129,72 +124,15 @@ func (h *server) idpCallback(c echo.Context) error {
 	if err != nil {
 		return h.idpRefused(c, err, "")
 	}
-	acct, err := h.idpAccount(ctx, id)
-	if err != nil {
-		return h.idpRefused(c, err, id.Email)
+	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
+		return h.idpRefused(c, errIdPUnverified, id.Email)
 	}
-	if err := h.signIn(c, acct, "identity provider"); err != nil {
+	acct, err := h.admit(c, signin.Arrival{Source: h.IdPOptions.Source, Subject: id.Subject, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin})
+	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, portal.SafeNext(flow.Next))
-}
-
-// idpAccount applies the account rules to who signed in.
-func (h *server) idpAccount(ctx context.Context, id oidc.Identity) (store.Account, error) {
-	if !id.EmailVerified && !h.IdPOptions.AllowUnverifiedEmail {
-		return store.Account{}, errIdPUnverified
-	}
-	return h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
-		admin: id.Admin, create: h.IdPOptions.CreateAccounts, manageAdmin: h.IdPOptions.ManageAdmin, groupKey: "oidc.admin_group"})
-}
-
-// arrival is who an identity provider (OIDC or SAML) says signed in, with
-// that way in's rules.
-type arrival struct {
-	email       string
-	names       accounts.Names
-	admin       bool   // a member of the admin group
-	create      bool   // create the account on a first sign-in
-	manageAdmin bool   // the admin group is set: it grants and takes away admin
-	groupKey    string // the setting that names the group, for the log
-}
-
-// arrivedAccount applies the account rules every identity provider shares:
-// the account found by email, created on first sign-in when allowed,
-// refused when disabled, made admin (or not) by the admin group.
-func (h *server) arrivedAccount(ctx context.Context, a arrival) (store.Account, error) {
-	if p := mailaddr.Problem(a.email); p != "" {
-		return store.Account{}, fmt.Errorf("%w: %s", errIdPBadEmail, p)
-	}
-	acct, err := accounts.FindOrCreate(ctx, h.Store.Accounts, a.email, a.names, a.create)
-	if errors.Is(err, store.ErrNotFound) {
-		return store.Account{}, errIdPNoAccount
-	}
-	if err != nil {
-		return store.Account{}, err
-	}
-	return h.admitted(ctx, acct, a)
-}
-
-// admitted applies to an arriving account what every way in shares: a
-// disabled account is refused; the admin group (or role) grants and takes
-// away admin.
-func (h *server) admitted(ctx context.Context, acct store.Account, a arrival) (store.Account, error) {
-	if acct.Disabled {
-		return store.Account{}, launch.ErrAccountDisabled
-	}
-	if a.manageAdmin && acct.Admin != a.admin {
-		switch err := h.Store.Accounts.SetAdmin(ctx, acct.ID, a.admin); {
-		case errors.Is(err, store.ErrLastAdmin):
-			// The group no longer lists the last admin; the bridge keeps one.
-			h.Logger.Warn("identity provider: the last admin is not in "+a.groupKey+"; kept as admin", "email", acct.Email)
-		case err != nil:
-			return store.Account{}, err
-		default:
-			return h.Store.Accounts.AccountByID(ctx, acct.ID)
-		}
-	}
-	return acct, nil
+	return h.arrived(c, acct, grant{How: "identity provider", Via: h.IdPOptions.DisplayName, Next: portal.SafeNext(flow.Next)})
 }
 
 // idpRefused records a refused IdP sign-in (the log and the audit say
@@ -223,13 +161,8 @@ func idpPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Error
 	switch {
 	case errors.Is(err, errIdPUnverified):
 		return http.StatusForbidden, views.IdPUnverified, info, true
-	case errors.Is(err, launch.ErrAccountDisabled):
-		info.Detail = ""
-		return http.StatusForbidden, views.AccountDisabled, info, true
-	case errors.Is(err, oidc.ErrDenied), errors.Is(err, errIdPNoAccount):
+	case errors.Is(err, oidc.ErrDenied):
 		return http.StatusForbidden, views.IdPDenied, info, true
-	case errors.Is(err, errIdPBadEmail):
-		return http.StatusBadRequest, views.IdPInvalidAnswer, info, true
 	case errors.Is(err, oidc.ErrBadState):
 		return http.StatusBadRequest, views.IdPStateMismatch, info, true
 	case errors.Is(err, oidc.ErrExpired):

@@ -64,7 +64,7 @@ func TestIdPAccountRules(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, idpAnswer(f.client(), "&code=x").status)
 	g, _ = f.accts.AccountByID(t.Context(), g.ID)
 	assert.True(t, g.Admin, "the last admin stays admin")
-	assert.Contains(t, f.logs.String(), "the last admin is not in oidc.admin_group")
+	assert.Contains(t, f.logs.String(), "the last admin is not an admin by oidc's rule; kept as admin")
 
 	f.account("root@example.com", true)
 	require.Equal(t, http.StatusSeeOther, idpAnswer(f.client(), "&code=x").status)
@@ -78,7 +78,7 @@ func TestIdPAccountRules(t *testing.T) {
 	assert.Equal(t, "account-disabled", r.class())
 	assert.Equal(t, "/login", d.get("/").header.Get("Location"), "no session")
 
-	nocreate := setup(t, func(d *Deps) { d.IdPOptions.CreateAccounts = false })
+	nocreate := setup(t, func(d *Deps) { d.IdPOptions.Source.CreateAccounts = false })
 	nocreate.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: true}
 	r = idpAnswer(nocreate.client(), "&code=x")
 	assert.Equal(t, http.StatusForbidden, r.status)

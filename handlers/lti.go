@@ -13,9 +13,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/internal/randid"
-	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -26,12 +25,6 @@ type LTI interface {
 	Launch(ctx context.Context, base string, flows []lti.Flow, form url.Values) (lti.Identity, error)
 	Platforms() []lti.Platform
 	Ready() error
-}
-
-// Identities link an outside identity (an LMS's user) to an account.
-type Identities interface {
-	AccountOfIdentity(ctx context.Context, issuer, subject string) (int64, error)
-	LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error
 }
 
 // The LTI routes besides lti's own. The login and the launch arrive as
@@ -46,25 +39,12 @@ type Identities interface {
 const (
 	ltiContinuePath = "/lti/continue"
 	ltiFlowCookie   = "ssobridge_lti"
-	// ltiContinueTTL bounds the framed page's button.
-	ltiContinueTTL  = 10 * time.Minute
-	ltiContinueKind = "lti-continue"
 )
 
 func newLTIFlows(cfg SessionConfig, now func() time.Time) *flowJar[lti.Flow] {
 	j := newFlowJar(cfg, purposeLTIFlow, ltiFlowCookie, lti.FlowTTL, now, func(f lti.Flow) time.Time { return f.Expires })
 	j.partitioned = true
 	return j
-}
-
-// ltiContinuation is what the framed page's button carries to the new tab
-// (sealed: it names the account).
-type ltiContinuation struct {
-	ID        string    `json:"i"`
-	AccountID int64     `json:"a"`
-	ReturnTo  string    `json:"r,omitempty"`
-	LMS       string    `json:"l"`
-	Expires   time.Time `json:"e"`
 }
 
 // ltiLogin is GET|POST /lti/login: the LMS's third-party-initiated login.
@@ -112,18 +92,15 @@ func (h *server) ltiLaunch(c echo.Context) error {
 	if err != nil {
 		return h.ltiRefused(c, err, id.Platform.Name)
 	}
-	acct, err := h.ltiAccount(ctx, id)
+	acct, err := h.admit(c, h.ltiArrival(id))
 	if err != nil {
-		return h.ltiRefused(c, err, id.Platform.Name)
-	}
-	returnTo := ltiReturnTo(id.TargetLinkURI)
-	if id.Framed() {
-		return h.ltiFramed(c, acct, id, returnTo)
-	}
-	if err := h.signIn(c, acct, "LTI: "+id.Platform.Name); err != nil {
 		return err
 	}
-	return h.launchTo(c, acct, returnTo)
+	g := grant{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ltiReturnTo(id.TargetLinkURI)}
+	if id.Framed() {
+		return h.ltiFramed(c, acct, id, g)
+	}
+	return h.arrived(c, acct, g)
 }
 
 // ltiReturnTo is where in the editor a target_link_uri of the /open form
@@ -139,11 +116,13 @@ func ltiReturnTo(target string) string {
 
 // ltiFramed answers a launch inside the LMS's page: the editor's cookie
 // would be a third-party cookie there, so a page that the platform's
-// origins alone may frame (Identity.FrameAncestors) offers one button, which opens the editor in a
-// new tab through a sealed one-time continuation.
-func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, returnTo string) error {
-	k := ltiContinuation{ID: randid.Token(16), AccountID: acct.ID, ReturnTo: returnTo, LMS: id.Platform.Name, Expires: h.Now().Add(ltiContinueTTL)}
-	tok, err := h.ltiContinue.sealJSON("continuation", k)
+// origins alone may frame (Identity.FrameAncestors) offers one button,
+// which opens the editor in a new tab through a grant (grant.go): used
+// once, within 10 minutes, by a browser of the same user agent, while the
+// account's sessions stand.
+func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, g grant) error {
+	g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
+	tok, err := h.sealGrant(c, g, "") // the frame holds no session of this site's
 	if err != nil {
 		return err
 	}
@@ -158,70 +137,36 @@ func (h *server) ltiFramed(c echo.Context, acct store.Account, id lti.Identity, 
 }
 
 // ltiContinueFramed is POST /lti/continue: the framed page's button, in a
-// new tab: the continuation is used once, then the account signs in here,
-// first-party, and the editor opens.
+// new tab: the grant is used once, then the account signs in here,
+// first-party (asking first when another account is signed in), and the
+// editor opens.
 func (h *server) ltiContinueFramed(c echo.Context) error {
 	if h.LTI == nil {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
-	ctx := c.Request().Context()
-	var k ltiContinuation
-	if err := h.ltiContinue.openJSON("continuation", c.Request().PostFormValue("continuation"), &k); err != nil {
-		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button's value does not open", lti.ErrBadState), "")
+	g, acct, err := h.takeGrant(c, c.Request().PostFormValue("continuation"), "")
+	if errors.Is(err, errGrantRefused) {
+		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button: %w", lti.ErrBadState, err), g.Via)
 	}
-	if !h.Now().Before(k.Expires) {
-		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button is older than %s", lti.ErrFlowExpired, ltiContinueTTL), k.LMS)
-	}
-	switch err := h.Store.OneTime.UseOnce(ctx, ltiContinueKind, k.ID, k.Expires); {
-	case errors.Is(err, store.ErrUsed):
-		return h.ltiRefused(c, fmt.Errorf("%w: the new-tab button was used before", lti.ErrReplayed), k.LMS)
-	case err != nil:
-		return err
-	}
-	acct, err := h.Store.Accounts.AccountByID(ctx, k.AccountID)
 	if err != nil {
 		return err
 	}
-	if acct.Disabled {
-		return h.ltiRefused(c, launch.ErrAccountDisabled, k.LMS)
-	}
-	if err := h.signIn(c, acct, "LTI: "+k.LMS); err != nil {
-		return err
-	}
-	return h.launchTo(c, acct, k.ReturnTo)
+	return h.arrived(c, acct, g)
 }
 
-// ltiAccount applies the account rules to who launched: the account the
-// LMS user is linked to (found even after the address changed), else the
-// account of the address (created on a first launch when the platform
-// allows) linked from now on. A holder of the platform's admin_roles is
-// made a partner admin; a launch in another role takes nothing away (an
-// admin launches as a teacher too).
-func (h *server) ltiAccount(ctx context.Context, id lti.Identity) (store.Account, error) {
+// ltiArrival is who launched, for the admission: the platform's
+// registration is the source (its email_domains, create_accounts and
+// admin_roles), the LMS's sub the subject.
+func (h *server) ltiArrival(id lti.Identity) signin.Arrival {
 	p := id.Platform
-	// manageAdmin only with the role: a holder of admin_roles is made an
-	// admin, a launch without it takes nothing away.
-	a := arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
-		admin: id.Admin, create: p.CreateAccounts, manageAdmin: id.Admin, groupKey: "lti admin_roles"}
-	accountID, err := h.Store.Identities.AccountOfIdentity(ctx, p.Issuer, id.Subject)
-	switch {
-	case err == nil:
-		acct, err := h.Store.Accounts.AccountByID(ctx, accountID)
-		if err != nil {
-			return store.Account{}, err
-		}
-		return h.admitted(ctx, acct, a)
-	case !errors.Is(err, store.ErrNotFound):
-		return store.Account{}, err
+	src, ok := h.LTISources[LTISourceKey(p.Issuer, p.ClientID)]
+	if !ok {
+		// A platform the wiring did not describe: it creates and adopts
+		// nothing it did not link, and grants no admin.
+		src = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms"}
 	}
-	acct, err := h.arrivedAccount(ctx, a)
-	if err != nil {
-		return store.Account{}, err
-	}
-	if err := h.Store.Identities.LinkIdentity(ctx, p.Issuer, id.Subject, acct.ID); err != nil {
-		return store.Account{}, err
-	}
-	return acct, nil
+	return signin.Arrival{Source: src, Subject: id.Subject, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin}
 }
 
 // ltiPlatformName is the registered name of an issuer, for a page ("" if
@@ -268,13 +213,8 @@ func ltiPage(e ltiError, info views.ErrorInfo) (int, func(views.Page, views.Erro
 		return http.StatusBadRequest, views.LTIClock, info, true
 	case errors.Is(err, lti.ErrNoEmail):
 		return http.StatusBadRequest, views.LTINoEmail, info, true
-	case errors.Is(err, lti.ErrBadRequest), errors.Is(err, lti.ErrInvalid), errors.Is(err, lti.ErrUnknownPlatform), errors.Is(err, errIdPBadEmail):
+	case errors.Is(err, lti.ErrBadRequest), errors.Is(err, lti.ErrInvalid), errors.Is(err, lti.ErrUnknownPlatform):
 		return http.StatusBadRequest, views.LTIRefused, info, true
-	case errors.Is(err, errIdPNoAccount):
-		return http.StatusForbidden, views.LTIDenied, info, true
-	case errors.Is(err, launch.ErrAccountDisabled):
-		info.Detail, info.Public = "", false
-		return http.StatusForbidden, views.AccountDisabled, info, true
 	}
 	info.Detail, info.LMS, info.Public = "", "", false
 	return 0, nil, info, false

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -38,7 +39,11 @@ func ltiSetup(t *testing.T, tweak ...func(*lti.Platform)) (*fixture, *ltiplatfor
 		fn(&p)
 	}
 	tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: f.accts.UseOnce, Now: f.clock.Now, HTTPClient: plat.Server.Client()})
-	f.reconfigure(func(d *Deps) { d.LTI, d.LTIKeySet = tool, []byte(`{"keys":[]}`) })
+	f.reconfigure(func(d *Deps) {
+		d.LTI, d.LTIKeySet = tool, []byte(`{"keys":[]}`)
+		d.LTISources = map[string]signin.Source{LTISourceKey(p.Issuer, p.ClientID): {ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms[0]",
+			CreateAccounts: p.CreateAccounts, AdminAuthority: len(p.AdminRoles) > 0, EmailDomains: testDomains}}
+	})
 	return f, plat, tool
 }
 
@@ -77,7 +82,7 @@ func TestLTILaunchOpensTheEditor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Pia", acct.FirstName)
 	assert.False(t, acct.Admin, "a learner is no partner admin")
-	id, err := f.accts.AccountOfIdentity(t.Context(), plat.Issuer, "lms-sub-1")
+	id, err := f.accts.AccountOfIdentity(t.Context(), "lti:"+plat.Issuer, "lms-sub-1")
 	require.NoError(t, err)
 	assert.Equal(t, acct.ID, id, "linked to the LMS user")
 	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
@@ -100,7 +105,8 @@ func TestLTIInstructorAndAdminRoles(t *testing.T) {
 	assert.False(t, teacher.Admin, "a teacher is no partner admin")
 
 	// Linked now: a later launch with the admin role grants it, one
-	// without takes nothing away.
+	// without takes it away (the platform's admin_roles hold the role of
+	// the accounts it admits).
 	promoted := ltiInstructor
 	promoted.Roles = append([]string{ltiplatformtest.RoleAdministrator}, ltiInstructor.Roles...)
 	plat.AddUser("instructor", promoted)
@@ -108,17 +114,28 @@ func TestLTIInstructorAndAdminRoles(t *testing.T) {
 	teacher, err = f.accts.AccountByID(t.Context(), teacher.ID)
 	require.NoError(t, err)
 	assert.True(t, teacher.Admin, "granted on a returning launch")
-	plat.AddUser("instructor", ltiInstructor)
-	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "instructor").status)
-	teacher, err = f.accts.AccountByID(t.Context(), teacher.ID)
-	require.NoError(t, err)
-	assert.True(t, teacher.Admin, "a launch in another role takes nothing away")
-
 	r = ltiLaunchAs(t, f.client(), plat, "admin")
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	head, err := f.accts.AccountByEmail(t.Context(), "head@school.example")
 	require.NoError(t, err)
 	assert.True(t, head.Admin, "admin_roles make a partner admin")
+
+	plat.AddUser("instructor", ltiInstructor)
+	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "instructor").status)
+	teacher, err = f.accts.AccountByID(t.Context(), teacher.ID)
+	require.NoError(t, err)
+	assert.False(t, teacher.Admin, "a launch without the institution role takes it away (another admin is left)")
+
+	// A course's administrator, a learner's administrator sub-role and a
+	// vendor's role ending in #Administrator hold no institution role.
+	courseAdmin := ltiInstructor
+	courseAdmin.Roles = []string{"http://purl.imsglobal.org/vocab/lis/v2/membership#Administrator",
+		"http://purl.imsglobal.org/vocab/lis/v2/membership/Learner#Administrator", "https://vendor.example/roles#Administrator"}
+	plat.AddUser("instructor", courseAdmin)
+	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "instructor").status)
+	teacher, err = f.accts.AccountByID(t.Context(), teacher.ID)
+	require.NoError(t, err)
+	assert.False(t, teacher.Admin, "context and vendor roles make no partner admin")
 }
 
 // A returning user whose address changed in the LMS keeps the account the

@@ -14,6 +14,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -27,11 +28,12 @@ type SAML interface {
 	Ready(ctx context.Context) error
 }
 
-// SAMLOptions are the account rules of SAML sign-in (saml.* settings).
+// SAMLOptions are SAML sign-in's settings (saml.*).
 type SAMLOptions struct {
-	DisplayName    string
-	CreateAccounts bool // create the account on a first sign-in
-	ManageAdmin    bool // saml.admin_group is set: membership makes an admin at each sign-in, its absence takes it away
+	DisplayName string
+	// Source is the IdP as the admission sees it: its email_domains,
+	// create_accounts, and whether admin_group is set.
+	Source signin.Source
 }
 
 // The SAML routes. The ACS takes the IdP's auto-submitted form, a
@@ -105,19 +107,18 @@ func (h *server) samlACS(c echo.Context) error {
 	if err != nil {
 		return h.samlRefused(c, err, "")
 	}
-	acct, err := h.arrivedAccount(ctx, arrival{email: id.Email, names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name},
-		admin: id.Admin, create: h.SAMLOptions.CreateAccounts, manageAdmin: h.SAMLOptions.ManageAdmin, groupKey: "saml.admin_group"})
+	acct, err := h.admit(c, signin.Arrival{Source: h.SAMLOptions.Source, Subject: id.NameID, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin})
 	if err != nil {
-		return h.samlRefused(c, err, id.Email)
-	}
-	if err := h.signIn(c, acct, "SAML identity provider"); err != nil {
 		return err
 	}
 	next := "/"
 	if !id.Unsolicited {
 		next = portal.SafeNext(id.Flow.Next)
 	}
-	return c.Redirect(http.StatusSeeOther, next)
+	// An IdP-initiated sign-in asks too before it replaces another
+	// account's session: any page can post an IdP's response here.
+	return h.arrived(c, acct, grant{How: "SAML identity provider", Via: h.SAMLOptions.DisplayName, Next: next})
 }
 
 // samlRefused records a refused SAML sign-in (one log line and the audit

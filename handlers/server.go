@@ -57,9 +57,9 @@ type Deps struct {
 	// PortalTokens verifies the portal's JWT handoff (/sso/jwt); nil: the
 	// handoff is not configured and /sso/jwt is a 404.
 	PortalTokens PortalTokens
-	// PortalCreateAccounts creates an account on a portal user's first
-	// arrival (portal.create_accounts).
-	PortalCreateAccounts bool
+	// PortalSource is the portal's handoff as the admission sees it: the
+	// issuer, its email_domains, create_accounts.
+	PortalSource signin.Source
 	// PortalAdminSessions lets a session begun by the handoff open the
 	// admin console (portal.admin_sessions); off, an admin who arrived
 	// that way signs in with a password or the IdP first.
@@ -87,7 +87,13 @@ type Deps struct {
 	LTI LTI
 	// LTIKeySet is the tool's public key set (JSON), served at /lti/jwks.
 	LTIKeySet []byte
+	// LTISources are the registered LMSs as the admission sees them, by
+	// LTISourceKey of their issuer and client id.
+	LTISources map[string]signin.Source
 }
+
+// LTISourceKey keys LTISources: one registration of an LMS.
+func LTISourceKey(issuer, clientID string) string { return issuer + "\x00" + clientID }
 
 // DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
 // long for launches in flight.
@@ -103,9 +109,12 @@ type server struct {
 	idpFlows  *idpFlows
 	samlFlows *flowJar[samlsso.Flow]
 	ltiFlows  *flowJar[lti.Flow]
-	// ltiContinue seals a framed launch's continuation (no age limit of
-	// its own: it carries its expiry).
-	ltiContinue *cookieSealer
+	// grants seals the pending sign-ins (grant.go; no age limit of its
+	// own: a grant carries its expiry).
+	grants *cookieSealer
+	// admission decides which account an arrival is (every way in but the
+	// password).
+	admission *signin.Admission
 }
 
 // New builds the Echo app.
@@ -139,7 +148,8 @@ func New(d Deps) *echo.Echo {
 		h.ready.saml = d.SAML.Ready
 	}
 	h.ltiFlows = newLTIFlows(d.Sessions, d.Now)
-	h.ltiContinue = newCookieSealer(purposeLTIContinue, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
+	h.grants = newCookieSealer(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
+	h.admission = signin.NewAdmission(admissionStore{d.Store.Accounts, d.Store.Identities}, d.Logger)
 	if d.LTI != nil {
 		h.ready.lti = func(context.Context) error { return d.LTI.Ready() }
 	}
@@ -187,6 +197,7 @@ func New(d Deps) *echo.Echo {
 	e.GET("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt/confirm", h.ssoJWTConfirm)
+	e.POST(switchPath, h.switchAccount)
 	e.GET("/set-password", h.setPasswordPage)
 	e.POST("/set-password", h.setPassword)
 	if d.SCIM != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -63,6 +64,10 @@ func (f *fixture) portalToken(c portal.Claims) string {
 	return tok
 }
 
+// testDomains are the domains the fixture's ways in are trusted for: the
+// tests' addresses.
+var testDomains = []string{"example.com", "partner.example", "school.example"}
+
 // setup builds the app; tweak adjusts its Deps before New.
 func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	t.Helper()
@@ -74,14 +79,17 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	d := Deps{Store: StoreOf(f.accts.SQLite), Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
 		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,
-		AuditRetention: 90 * 24 * time.Hour, PortalCreateAccounts: true}
+		AuditRetention: 90 * 24 * time.Hour,
+		PortalSource:   signin.Source{ID: "portal:" + portalIssuer, Name: "portal", Key: "portal", CreateAccounts: true, EmailDomains: testDomains}}
 	v, err := portal.NewVerifier(portal.Config{Secret: portalSecret, Issuer: portalIssuer, Audience: portalAudience}, f.accts, f.clock.Now)
 	require.NoError(t, err)
 	d.PortalTokens = v
 	d.IdP = f.idp
-	d.IdPOptions = IdPOptions{DisplayName: "Test IdP", CreateAccounts: true, ManageAdmin: true, LocalLogin: true, LocalLoginFallback: true}
+	d.IdPOptions = IdPOptions{DisplayName: "Test IdP", LocalLogin: true, LocalLoginFallback: true,
+		Source: signin.Source{ID: "oidc:https://idp.example", Name: "identity provider", Key: "oidc", CreateAccounts: true, AdminAuthority: true, EmailDomains: testDomains}}
 	d.SAML = f.saml
-	d.SAMLOptions = SAMLOptions{DisplayName: "Test SAML", CreateAccounts: true, ManageAdmin: true}
+	d.SAMLOptions = SAMLOptions{DisplayName: "Test SAML",
+		Source: signin.Source{ID: "saml", Name: "SAML identity provider", Key: "saml", CreateAccounts: true, AdminAuthority: true, EmailDomains: testDomains}}
 	for _, fn := range tweak {
 		fn(&d)
 	}

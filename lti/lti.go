@@ -426,18 +426,28 @@ func checkClaims(std jwt.Claims, c launchClaims, p Platform, flow Flow, now time
 	return nil
 }
 
-// holdsAny reports whether roles hold one of want: a full role URI matches
-// itself; a short name (Administrator) matches any role URI ending in
-// #Administrator or /Administrator, and a role given as that short name.
+// InstitutionRole is the LIS vocabulary of institution roles: a short
+// name in admin_roles (Administrator) means the institution role of that
+// name.
+const InstitutionRole = "http://purl.imsglobal.org/vocab/lis/v2/institution/person#"
+
+// RoleURI is the role an admin_roles entry names: a whole URI as it is, a
+// short name the institution role of that name.
+func RoleURI(entry string) string {
+	if strings.ContainsAny(entry, "/:#") {
+		return entry
+	}
+	return InstitutionRole + entry
+}
+
+// holdsAny reports whether roles hold one of want, each compared whole
+// (RoleURI): a course's administrator (membership#Administrator), a
+// sub-role (membership/Learner#Administrator) or another vocabulary's
+// role ending in #Administrator holds no institution role.
 func holdsAny(roles, want []string) bool {
 	for _, w := range want {
-		for _, r := range roles {
-			if r == w {
-				return true
-			}
-			if !strings.Contains(w, "/") && (strings.HasSuffix(r, "#"+w) || strings.HasSuffix(r, "/"+w)) {
-				return true
-			}
+		if slices.Contains(roles, RoleURI(w)) {
+			return true
 		}
 	}
 	return false

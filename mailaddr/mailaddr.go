@@ -78,3 +78,13 @@ func Key(s string) string {
 
 // Equal reports whether a and b name one address: Key(a) == Key(b).
 func Equal(a, b string) bool { return Key(a) == Key(b) }
+
+// Domain is the domain of an address in its key's form (the part after
+// the last @, ASCII case folded); "" when there is no @.
+func Domain(s string) string {
+	at := strings.LastIndexByte(s, '@')
+	if at < 0 {
+		return ""
+	}
+	return Key(s[at+1:])
+}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
+	"github.com/ssobridge/ssobridge/internal/groupname"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"golang.org/x/oauth2"
 )
@@ -321,7 +322,7 @@ func (p *Provider) Finish(ctx context.Context, f Flow, q url.Values) (Identity, 
 	if id.Email == "" {
 		return Identity{}, fmt.Errorf("%w: no email claim (ask for the email scope)", ErrInvalidToken)
 	}
-	id.Admin = p.cfg.AdminGroup != "" && slices.Contains(id.Groups, p.cfg.AdminGroup)
+	id.Admin = groupname.In(id.Groups, p.cfg.AdminGroup)
 	return id, nil
 }
 

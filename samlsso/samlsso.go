@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +34,7 @@ import (
 	"github.com/jonboulle/clockwork"
 	dsig "github.com/russellhaering/goxmldsig"
 
+	"github.com/ssobridge/ssobridge/internal/groupname"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
@@ -114,10 +114,7 @@ type Config struct {
 	// also takes the NameID when its format is emailAddress.
 	EmailAttribute, FirstNameAttribute, LastNameAttribute, GroupsAttribute string
 	AdminGroup                                                             string
-	// EmailDomains: only addresses of these domains are taken (ASCII case
-	// folded, exact); empty: any.
-	EmailDomains      []string
-	AllowIDPInitiated bool
+	AllowIDPInitiated                                                      bool
 	// Key and Certificate, when set, sign AuthnRequests and are published
 	// in the metadata.
 	Key         crypto.Signer
@@ -652,13 +649,7 @@ func (s *SP) identity(a *saml.Assertion) (Identity, error) {
 	if p := mailaddr.Problem(id.Email); p != "" {
 		return Identity{}, fmt.Errorf("%w: the assertion's email: %s", ErrInvalid, truncate(p, 160))
 	}
-	if len(s.cfg.EmailDomains) > 0 {
-		domain := mailaddr.Key(id.Email[strings.LastIndexByte(id.Email, '@')+1:])
-		if !slices.ContainsFunc(s.cfg.EmailDomains, func(d string) bool { return mailaddr.Key(d) == domain }) {
-			return Identity{}, fmt.Errorf("%w: the assertion's email %s is not of a domain in saml.email_domains", ErrDenied, truncate(id.Email, 80))
-		}
-	}
-	id.Admin = s.cfg.AdminGroup != "" && slices.Contains(id.Groups, s.cfg.AdminGroup)
+	id.Admin = groupname.In(id.Groups, s.cfg.AdminGroup)
 	return id, nil
 }
 

@@ -270,7 +270,8 @@ func (s *Service) Start(ctx context.Context, acct store.Account, userAgent strin
 // ErrLinkGone: a set-password link that is unknown, used or expired.
 var ErrLinkGone = errors.New("signin: the set-password link is used or expired")
 
-// ErrDisabled: the account of a set-password link is disabled.
+// ErrDisabled: the account is disabled (a set-password link's, an
+// arrival's).
 var ErrDisabled = errors.New("signin: the account is disabled")
 
 // RefusedPasswordError is a new password that is not accepted; Reason is

@@ -71,8 +71,11 @@ type DemoPortal struct {
 // link for another account may switch it.
 type HandoffSwitch struct {
 	SignedIn string // the account signed in now
-	Arriving string // the account the portal's link signs in
-	Token    string // the portal's token, posted back on confirmation (spent then)
+	Arriving string // the account the arrival signs in
+	Via      string // the arrival, as a sentence's subject: "The link from your portal"
+	Action   string // where the confirmation posts
+	Field    string // the form field that carries Token
+	Token    string // what the confirmation posts back: the portal's token (spent then), or a sealed pending sign-in
 }
 
 // Home is the start page's state (who is signed in is in Page.User).
@@ -101,6 +104,8 @@ type ErrorInfo struct {
 	// token) and is shown to anyone: the person who set the LMS up reads
 	// it there.
 	Public bool
+	// Source names the way in of a refused arrival ("LTI: Canvas").
+	Source string
 }
 
 // LTIFramed is the page a launch framed in an LMS page gets: one button

@@ -423,6 +423,11 @@ func (s *sqlStore) endSessionsTx(ctx context.Context, tx *sql.Tx, id int64) erro
 	if _, err := s.txExec(ctx, tx, "DELETE FROM launch_tickets WHERE account_id = $1", id); err != nil {
 		return fmt.Errorf("accounts: end sessions' launches: %w", err)
 	}
+	// And every set-password link: a grant that outlived "sign out
+	// everywhere", a new password or disabling would be a way back in.
+	if _, err := s.txExec(ctx, tx, "DELETE FROM password_links WHERE account_id = $1", id); err != nil {
+		return fmt.Errorf("accounts: end set-password links: %w", err)
+	}
 	return nil
 }
 

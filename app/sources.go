@@ -1,0 +1,86 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/signin"
+)
+
+// The ways in as the admission sees them (signin.Source): who vouches for
+// an arrival, the domains it is trusted for, whether it creates accounts
+// and holds the admin role. The identities a source links are named by
+// its ID, so an ID never changes with a setting that may (a metadata URL):
+// OIDC's is its issuer, the portal's its token issuer, an LMS's its
+// issuer; the one SAML IdP is "saml", SCIM "scim".
+
+// PortalSource is the portal's handoff; issuer is the tokens' (the demo's
+// own for the embedded demo, whose sample portal is trusted for its one
+// domain, portal.example).
+func PortalSource(cfg config.Config, issuer string, demo bool) signin.Source {
+	s := signin.Source{ID: "portal:" + issuer, Name: "portal", Key: "portal", EmailDomains: cfg.Portal.EmailDomains.List(), CreateAccounts: cfg.Portal.CreateAccounts}
+	if demo {
+		s.EmailDomains, s.CreateAccounts = []string{"portal.example"}, true
+	}
+	return s
+}
+
+// OIDCSource is the partner's OpenID Connect IdP.
+func OIDCSource(cfg config.Config) signin.Source {
+	o := cfg.OIDC
+	return signin.Source{ID: "oidc:" + o.Issuer, Name: "identity provider (" + o.DisplayName + ")", Key: "oidc", EmailDomains: o.EmailDomains.List(),
+		CreateAccounts: o.CreateAccounts, AdminAuthority: o.AdminGroup != ""}
+}
+
+// SAMLSource is the partner's SAML IdP.
+func SAMLSource(cfg config.Config) signin.Source {
+	s := cfg.SAML
+	return signin.Source{ID: "saml", Name: "SAML identity provider (" + s.DisplayName + ")", Key: "saml", EmailDomains: s.EmailDomains.List(),
+		CreateAccounts: s.CreateAccounts, AdminAuthority: s.AdminGroup != ""}
+}
+
+// SCIMSource is the IdP's directory: it adopts existing accounts only of
+// its email_domains.
+func SCIMSource(cfg config.Config) signin.Source {
+	return signin.Source{ID: signin.SCIMSource, Name: "identity provider's directory (SCIM)", Key: "scim", EmailDomains: cfg.SCIM.EmailDomains.List(),
+		CreateAccounts: true, AdminAuthority: cfg.SCIM.AdminGroup != ""}
+}
+
+// LTISources are the registered LMSs, by handlers.LTISourceKey.
+func LTISources(cfg config.Config) map[string]signin.Source {
+	out := map[string]signin.Source{}
+	for i, p := range cfg.LTI.Platforms {
+		out[handlers.LTISourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name,
+			Key: fmt.Sprintf("lti.platforms[%d]", i), EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts,
+			AdminAuthority: len(p.AdminRoles.List()) > 0}
+	}
+	return out
+}
+
+// Sources are every way in cfg turns on but the password, in the order
+// check reports them.
+func Sources(cfg config.Config) ([]signin.Source, error) {
+	var out []signin.Source
+	pk, ok, err := portalKeyOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		out = append(out, PortalSource(cfg, pk.cfg.Issuer, pk.demo))
+	}
+	if cfg.OIDC.Enabled() {
+		out = append(out, OIDCSource(cfg))
+	}
+	if cfg.SAML.Enabled() {
+		out = append(out, SAMLSource(cfg))
+	}
+	lms := LTISources(cfg)
+	for _, p := range cfg.LTI.Platforms {
+		out = append(out, lms[handlers.LTISourceKey(p.Issuer, p.ClientID)])
+	}
+	if cfg.SCIM.Enabled {
+		out = append(out, SCIMSource(cfg))
+	}
+	return out, nil
+}

@@ -1,0 +1,84 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// admissionError is an arrival the admission refused (signin.Admit), for
+// its page: the one mapping every way in shares.
+type admissionError struct {
+	err error
+	src signin.Source
+	lms string // the LMS's name, for an LTI launch's page
+}
+
+func (e admissionError) Error() string { return e.err.Error() }
+func (e admissionError) Unwrap() error { return e.err }
+
+// admit runs the admission for an arrival and, on a refusal, records it
+// (one log line, the audit, the metric) and returns its page's error; the
+// store's errors are returned as they are (their own pages).
+func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) {
+	acct, err := h.admission.Admit(c.Request().Context(), a)
+	if err == nil || !admissionRefusal(err) {
+		return acct, err
+	}
+	h.Logger.Warn("arrival refused", "source", a.Source.Name, "reason", err.Error(), "email", truncate(a.Email, 254), "request_id", requestID(c))
+	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(a.Email, 254), Outcome: "failed", Detail: truncate(a.Source.Name+": "+err.Error(), 300)})
+	h.Metrics.login("failed")
+	e := admissionError{err: err, src: a.Source}
+	if strings.HasPrefix(a.Source.ID, "lti:") {
+		e.lms = strings.TrimPrefix(a.Source.Name, "LTI: ")
+	}
+	return store.Account{}, e
+}
+
+func admissionRefusal(err error) bool {
+	for _, r := range []error{signin.ErrBadAddress, signin.ErrNotTrusted, signin.ErrNotAdoptable, signin.ErrNoAccount, signin.ErrDisabled} {
+		if errors.Is(err, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// admissionPage is the page of a refused arrival, whichever way it came.
+// The detail names the configuration key to change, never why an
+// account could not be taken (that it has a password or is an admin is
+// not the arriving person's to learn: the log says it).
+func admissionPage(e admissionError, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+	lti := e.lms != ""
+	info.LMS, info.Public = e.lms, lti
+	switch {
+	case errors.Is(e.err, signin.ErrDisabled):
+		info.Public = false
+		return http.StatusForbidden, views.AccountDisabled, info
+	case errors.Is(e.err, signin.ErrBadAddress):
+		info.Detail = e.err.Error()
+		if lti {
+			return http.StatusBadRequest, views.LTIRefused, info
+		}
+		return http.StatusBadRequest, views.IdPInvalidAnswer, info
+	case errors.Is(e.err, signin.ErrNoAccount):
+		info.Detail = "no account has this address, and " + e.src.Key + ".create_accounts is off"
+		if lti {
+			return http.StatusForbidden, views.LTIDenied, info
+		}
+		return http.StatusForbidden, views.IdPDenied, info
+	case errors.Is(e.err, signin.ErrNotTrusted):
+		info.Detail = "the address is not of a domain in " + e.src.Key + ".email_domains"
+	default: // signin.ErrNotAdoptable
+		info.Detail = "the account of this address belongs to another way in; " + e.src.Key + ".email_domains does not list its domain"
+	}
+	info.Source = e.src.Name
+	return http.StatusForbidden, views.ArrivalRefused, info
+}

@@ -1,0 +1,147 @@
+package handlers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// A grant is a sign-in a way in admitted but did not start yet: the
+// framed LTI page's button, which opens the editor in a new tab, and the
+// switch of accounts a person confirms when an arrival meets another
+// account signed in in this browser. It is sealed into the page, used
+// once, bound to the browser (its user agent, and the session it was
+// offered to), and to the account's session epoch: "sign out everywhere",
+// a new password, disabling and deletion end it as they end sessions.
+type grant struct {
+	ID        string    `json:"i"`
+	AccountID int64     `json:"a"`
+	Epoch     int64     `json:"p"`
+	How       string    `json:"h"`           // how the sign-in is recorded ("LTI: Canvas")
+	Via       string    `json:"v"`           // who asks, for the switch page ("Canvas", "your organisation's sign-in")
+	Next      string    `json:"n,omitempty"` // where the browser goes after the sign-in (a local path), unless Launch
+	Launch    bool      `json:"l,omitempty"` // the editor opens (at ReturnTo)
+	ReturnTo  string    `json:"r,omitempty"`
+	Browser   string    `json:"b"`
+	Expires   time.Time `json:"e"`
+}
+
+const (
+	grantTTL  = 10 * time.Minute
+	grantKind = "grant"
+	// switchPath takes the switch page's confirmation: a same-site form
+	// post, under both anti-forgery guards.
+	switchPath = "/switch"
+)
+
+// errGrantRefused: a grant that does not open, was used, expired, was
+// offered to another browser, or whose account signed out everywhere, was
+// disabled or removed since. Its page asks to start again.
+var errGrantRefused = errors.New("this sign-in can no longer be completed")
+
+// browserOf binds a grant to the browser: its user agent and the
+// session it holds (""), hashed.
+func browserOf(r *http.Request, sessionID string) string {
+	sum := sha256.Sum256([]byte(r.UserAgent() + "\x00" + sessionID))
+	return hex.EncodeToString(sum[:12])
+}
+
+// sealGrant fills in g's id, expiry and browser and seals it.
+func (h *server) sealGrant(c echo.Context, g grant, sessionID string) (string, error) {
+	g.ID, g.Expires, g.Browser = randid.Token(16), h.Now().Add(grantTTL), browserOf(c.Request(), sessionID)
+	return h.grants.sealJSON("grant", g)
+}
+
+// takeGrant opens a sealed grant offered to this browser (with the
+// session sessionID) and uses it: the account it names, as it is now.
+// Every refusal wraps errGrantRefused (a 4xx page), a disabled account is
+// launch.ErrAccountDisabled.
+func (h *server) takeGrant(c echo.Context, sealed, sessionID string) (grant, store.Account, error) {
+	var g grant
+	if err := h.grants.openJSON("grant", sealed, &g); err != nil {
+		return g, store.Account{}, fmt.Errorf("%w: the value does not open", errGrantRefused)
+	}
+	if !h.Now().Before(g.Expires) {
+		return g, store.Account{}, fmt.Errorf("%w: older than %s", errGrantRefused, grantTTL)
+	}
+	if g.Browser != browserOf(c.Request(), sessionID) {
+		return g, store.Account{}, fmt.Errorf("%w: offered to another browser", errGrantRefused)
+	}
+	ctx := c.Request().Context()
+	switch err := h.Store.OneTime.UseOnce(ctx, grantKind, g.ID, g.Expires); {
+	case errors.Is(err, store.ErrUsed):
+		return g, store.Account{}, fmt.Errorf("%w: used before", errGrantRefused)
+	case err != nil:
+		return g, store.Account{}, err
+	}
+	acct, err := h.Store.Sessions.FreshAccountByID(ctx, g.AccountID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return g, store.Account{}, fmt.Errorf("%w: the account was removed", errGrantRefused)
+	case err != nil:
+		return g, store.Account{}, err
+	case acct.Disabled:
+		return g, store.Account{}, launchError{launch.ErrAccountDisabled}
+	case acct.SessionEpoch != g.Epoch:
+		return g, store.Account{}, fmt.Errorf("%w: the account was signed out everywhere (or its password changed) since", errGrantRefused)
+	}
+	return g, acct, nil
+}
+
+// arrived signs in the account a way in admitted and goes on as g says:
+// at once when nobody else is signed in in this browser; through the
+// switch page, which asks, when another account is.
+func (h *server) arrived(c echo.Context, acct store.Account, g grant) error {
+	in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
+	if err == nil && in.Account.ID != acct.ID {
+		g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
+		tok, err := h.sealGrant(c, g, in.SessionID)
+		if err != nil {
+			return err
+		}
+		c.Set(ctxAccount, in.Account)
+		noStore(c)
+		return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, "Switch accounts?"), views.HandoffSwitch{
+			SignedIn: in.Email, Arriving: acct.Email, Via: "Your sign-in through " + g.Via, Action: switchPath, Field: "grant", Token: tok}))
+	}
+	return h.complete(c, acct, g)
+}
+
+// complete starts the session of acct and goes where g says.
+func (h *server) complete(c echo.Context, acct store.Account, g grant) error {
+	if err := h.signIn(c, acct, g.How); err != nil {
+		return err
+	}
+	if g.Launch {
+		return h.launchTo(c, acct, g.ReturnTo)
+	}
+	return c.Redirect(http.StatusSeeOther, g.Next)
+}
+
+// switchAccount is POST /switch: the switch page's confirmation, from the
+// browser (and session) it was offered to.
+func (h *server) switchAccount(c echo.Context) error {
+	noStore(c)
+	sid := ""
+	if in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil {
+		sid = in.SessionID
+	}
+	g, acct, err := h.takeGrant(c, c.Request().PostFormValue("grant"), sid)
+	if err != nil {
+		if errors.Is(err, errGrantRefused) {
+			h.Logger.Warn("switch of accounts refused", "reason", err.Error(), "request_id", requestID(c))
+		}
+		return err
+	}
+	return h.complete(c, acct, g)
+}
