@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/ssobridge/ssobridge/internal/groupname"
 	"github.com/ssobridge/ssobridge/internal/randid"
@@ -29,8 +30,36 @@ type Directory struct {
 	Created func(store.Account)
 	// Ended is told of each account whose sessions ended (disabled or
 	// removed), to stop its launches in flight here; nil for nothing.
-	Ended  func(accountID int64)
-	Logger *slog.Logger
+	Ended func(accountID int64)
+	// MayAdopt decides whether the IdP may take over an account it does
+	// not manage yet (the admission's rule for its source, with
+	// scim.email_domains); nil: it may take none.
+	MayAdopt func(ctx context.Context, a store.Account) error
+	Logger   *slog.Logger
+}
+
+// ErrNotTheIdPs: the IdP asked to change or remove an account it does not
+// manage and may not take over (a local admin while scim.admin_group is
+// empty, an account another way in linked, one outside
+// scim.email_domains).
+var ErrNotTheIdPs = errors.New("accounts: the account is not the identity provider's to change")
+
+// takeOver checks that the IdP may change cur: an account it manages, or
+// one it may adopt. It reports whether cur is adopted now.
+func (d *Directory) takeOver(ctx context.Context, cur store.Account) (bool, error) {
+	if cur.ManagedBy == store.ManagedBySCIM {
+		return false, nil
+	}
+	if cur.Admin && d.AdminGroup == "" {
+		return false, fmt.Errorf("%w: a partner admin, and scim.admin_group is empty (the IdP grants no admin)", ErrNotTheIdPs)
+	}
+	if d.MayAdopt == nil {
+		return false, fmt.Errorf("%w: it is not managed by the IdP", ErrNotTheIdPs)
+	}
+	if err := d.MayAdopt(ctx, cur); err != nil {
+		return false, fmt.Errorf("%w: %w", ErrNotTheIdPs, err)
+	}
+	return true, nil
 }
 
 // DirectoryUser is a user as the identity provider describes it.
@@ -82,10 +111,24 @@ func (d *Directory) ReplaceUser(ctx context.Context, cur store.Account, u Direct
 // UpdateUser applies up to the account cur and takes it over for the IdP;
 // a user made inactive has their sessions ended on every instance.
 func (d *Directory) UpdateUser(ctx context.Context, cur store.Account, up store.AccountUpdate) (store.Account, error) {
+	adopted, err := d.takeOver(ctx, cur)
+	if err != nil {
+		return store.Account{}, err
+	}
 	up.ManagedBy = new(store.ManagedBySCIM)
 	a, err := d.Store.UpdateAccount(ctx, cur.ID, up)
 	if err != nil {
 		return store.Account{}, err
+	}
+	if adopted {
+		d.audit(ctx, a, "taken over by the identity provider")
+		if d.AdminGroup != "" {
+			// From now on its role is the admin group's alone.
+			d.followAdmin(context.WithoutCancel(ctx), a.ID)
+			if b, err := d.Store.AccountByID(ctx, a.ID); err == nil {
+				a = b
+			}
+		}
 	}
 	switch {
 	case a.Disabled && !cur.Disabled:
@@ -102,6 +145,9 @@ func (d *Directory) UpdateUser(ctx context.Context, cur store.Account, up store.
 // DeleteUser removes the account a with its sessions (its platform user
 // stays: the platform has no delete).
 func (d *Directory) DeleteUser(ctx context.Context, a store.Account) error {
+	if _, err := d.takeOver(ctx, a); err != nil {
+		return err
+	}
 	if err := d.Store.DeleteAccount(ctx, a.ID); err != nil {
 		return err
 	}
@@ -161,6 +207,11 @@ func (d *Directory) isAdminGroup(g store.Group) bool {
 // stands. The group's change stands either way; an admin role that cannot
 // go (the last admin) stays, and says so in the log and the audit.
 func (d *Directory) adminsFollow(ctx context.Context, before, after store.Group) {
+	// The group's change has committed: its roles follow even when the
+	// IdP's request is cut off (a timeout, a reset), or a removed member
+	// would stay an admin.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), followTimeout)
+	defer cancel()
 	var was, is []int64
 	if d.isAdminGroup(before) {
 		was = before.Members
@@ -178,6 +229,47 @@ func (d *Directory) adminsFollow(ctx context.Context, before, after store.Group)
 			d.followAdmin(ctx, id)
 		}
 	}
+}
+
+// followTimeout bounds the roles' follow-up of one group change.
+const followTimeout = 30 * time.Second
+
+// Reconcile brings every admin role SCIM decides in line with the admin
+// group as stored: the group's members and the admins among the accounts
+// it manages. Run at start, it repairs what a crash between a group's
+// change and its follow-up left.
+func (d *Directory) Reconcile(ctx context.Context) error {
+	if d.AdminGroup == "" {
+		return nil
+	}
+	ids := map[int64]bool{}
+	groups, _, err := d.Store.ListGroups(ctx, store.GroupFilter{DisplayName: d.AdminGroup, Limit: 10})
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		for _, m := range g.Members {
+			ids[m] = true
+		}
+	}
+	for off := 0; ; off += 500 {
+		list, _, err := d.Store.ListAccounts(ctx, store.AccountFilter{ManagedBy: store.ManagedBySCIM, Offset: off, Limit: 500})
+		if err != nil {
+			return err
+		}
+		for _, a := range list {
+			if a.Admin {
+				ids[a.ID] = true
+			}
+		}
+		if len(list) < 500 {
+			break
+		}
+	}
+	for id := range ids {
+		d.followAdmin(ctx, id)
+	}
+	return nil
 }
 
 func (d *Directory) followAdmin(ctx context.Context, id int64) {

@@ -2,6 +2,7 @@ package accounts_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -91,4 +92,112 @@ func TestAdminGroupChangesThatRace(t *testing.T) {
 			assert.Equal(t, tc.member, a.Admin, "the admin role is the group's membership as it stands")
 		})
 	}
+}
+
+// cutOff is a store that ends the request's context the moment a group's
+// change commits: the IdP's connection reset while the bridge answers.
+type cutOff struct {
+	store.Store
+	cancel context.CancelFunc
+}
+
+func (s *cutOff) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate) (store.GroupChange, error) {
+	ch, err := s.Store.UpdateGroup(ctx, id, u)
+	s.cancel()
+	return ch, err
+}
+
+// A member removed from the admin group by a request whose connection is
+// cut right after the change commits is no longer an admin: the follow-up
+// does not run on the request's context.
+func TestAdminGroupRemovalCutOffStillTakesTheRole(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	_, err = db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
+	require.NoError(t, err)
+	ada, err := db.CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h", ManagedBy: store.ManagedBySCIM})
+	require.NoError(t, err)
+	plain := &accounts.Directory{Store: db, AdminGroup: "Bridge Admins"}
+	g, err := plain.CreateGroup(ctx, store.Group{DisplayName: "Bridge Admins", Members: []int64{ada.ID}})
+	require.NoError(t, err)
+	a, err := db.AccountByID(ctx, ada.ID)
+	require.NoError(t, err)
+	require.True(t, a.Admin)
+
+	reqCtx, cancel := context.WithCancel(ctx)
+	cut := &accounts.Directory{Store: &cutOff{Store: db, cancel: cancel}, AdminGroup: "Bridge Admins"}
+	_, err = cut.UpdateGroup(reqCtx, g.ID, store.GroupUpdate{Remove: []int64{ada.ID}})
+	require.NoError(t, err)
+	a, err = db.AccountByID(ctx, ada.ID)
+	require.NoError(t, err)
+	assert.False(t, a.Admin, "the role followed the committed change")
+}
+
+// Reconcile, run at start, repairs what a crash between a change and its
+// follow-up left: a member without the role gets it, a SCIM-managed admin
+// outside the group loses it; accounts the console manages outside the
+// group keep theirs.
+func TestReconcileBringsRolesInLineWithTheGroup(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	local, err := db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
+	require.NoError(t, err)
+	member, err := db.CreateAccount(ctx, store.NewAccount{Email: "m@example.com", FirstName: "M", LastName: "M", PasswordHash: "h", ManagedBy: store.ManagedBySCIM})
+	require.NoError(t, err)
+	left, err := db.CreateAccount(ctx, store.NewAccount{Email: "l@example.com", FirstName: "L", LastName: "L", PasswordHash: "h", ManagedBy: store.ManagedBySCIM, Admin: true})
+	require.NoError(t, err)
+	// The store as a crash left it: the group changed, no role followed.
+	_, err = db.CreateGroup(ctx, store.Group{ID: "g", DisplayName: "bridge admins", Members: []int64{member.ID}})
+	require.NoError(t, err)
+
+	d := &accounts.Directory{Store: db, AdminGroup: "Bridge Admins"}
+	require.NoError(t, d.Reconcile(ctx))
+	for _, tc := range []struct {
+		id    int64
+		admin bool
+	}{{local.ID, true}, {member.ID, true}, {left.ID, false}} {
+		a, err := db.AccountByID(ctx, tc.id)
+		require.NoError(t, err)
+		assert.Equal(t, tc.admin, a.Admin, a.Email)
+	}
+}
+
+// The IdP takes over an account it does not manage only as the admission
+// allows (scim.email_domains), never a local admin while scim.admin_group
+// is empty; a refusal changes nothing.
+func TestTheIdPTakesOverOnlyWhatItMay(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	admin, err := db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
+	require.NoError(t, err)
+	plain, err := db.CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h"})
+	require.NoError(t, err)
+	refuse := func(context.Context, store.Account) error { return errors.New("outside scim.email_domains") }
+	allow := func(context.Context, store.Account) error { return nil }
+
+	d := &accounts.Directory{Store: db, MayAdopt: allow}
+	_, err = d.UpdateUser(ctx, admin, store.AccountUpdate{FirstName: new("Mallory")})
+	require.ErrorIs(t, err, accounts.ErrNotTheIdPs, "no admin group: a local admin is not the IdP's")
+	require.ErrorIs(t, d.DeleteUser(ctx, admin), accounts.ErrNotTheIdPs)
+
+	d = &accounts.Directory{Store: db, MayAdopt: refuse}
+	_, err = d.UpdateUser(ctx, plain, store.AccountUpdate{FirstName: new("Mallory")})
+	require.ErrorIs(t, err, accounts.ErrNotTheIdPs)
+	a, err := db.AccountByID(ctx, plain.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "Ada", a.FirstName, "nothing changed")
+	assert.Empty(t, a.ManagedBy)
+
+	d = &accounts.Directory{Store: db, MayAdopt: allow}
+	a, err = d.UpdateUser(ctx, plain, store.AccountUpdate{FirstName: new("Adaline")})
+	require.NoError(t, err)
+	assert.Equal(t, store.ManagedBySCIM, a.ManagedBy, "taken over")
+	_, err = d.UpdateUser(ctx, a, store.AccountUpdate{FirstName: new("Ada")})
+	require.NoError(t, err, "its own account from now on")
 }

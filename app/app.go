@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
 	reg := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
-	scimHandler, err := a.scimHandler(o, launcher, reg)
+	scimHandler, err := a.scimHandler(ctx, o, launcher, reg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/ssobridge/ssobridge/accounts"
@@ -9,6 +10,7 @@ import (
 	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/scim"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -18,13 +20,23 @@ import (
 // (scim.provision_platform_users); a deactivated or removed account's
 // launches in flight here stop (its sessions end on every instance
 // through the store).
-func (a *App) scimHandler(o Options, launcher *launch.Service, reg *regulation.Regulator) (http.Handler, error) {
+func (a *App) scimHandler(ctx context.Context, o Options, launcher *launch.Service, reg *regulation.Regulator) (http.Handler, error) {
 	sc := a.cfg.SCIM
 	if !sc.Enabled {
 		return nil, nil
 	}
+	admission := signin.NewAdmission(a.store, a.logger)
+	src := SCIMSource(a.cfg)
 	dir := &accounts.Directory{Store: a.store, AdminGroup: sc.AdminGroup, Logger: a.logger,
-		Ended: func(id int64) { a.line.End(id, "") }}
+		Ended: func(id int64) { a.line.End(id, "") },
+		MayAdopt: func(ctx context.Context, acct store.Account) error {
+			return admission.MayAdopt(ctx, acct, signin.Arrival{Source: src, Email: acct.Email})
+		}}
+	// The roles SCIM decides follow the admin group as stored, whatever a
+	// change cut off before its follow-up left.
+	if err := dir.Reconcile(ctx); err != nil {
+		a.logger.Warn("scim: admin roles not brought in line with scim.admin_group at start", "err", err)
+	}
 	if sc.ProvisionPlatformUsers {
 		q := provision.NewQueue(launcher, 0, a.logger)
 		a.closers = append(a.closers, func() error { q.Close(); return nil })

@@ -60,14 +60,13 @@ func LTISources(cfg config.Config) map[string]signin.Source {
 
 // Sources are every way in cfg turns on but the password, in the order
 // check reports them.
-func Sources(cfg config.Config) ([]signin.Source, error) {
+func Sources(cfg config.Config) []signin.Source {
 	var out []signin.Source
-	pk, ok, err := portalKeyOf(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if ok {
-		out = append(out, PortalSource(cfg, pk.cfg.Issuer, pk.demo))
+	switch {
+	case cfg.Portal.Enabled():
+		out = append(out, PortalSource(cfg, cfg.Portal.JWTIssuer, false))
+	case cfg.Platform.BaseURL == config.Embedded: // the demo's sample portal
+		out = append(out, PortalSource(cfg, demoPortalIssuer, true))
 	}
 	if cfg.OIDC.Enabled() {
 		out = append(out, OIDCSource(cfg))
@@ -82,5 +81,5 @@ func Sources(cfg config.Config) ([]signin.Source, error) {
 	if cfg.SCIM.Enabled {
 		out = append(out, SCIMSource(cfg))
 	}
-	return out, nil
+	return out
 }

@@ -47,6 +47,7 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 	if cfg.LTI.Enabled() {
 		ltiOK = checkLTI(ctx, env.Stdout, cfg)
 	}
+	checkTrust(env.Stdout, cfg)
 	if !report.OK() || !samlOK || !scimOK || !ltiOK {
 		return cli.ErrFailed
 	}
@@ -183,5 +184,27 @@ func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 	if conn.Embedded {
 		fmt.Fprintf(w, "To check the real platform, set platform.base_url (%s), platform.api_key (%s) and the secret (%s), then run ssobridge check again.\n",
 			config.EnvName("platform.base_url"), config.EnvName("platform.api_key"), config.EnvName("platform.api_secret"))
+	}
+}
+
+// checkTrust says, for each way in, which accounts it reaches: those of
+// the domains it is trusted for, or (open) only the accounts it made or
+// linked. Open is no failure: it is the safe default.
+func checkTrust(w io.Writer, cfg config.Config) {
+	sources := app.Sources(cfg)
+	if len(sources) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "ways in:   who may arrive as whom\n")
+	for _, s := range sources {
+		reach := "accounts of " + strings.Join(s.EmailDomains, ", ")
+		if s.Open() {
+			reach = "OPEN: only the accounts it made or linked (set " + s.Key + ".email_domains to let it reach existing accounts of your domains)"
+		}
+		admin := "grants no admin"
+		if s.AdminAuthority {
+			admin = "grants and removes the admin role"
+		}
+		fmt.Fprintf(w, "           %s: %s; creates accounts: %t; %s\n", s.Name, reach, s.CreateAccounts, admin)
 	}
 }

@@ -148,6 +148,21 @@ func TestCheckEmbedded(t *testing.T) {
 	assert.Contains(t, out, "not the one a running demo serves")
 	assert.Contains(t, out, "verdict:   OK (a throwaway built-in emulator, not the real platform)")
 	assert.Contains(t, out, "To check the real platform, set platform.base_url (SSOBRIDGE_PLATFORM_BASE_URL)")
+	assert.Contains(t, out, "ways in:   who may arrive as whom")
+	assert.Contains(t, out, "portal: accounts of portal.example; creates accounts: true; grants no admin", "the sample portal is trusted for its domain")
+
+	lms, _ := writeConfig(t, `lti:
+  platforms:
+    - name: Open LMS
+      issuer: https://lms.example
+      client_id: "1"
+      deployment_ids: ["d"]
+      auth_url: http://127.0.0.1:1/auth
+      jwks_url: http://127.0.0.1:1/jwks
+      admin_roles: [Administrator]
+`)
+	_, out, _ = runCLI(t, "", nil, "check", "--config", lms)
+	assert.Contains(t, out, "LTI: Open LMS: OPEN: only the accounts it made or linked (set lti.platforms[0].email_domains to let it reach existing accounts of your domains); creates accounts: true; grants and removes the admin role")
 }
 
 func TestServeRejectsBadConfig(t *testing.T) {

@@ -43,13 +43,13 @@ type sealPurpose string
 
 // The purposes of sealed values.
 const (
-	purposeSession     sealPurpose = "session"       // the session cookie
-	purposeCSRF        sealPurpose = "csrf"          // the anti-forgery cookie
-	purposeWaiting     sealPurpose = "launch ticket" // a waiting launch's exchange URL, in the store
-	purposeOIDCFlow    sealPurpose = "oidc flow"     // an OIDC sign-in's state, nonce and verifier
-	purposeSAMLFlow    sealPurpose = "saml flow"     // a SAML sign-in's pending requests
-	purposeLTIFlow     sealPurpose = "lti flow"      // an LTI login's pending state and nonce
-	purposeGrant       sealPurpose = "pending sign-in" // a sign-in granted but not started: a framed LTI launch's new tab, a switch of accounts
+	purposeSession  sealPurpose = "session"         // the session cookie
+	purposeCSRF     sealPurpose = "csrf"            // the anti-forgery cookie
+	purposeWaiting  sealPurpose = "launch ticket"   // a waiting launch's exchange URL, in the store
+	purposeOIDCFlow sealPurpose = "oidc flow"       // an OIDC sign-in's state, nonce and verifier
+	purposeSAMLFlow sealPurpose = "saml flow"       // a SAML sign-in's pending requests
+	purposeLTIFlow  sealPurpose = "lti flow"        // an LTI login's pending state and nonce
+	purposeGrant    sealPurpose = "pending sign-in" // a sign-in granted but not started: a framed LTI launch's new tab, a switch of accounts
 )
 
 // hkdfInfo is the HKDF info of a purpose's key. The session's is the

@@ -223,6 +223,9 @@ func fail(r *http.Request, err error) error {
 			Detail: "Another account has this email address: one address, one account."}
 	case errors.Is(err, store.ErrGroupNameTaken):
 		return scimerrors.ScimError{Status: http.StatusConflict, ScimType: scimerrors.ScimTypeUniqueness, Detail: "Another group has this displayName."}
+	case errors.Is(err, accounts.ErrNotTheIdPs):
+		return scimerrors.ScimError{Status: http.StatusForbidden, ScimType: scimerrors.ScimTypeMutability,
+			Detail: "This account is not the identity provider's to change: " + err.Error() + ". The bridge's log says which setting would allow it (scim.email_domains, scim.admin_group)."}
 	case errors.Is(err, store.ErrLastAdmin):
 		return scimerrors.ScimError{Status: http.StatusConflict, ScimType: scimerrors.ScimTypeMutability,
 			Detail: "This is the last partner admin: make another admin first."}

@@ -177,7 +177,7 @@ func (s *Admission) account(ctx context.Context, a Arrival) (store.Account, erro
 	case err != nil:
 		return store.Account{}, err
 	default:
-		if err := s.mayAdopt(ctx, acct, a); err != nil {
+		if err := s.MayAdopt(ctx, acct, a); err != nil {
 			return store.Account{}, err
 		}
 	}
@@ -189,13 +189,17 @@ func (s *Admission) account(ctx context.Context, a Arrival) (store.Account, erro
 	return acct, nil
 }
 
-// mayAdopt applies rule 2 to an existing account that a's identity is not
-// linked to: a trusted source takes it; an open one only an account with
-// no password, no admin role and no other source's identity.
-func (s *Admission) mayAdopt(ctx context.Context, acct store.Account, a Arrival) error {
+// MayAdopt applies rule 2 to an existing account that a's identity is not
+// linked to: a source trusted for its address takes it; an open one only
+// an account with no password, no admin role and no other source's
+// identity. Errors: ErrNotTrusted, ErrNotAdoptable, or the store's.
+func (s *Admission) MayAdopt(ctx context.Context, acct store.Account, a Arrival) error {
 	src := a.Source
 	if !src.Open() {
-		return nil // Trusts was checked: the source vouches for this address
+		if !src.Trusts(acct.Email) {
+			return fmt.Errorf("%w: %s is not of a domain in %s.email_domains", ErrNotTrusted, mailaddr.Domain(acct.Email), src.Key)
+		}
+		return nil
 	}
 	var why string
 	switch {

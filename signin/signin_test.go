@@ -264,16 +264,31 @@ func TestSetPasswordByLink(t *testing.T) {
 	assert.ErrorIs(t, err, signin.ErrLinkGone)
 }
 
-func TestSetPasswordByLinkOfADisabledAccount(t *testing.T) {
-	f := setup(t)
-	ctx := context.Background()
-	token, err := accounts.IssuePasswordLink(ctx, f.st, f.ada.ID, f.clock.Now())
-	require.NoError(t, err)
-	require.NoError(t, f.st.SetDisabled(ctx, f.ada.ID, true))
-	_, err = f.svc.SetPasswordByLink(ctx, token, "a fine new password", "a fine new password")
-	assert.ErrorIs(t, err, signin.ErrDisabled)
-	_, err = f.svc.LinkAccount(ctx, token)
-	assert.NoError(t, err, "the link stays for when the account is enabled again")
+// A set-password link is a grant: disabling the account, "sign out
+// everywhere" and a new password end it, as they end sessions; enabling
+// the account again does not bring it back (the admin issues a new one).
+func TestSetPasswordLinksDieWithTheAccountsSessions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(f *fixture) error
+	}{
+		{"disabled", func(f *fixture) error { return f.st.SetDisabled(context.Background(), f.ada.ID, true) }},
+		{"signed out everywhere", func(f *fixture) error { return f.st.EndSessions(context.Background(), f.ada.ID) }},
+		{"a new password", func(f *fixture) error { return f.svc.SetPassword(context.Background(), f.ada, "another fine password") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := setup(t)
+			ctx := context.Background()
+			token, err := accounts.IssuePasswordLink(ctx, f.st, f.ada.ID, f.clock.Now())
+			require.NoError(t, err)
+			require.NoError(t, tc.end(f))
+			require.NoError(t, f.st.SetDisabled(ctx, f.ada.ID, false))
+			_, err = f.svc.SetPasswordByLink(ctx, token, "a fine new password", "a fine new password")
+			assert.ErrorIs(t, err, signin.ErrLinkGone)
+			_, err = f.svc.LinkAccount(ctx, token)
+			assert.ErrorIs(t, err, signin.ErrLinkGone)
+		})
+	}
 }
 
 func TestSetPassword(t *testing.T) {
