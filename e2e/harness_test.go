@@ -217,6 +217,12 @@ type page struct {
 func (b *browser) do(req *http.Request) page {
 	b.t.Helper()
 	p := b.doOnce(req)
+	if loc := p.header.Get("Location"); p.status == http.StatusSeeOther && strings.HasPrefix(loc, "/arrive?") {
+		// An arrival by a cross-site post goes on at /arrive, where the
+		// session cookie is sent: a browser follows it at once.
+		r, _ := http.NewRequest("GET", b.base+loc, nil)
+		p = b.doOnce(r)
+	}
 	for deadline := time.Now().Add(3 * time.Minute); ; {
 		next := waitingRefresh(p)
 		if next == "" || time.Now().After(deadline) {

@@ -190,9 +190,11 @@ func TestBrowserLTIAcrossSites(t *testing.T) {
 	assert.Equal(t, ta.sim.URL+"/editor", loc)
 	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
 
-	// The instructor, from a link into a project.
+	// The instructor, from a link into a project, in the browser the
+	// pupil signed in in: asked first, switched on the person's click.
 	plat.Target = public + "/open?return_to=" + url.QueryEscape("/editor/projects/42")
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(plat.URL()+"/course/teacher")))
+	confirmSwitch(t, ctx, "pupil@school.example", "teacher@school.example")
 	assert.Equal(t, "Signed in as Tom Teacher", editorWho(t, ctx))
 	loc, err = chromedp.Run(ctx, chromedp.Location())
 	require.NoError(t, err)
@@ -235,9 +237,25 @@ func TestBrowserLTIAcrossSites(t *testing.T) {
 	}
 	tabCtx, cancelTab := chromedp.NewContext(tab, chromedp.WithTargetID(newTab))
 	defer cancelTab()
+	confirmSwitch(t, tabCtx, "teacher@school.example", "pupil@school.example")
 	assert.Equal(t, "Signed in as Pia Pupil", editorWho(t, tabCtx))
 	assert.Len(t, ta.sim.Users("pupil@school.example"), 1, "one platform user for two launches")
 	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
+}
+
+// confirmSwitch waits for the "Switch accounts?" page naming who is
+// signed in and who arrives, and confirms it.
+func confirmSwitch(t *testing.T, ctx context.Context, signedIn, arriving string) {
+	t.Helper()
+	var page string
+	require.Eventually(t, func() bool {
+		p, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("handoff-switch") || {}).textContent || ""`))
+		page = p
+		return err == nil && p != ""
+	}, 30*time.Second, 20*time.Millisecond, "the switch page")
+	assert.Contains(t, page, signedIn)
+	assert.Contains(t, page, arriving)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("switch-account"))))
 }
 
 // editorWho waits until the tab shows the emulator's editor and returns

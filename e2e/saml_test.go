@@ -171,10 +171,10 @@ func TestSAMLSignIn(t *testing.T) {
 }
 
 // With saml.create_accounts off a newcomer gets a clear page; an existing
-// account still signs in.
+// account of a domain the IdP is trusted for still signs in.
 func TestSAMLWithoutAccountCreation(t *testing.T) {
 	idp := samlIdP(t)
-	ta := samlBridge(t, idp, testOptions{}, "", "  create_accounts: false\n")
+	ta := samlBridge(t, idp, testOptions{}, "", "  create_accounts: false\n  email_domains: [school.test]\n")
 	b := ta.browser(t)
 	r := b.postACS(b.samlSignIn(t, "", samlAda).Values)
 	assert.Equal(t, http.StatusForbidden, r.status)

@@ -23,7 +23,7 @@ const scimToken = "e2e-scim-token-0123456789abcdef0123456789abcdef"
 
 // withSCIM turns SCIM on, with its token from the environment.
 func withSCIM(o testOptions) testOptions {
-	o.yaml += "scim:\n  enabled: true\n  admin_group: Bridge Admins\n"
+	o.yaml += "scim:\n  enabled: true\n  admin_group: Bridge Admins\n  email_domains: [example.com]\n"
 	o.env = append(o.env, "SSOBRIDGE_SCIM_TOKEN="+scimToken)
 	return o
 }

@@ -189,6 +189,13 @@ func (h *server) accountResult(c echo.Context, status int, id int64, d views.Acc
 	if d.Account, err = h.accountRow(ctx, a, banned); err != nil {
 		return err
 	}
+	ids, err := h.Store.Identities.IdentitiesOf(ctx, a.ID)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		d.WaysIn = append(d.WaysIn, views.WayIn{Source: id.Source, Subject: id.Subject, Linked: id.LinkedAt.Local().Format("2 Jan 2006 15:04 MST")})
+	}
 	return h.render(c, status, views.AccountDetail(h.page(c, a.Email), d))
 }
 

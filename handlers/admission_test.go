@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,7 +67,7 @@ func TestArrivalsAskBeforeSwitchingAccounts(t *testing.T) {
 		{"SAML", func(c *client) *response {
 			r := c.get("/auth/saml")
 			relay, _ := url.Parse(r.header.Get("Location"))
-			return c.post("/saml/acs", url.Values{"SAMLResponse": {"x"}, "RelayState": {relay.Query().Get("RelayState")}}, "Sec-Fetch-Site", "cross-site")
+			return c.hop(c.post("/saml/acs", url.Values{"SAMLResponse": {"x"}, "RelayState": {relay.Query().Get("RelayState")}}, "Sec-Fetch-Site", "cross-site"))
 		}, "sam@example.com", "/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,4 +131,25 @@ func TestFramedContinuationDiesWithTheAccountsSessions(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, r.status, "after the account was removed")
 	assert.Equal(t, "lti-stale", r.class())
 	assert.Empty(t, f.launcher.made(), "nothing ever launched")
+}
+
+// The console shows which ways in an account is linked to.
+func TestConsoleShowsTheWaysInOfAnAccount(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	f.account("boss@example.com", true)
+	require.Equal(t, http.StatusSeeOther, ltiLaunchAs(t, f.client(), plat, "learner").status)
+	pupil, err := f.accts.AccountByEmail(t.Context(), "pupil@school.example")
+	require.NoError(t, err)
+	admin := f.client()
+	admin.signIn("boss@example.com")
+	r := admin.get("/admin/accounts/" + strconv.FormatInt(pupil.ID, 10))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	ways := r.text("#account-ways-in")
+	assert.Contains(t, ways, "lti:"+plat.Issuer)
+	assert.Contains(t, ways, ltiLearner.Sub)
+
+	boss, err := f.accts.AccountByEmail(t.Context(), "boss@example.com")
+	require.NoError(t, err)
+	r = admin.get("/admin/accounts/" + strconv.FormatInt(boss.ID, 10))
+	assert.Contains(t, r.text("#account-ways-in"), "none linked")
 }

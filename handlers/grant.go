@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -42,6 +43,11 @@ const (
 	// switchPath takes the switch page's confirmation: a same-site form
 	// post, under both anti-forgery guards.
 	switchPath = "/switch"
+	// arrivePath is the second step of an arrival that came by a
+	// cross-site post (see hop).
+	arrivePath = "/arrive"
+	// arrivalCookie binds that step to the browser that made the first.
+	arrivalCookie = "ssobridge_arrival"
 )
 
 // errGrantRefused: a grant that does not open, was used, expired, was
@@ -102,6 +108,9 @@ func (h *server) takeGrant(c echo.Context, sealed, sessionID string) (grant, sto
 // at once when nobody else is signed in in this browser; through the
 // switch page, which asks, when another account is.
 func (h *server) arrived(c echo.Context, acct store.Account, g grant) error {
+	if r := c.Request(); r.Method == http.MethodPost && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		return h.hop(c, acct, g)
+	}
 	in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
 	if err == nil && in.Account.ID != acct.ID {
 		g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
@@ -115,6 +124,56 @@ func (h *server) arrived(c echo.Context, acct store.Account, g grant) error {
 			SignedIn: in.Email, Arriving: acct.Email, Via: "Your sign-in through " + g.Via, Action: switchPath, Field: "grant", Token: tok}))
 	}
 	return h.complete(c, acct, g)
+}
+
+// hop answers an arrival that came by a cross-site post (an LMS's launch,
+// a SAML IdP's response): the browser does not send its SameSite=Lax
+// session cookie with such a post, so who is signed in here cannot be
+// seen, and signing in would replace another account's session without
+// asking. The browser goes on to GET /arrive, a top-level navigation that
+// carries the session cookie, with the arrival as a grant bound to a
+// cookie set now (SameSite=Lax: sent on that navigation, never on
+// another site's request).
+func (h *server) hop(c echo.Context, acct store.Account, g grant) error {
+	nonce := randid.Token(16)
+	g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
+	tok, err := h.sealGrant(c, g, "arrival:"+nonce)
+	if err != nil {
+		return err
+	}
+	c.SetCookie(h.arrivalCookie(nonce, int(grantTTL/time.Second)))
+	noStore(c)
+	return c.Redirect(http.StatusSeeOther, arrivePath+"?grant="+url.QueryEscape(tok))
+}
+
+// arrivalCookie is the cookie of hop ("" and -1: deleted).
+func (h *server) arrivalCookie(value string, maxAge int) *http.Cookie {
+	name, path := arrivalCookie, arrivePath
+	if h.Sessions.Secure {
+		name, path = "__Host-"+arrivalCookie, "/" // __Host- cookies have path /
+	}
+	return &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode}
+}
+
+// arrive is GET /arrive?grant=G, hop's second step: the grant of the
+// browser holding hop's cookie, then the arrival as any other (asking
+// first when another account is signed in).
+func (h *server) arrive(c echo.Context) error {
+	noStore(c)
+	ck := h.arrivalCookie("", -1)
+	nonce := ""
+	if v, err := c.Cookie(ck.Name); err == nil {
+		nonce = v.Value
+	}
+	c.SetCookie(ck) // used once, whatever happens
+	g, acct, err := h.takeGrant(c, c.QueryParam("grant"), "arrival:"+nonce)
+	if err != nil {
+		if errors.Is(err, errGrantRefused) {
+			h.Logger.Warn("arrival refused", "reason", err.Error(), "request_id", requestID(c))
+		}
+		return err
+	}
+	return h.arrived(c, acct, g)
 }
 
 // complete starts the session of acct and goes where g says.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,7 +60,7 @@ func ltiLaunchAs(t *testing.T, c *client, plat *ltiplatformtest.Platform, hint s
 	t.Helper()
 	r := lmsLogin(c, plat, hint)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
-	return c.post("/lti/launch", plat.Answer(t, r.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	return c.hop(c.post("/lti/launch", plat.Answer(t, r.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL))
 }
 
 func TestLTILaunchOpensTheEditor(t *testing.T) {
@@ -76,8 +77,12 @@ func TestLTILaunchOpensTheEditor(t *testing.T) {
 
 	r = c.post("/lti/launch", plat.Answer(t, to.String()), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
-	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r.header.Get("Location"), "straight into the editor")
+	assert.True(t, strings.HasPrefix(r.header.Get("Location"), "/arrive?grant="), "the cross-site post goes on where the session cookie is sent")
 	assert.Empty(t, c.cookie(ltiFlowCookie), "the login is used up")
+	assert.Equal(t, http.StatusBadRequest, f.client().get(r.header.Get("Location")).status, "another browser (without the arrival's cookie) is not signed in by the link")
+	r = c.hop(r)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r.header.Get("Location"), "into the editor")
 	acct, err := f.accts.AccountByEmail(t.Context(), "pupil@school.example")
 	require.NoError(t, err)
 	assert.Equal(t, "Pia", acct.FirstName)

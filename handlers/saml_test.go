@@ -25,7 +25,7 @@ func TestSAMLACS(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, r.status)
 	relay, _ := url.Parse(r.header.Get("Location"))
 	form := url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {relay.Query().Get("RelayState")}}
-	r = c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site", "Origin", "https://idp.example")
+	r = c.hop(c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site", "Origin", "https://idp.example"))
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	assert.Equal(t, "/open?return_to=/editor/projects/3", r.header.Get("Location"))
 	acct, err := f.accts.AccountByEmail(t.Context(), "grace@example.com")
@@ -34,7 +34,7 @@ func TestSAMLACS(t *testing.T) {
 	assert.True(t, acct.Admin, "a member of saml.admin_group")
 	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
 
-	r = c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site")
+	r = c.hop(c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site"))
 	assert.Equal(t, http.StatusBadRequest, r.status, "the flow is used once")
 	assert.Equal(t, "idp-state", r.class())
 	assert.Equal(t, 1, strings.Count(f.logs.String(), "SAML sign-in refused"), "one log line")
@@ -88,7 +88,7 @@ func TestSAMLOwnFlowIsNotPushedOut(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, c.get("/auth/saml", "Sec-Fetch-Site", "cross-site").status)
 	}
 	form := url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {own.Query().Get("RelayState")}}
-	r = c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site", "Origin", "https://idp.example")
+	r = c.hop(c.post("/saml/acs", form, "Sec-Fetch-Site", "cross-site", "Origin", "https://idp.example"))
 	require.Equal(t, http.StatusSeeOther, r.status, "the person's own flow is still there: %s", r.body)
 	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
 }

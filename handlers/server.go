@@ -198,6 +198,7 @@ func New(d Deps) *echo.Echo {
 	e.POST("/sso/jwt", h.ssoJWT)
 	e.POST("/sso/jwt/confirm", h.ssoJWTConfirm)
 	e.POST(switchPath, h.switchAccount)
+	e.GET(arrivePath, h.arrive)
 	e.GET("/set-password", h.setPasswordPage)
 	e.POST("/set-password", h.setPassword)
 	if d.SCIM != nil {

@@ -199,6 +199,17 @@ func (c *client) signIn(email string) {
 	require.Equal(c.t, http.StatusSeeOther, r.status, r.body)
 }
 
+// hop follows the step a cross-site post's arrival takes through GET
+// /arrive (as a browser follows the 303), and returns what that answers;
+// any other answer is returned as it is.
+func (c *client) hop(r *response) *response {
+	c.t.Helper()
+	if r.status != http.StatusSeeOther || !strings.HasPrefix(r.header.Get("Location"), arrivePath+"?") {
+		return r
+	}
+	return c.get(r.header.Get("Location"))
+}
+
 // cookie is the value of the named cookie the browser holds ("" if none).
 func (c *client) cookie(name string) string {
 	u, _ := url.Parse(c.base)

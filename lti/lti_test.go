@@ -113,8 +113,9 @@ func TestAdminRoles(t *testing.T) {
 	}{
 		{[]string{ltiplatformtest.RoleInstructor}, false},
 		{[]string{ltiplatformtest.RoleLearner, ltiplatformtest.RoleAdministrator}, true},
-		{[]string{"http://purl.imsglobal.org/vocab/lis/v2/membership#Administrator"}, true},
-		{[]string{"Administrator"}, true},
+		{[]string{"http://purl.imsglobal.org/vocab/lis/v2/membership#Administrator"}, false}, // a course's administrator
+		{[]string{"http://purl.imsglobal.org/vocab/lis/v2/membership/Learner#Administrator"}, false},
+		{[]string{"Administrator"}, false}, // no role URI
 		{[]string{"http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"}, false},
 		{nil, false},
 	} {

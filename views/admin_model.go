@@ -58,6 +58,16 @@ type AccountPage struct {
 	Notice     string
 	Error      string
 	InviteLink string // a set-password link just issued (shown once)
+	// WaysIn are the outside identities linked to the account: the way in
+	// (its kind and source) and the person's id there.
+	WaysIn []WayIn
+}
+
+// WayIn is one outside identity linked to an account.
+type WayIn struct {
+	Source  string // "lti:https://canvas.example", "oidc:https://idp.example", "saml", "portal:..."
+	Subject string
+	Linked  string // when, human
 }
 
 // NewAccountForm keeps what was typed into the create form.
