@@ -6,7 +6,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,17 +23,16 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/regulation"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/store/storecache"
 	"github.com/ssobridge/ssobridge/waitline"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // App is the wired bridge.
@@ -63,47 +62,14 @@ type App struct {
 	afterStart []startNote
 }
 
-// watchSAML reads the SAML IdP's metadata again every interval (every
-// 15 s while it has never been read) until Close, logging once when the
-// reads start failing and once when they succeed again.
-func (a *App) watchSAML(sp *samlsso.SP, every time.Duration) {
+// watch runs each way in's background refresh until Close.
+func (a *App) watch(list []wayin.Way) {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go logbuf.FlushingPanics(a.flushLog, func() {
-		defer close(done)
-		sp.Watch(ctx, every, func(err error) {
-			if err != nil {
-				a.logger.Error("SAML identity provider's metadata unreadable: the metadata read last stays in use (none: sign-in shows the unavailable page)", "err", err)
-				return
-			}
-			a.logger.Info("SAML identity provider's metadata read")
-		})
-	})
-	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
-}
-
-// watchIdP checks the identity provider's health in the background until
-// Close, logging once when it becomes unavailable and once when it is back.
-func (a *App) watchIdP(p *oidc.Provider, every time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	var downSince time.Time
-	go logbuf.FlushingPanics(a.flushLog, func() {
-		defer close(done)
-		p.Watch(ctx, every, func(err error) {
-			if err != nil {
-				downSince = time.Now()
-				a.logger.Error("identity provider unavailable: sign-in with it shows the unavailable page until it is back", "err", err)
-				return
-			}
-			attrs := []any{}
-			if !downSince.IsZero() {
-				attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Second))
-			}
-			a.logger.Info("identity provider is back", attrs...)
-		})
-	})
-	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
+	var wg sync.WaitGroup
+	for _, w := range list {
+		wg.Go(func() { logbuf.FlushingPanics(a.flushLog, func() { w.Watch(ctx, a.logger) }) })
+	}
+	a.closers = append(a.closers, func() error { cancel(); wg.Wait(); return nil })
 }
 
 // Options adjust the wiring for tests and the load tool; the zero value
@@ -168,10 +134,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	in, err := a.arrivals(ctx, o)
+	in, err := waysOf(ctx, cfg, a.store, o, a.logger)
 	if err != nil {
 		return nil, err
 	}
+	a.demoPortal = in.demoPortal
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: a.metrics.Launch})
 	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
 		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
@@ -183,14 +150,14 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	ltiTool, ltiKeys, err := a.ltiTool(ctx, o, a.store)
+	lms, err := a.ltiWay(ctx, o, a.store)
 	if err != nil {
 		return nil, err
 	}
-	var ltiIn handlers.LTI // nil unless on: never a typed nil
-	if ltiTool != nil {
-		ltiIn = ltiTool
+	if lms != nil {
+		in.list = append(in.list, lms)
 	}
+	a.watch(in.list)
 	a.handler = handlers.New(handlers.Deps{
 		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg,
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
@@ -199,11 +166,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalTokens: in.portalTokens, PortalSource: in.portalSource, PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, DemoPortal: in.demoPortal,
-		IdP: in.idp, IdPOptions: in.idpOptions,
-		SAML: in.samlIdP(), SAMLOptions: in.samlOptions,
+		PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL,
+		Ways: in.list, PasswordForm: passwordForm(cfg),
 		SCIM: scimHandler,
-		LTI:  ltiIn, LTIKeySet: ltiKeys, LTISources: LTISources(cfg),
 	})
 	return a, nil
 }
@@ -290,23 +255,6 @@ func (a *App) sessionKeys() (keys, error) {
 			"note", "set session.hash_key and session.block_key when running more than one instance")
 	}
 	return ks, nil
-}
-
-// arrivals builds the ways in the configuration turns on and starts
-// watching the identity providers' health.
-func (a *App) arrivals(ctx context.Context, o Options) (arrivals, error) {
-	in, err := arrivalsOf(ctx, a.cfg, a.store, o.Now, a.logger)
-	if err != nil {
-		return arrivals{}, err
-	}
-	a.demoPortal = in.demoPortal != nil
-	if in.idpProvider != nil {
-		a.watchIdP(in.idpProvider, cmp.Or(o.IdPHealthInterval, 15*time.Second))
-	}
-	if in.saml != nil {
-		a.watchSAML(in.saml, a.cfg.SAML.MetadataRefresh)
-	}
-	return in, nil
 }
 
 // startLine starts the line for the platform's pace: its tickets in the

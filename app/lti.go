@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -72,20 +71,21 @@ func LTIPlatforms(cfg config.Config) []lti.Platform {
 	return out
 }
 
-// ltiTool builds the LTI tool when lti.platforms lists any (nil, nil
-// otherwise) with its public key set, and starts reading the platforms'
-// key sets: the bridge starts even while one is unreadable.
-func (a *App) ltiTool(ctx context.Context, o Options, st store.Store) (*lti.Tool, []byte, error) {
+// ltiWay is launching from the LMSs lti.platforms lists, as a way in
+// (nil when it lists none): the tool, its public key set, and the
+// platforms' key sets read in the background (the bridge starts even
+// while one is unreadable).
+func (a *App) ltiWay(ctx context.Context, o Options, st store.Store) (*lti.Way, error) {
 	if !a.cfg.LTI.Enabled() {
-		return nil, nil, nil
+		return nil, nil
 	}
 	key, source, err := LTIToolKey(ctx, a.cfg, st)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	jwks, err := json.Marshal(key.JWKS())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	hc := o.LTIHTTPClient
 	if hc == nil {
@@ -94,43 +94,5 @@ func (a *App) ltiTool(ctx context.Context, o Options, st store.Store) (*lti.Tool
 	retry := cmp.Or(o.LTIRetryEvery, 15*time.Second)
 	tool := lti.New(lti.Config{Platforms: LTIPlatforms(a.cfg), HTTPClient: hc, UseOnce: st.UseOnce, Now: o.Now, RetryEvery: min(retry, 5*time.Second)})
 	a.logger.Info("LTI 1.3 tool", "platforms", len(a.cfg.LTI.Platforms), "key_id", key.KeyID(), "key", source)
-	a.watchLTI(tool, retry, time.Hour)
-	return tool, jwks, nil
-}
-
-// watchLTI reads the platforms' key sets now and again (every retry while
-// one is unreadable, every while otherwise: a platform's new key is found
-// before a launch needs it), logging once when reads start failing and
-// once when they work again.
-func (a *App) watchLTI(tool *lti.Tool, retry, every time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go logbuf.FlushingPanics(a.flushLog, func() {
-		defer close(done)
-		var failing error
-		for {
-			rctx, rcancel := context.WithTimeout(ctx, 15*time.Second)
-			err := tool.Refresh(rctx)
-			rcancel()
-			switch {
-			case ctx.Err() != nil:
-				return
-			case err != nil && (failing == nil || failing.Error() != err.Error()):
-				a.logger.Error("LTI: a platform's key set is unreadable: its launches get the unavailable page (or use the keys read before) until it is read", "err", err)
-			case err == nil && failing != nil:
-				a.logger.Info("LTI: every platform's key set read")
-			}
-			failing = err
-			wait := every
-			if err != nil {
-				wait = retry
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-		}
-	})
-	a.closers = append(a.closers, func() error { cancel(); <-done; return nil })
+	return &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}, nil
 }

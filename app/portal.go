@@ -18,9 +18,9 @@ import (
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // The embedded demo's own portal key, when no portal key is configured:
@@ -34,38 +34,33 @@ const (
 	DemoPortalPath = "/demo/portal"
 )
 
-// arrivals are the ways in besides the password form, as the handlers
-// take them: the portal's JWT handoff (and the demo's sample portal) and
-// the partner's identity provider. Each is nil when it is off.
-type arrivals struct {
-	portalTokens handlers.PortalTokens
-	portalSource signin.Source
-	demoPortal   func() (views.DemoPortal, error)
-	portalURL    string // portal.url, or the demo's sample portal
-	idp          handlers.IdP
-	idpProvider  *oidc.Provider // the same IdP, for its health watch
-	idpOptions   handlers.IdPOptions
-	saml         *samlsso.SP // nil: SAML is off
-	samlOptions  handlers.SAMLOptions
+// ways are the ways in the configuration turns on, in the order the
+// sign-in page shows their buttons: the portal's JWT handoff (and the
+// demo's sample portal), the partner's OIDC and SAML IdPs, the LMSs
+// (app/lti.go adds them). Adding a way in is one more entry here.
+type ways struct {
+	list       []wayin.Way
+	portalURL  string // portal.url, or the demo's sample portal
+	demoPortal bool
 }
 
-// arrivalsOf wires them from cfg. An identity provider that does not
-// answer at start is a warning, not an error: sign-in with it retries
-// discovery, and /readyz reports it meanwhile.
-func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func() time.Time, logger *slog.Logger) (arrivals, error) {
-	in := arrivals{portalURL: cfg.Portal.URL}
+// waysOf builds them from cfg. An identity provider that does not answer
+// at start is a warning, not an error: sign-in with it retries, and
+// /readyz reports it meanwhile.
+func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, logger *slog.Logger) (ways, error) {
+	in := ways{portalURL: cfg.Portal.URL}
 	pk, ok, err := portalKeyOf(cfg)
 	if err != nil {
-		return arrivals{}, err
+		return ways{}, err
 	}
 	if ok {
-		v, err := portal.NewVerifier(pk.cfg, st, now)
+		v, err := portal.NewVerifier(pk.cfg, st, o.Now)
 		if err != nil {
-			return arrivals{}, err
+			return ways{}, err
 		}
-		in.portalTokens, in.portalSource = v, PortalSource(cfg, pk.cfg.Issuer, pk.demo)
+		w := &portal.Way{Tokens: v, Source: PortalSource(cfg, pk.cfg.Issuer, pk.demo)}
 		if pk.demo {
-			in.demoPortal = demoPortal(pk, now)
+			w.Demo, in.demoPortal = demoPortal(pk, o.Now), true
 			in.portalURL = cmp.Or(in.portalURL, DemoPortalPath)
 		} else if cfg.Platform.BaseURL == config.Embedded {
 			key := "portal.jwt_public_key_file"
@@ -74,23 +69,23 @@ func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func
 			}
 			logger.Info("sample partner portal off: a portal key is set, so only your portal signs handoffs; "+DemoPortalPath+" answers 404", "key", key)
 		}
+		in.list = append(in.list, w)
 	}
 	if oc := cfg.OIDC; oc.Enabled() {
 		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
-			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: now})
+			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: o.Now})
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := prov.Discover(dctx); err != nil {
 			logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
 		}
 		cancel()
-		in.idp, in.idpProvider = prov, prov
-		in.idpOptions = handlers.IdPOptions{DisplayName: oc.DisplayName, Source: OIDCSource(cfg), AllowUnverifiedEmail: oc.AllowUnverifiedEmail,
-			LocalLogin: oc.LocalLogin, LocalLoginFallback: oc.LocalLoginFallback}
+		in.list = append(in.list, &oidc.Way{RP: prov, Source: OIDCSource(cfg), DisplayName: oc.DisplayName,
+			AllowUnverifiedEmail: oc.AllowUnverifiedEmail, WatchEvery: o.IdPHealthInterval})
 	}
 	if sc := cfg.SAML; sc.Enabled() {
-		sp, err := NewSAML(cfg, st, now)
+		sp, err := NewSAML(cfg, st, o.Now)
 		if err != nil {
-			return arrivals{}, err
+			return ways{}, err
 		}
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := sp.Refresh(rctx); err != nil {
@@ -98,10 +93,26 @@ func arrivalsOf(ctx context.Context, cfg config.Config, st store.Store, now func
 				"err", err)
 		}
 		cancel()
-		in.saml = sp
-		in.samlOptions = handlers.SAMLOptions{DisplayName: sc.DisplayName, Source: SAMLSource(cfg)}
+		in.list = append(in.list, &samlsso.Way{IdP: sp, Source: SAMLSource(cfg), DisplayName: sc.DisplayName, RefreshEvery: sc.MetadataRefresh})
 	}
 	return in, nil
+}
+
+// passwordForm is whether the sign-in page shows the password form: an
+// IdP that is on (OIDC or SAML) with local_login false hides it, and
+// /login?local=1 shows it only while every such IdP allows the fallback.
+func passwordForm(cfg config.Config) handlers.PasswordForm {
+	f := handlers.PasswordForm{Fallback: true}
+	for _, idp := range []struct{ on, local, fallback bool }{
+		{cfg.OIDC.Enabled(), cfg.OIDC.LocalLogin, cfg.OIDC.LocalLoginFallback},
+		{cfg.SAML.Enabled(), cfg.SAML.LocalLogin, cfg.SAML.LocalLoginFallback},
+	} {
+		if idp.on && !idp.local {
+			f.Hidden = true
+			f.Fallback = f.Fallback && idp.fallback
+		}
+	}
+	return f
 }
 
 // NewSAML is the SAML service provider cfg describes (its metadata not
@@ -191,13 +202,4 @@ func demoPortal(k portalKey, now func() time.Time) func() (views.DemoPortal, err
 		}
 		return views.DemoPortal{Name: name, Email: email, Token: tok, DeepLink: "/open?return_to=" + url.QueryEscape("/editor/projects/demo")}, nil
 	}
-}
-
-// samlIdP is the SAML sign-in as the handlers take it (nil: off; never a
-// nil *samlsso.SP in a non-nil interface).
-func (in arrivals) samlIdP() handlers.SAML {
-	if in.saml == nil {
-		return nil
-	}
-	return in.saml
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/signin"
 )
 
@@ -47,11 +47,11 @@ func SCIMSource(cfg config.Config) signin.Source {
 		CreateAccounts: true, AdminAuthority: cfg.SCIM.AdminGroup != ""}
 }
 
-// LTISources are the registered LMSs, by handlers.LTISourceKey.
+// LTISources are the registered LMSs, by lti.SourceKey.
 func LTISources(cfg config.Config) map[string]signin.Source {
 	out := map[string]signin.Source{}
 	for i, p := range cfg.LTI.Platforms {
-		out[handlers.LTISourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name,
+		out[lti.SourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name,
 			Key: fmt.Sprintf("lti.platforms[%d]", i), EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts,
 			AdminAuthority: len(p.AdminRoles.List()) > 0}
 	}
@@ -76,7 +76,7 @@ func Sources(cfg config.Config) []signin.Source {
 	}
 	lms := LTISources(cfg)
 	for _, p := range cfg.LTI.Platforms {
-		out = append(out, lms[handlers.LTISourceKey(p.Issuer, p.ClientID)])
+		out = append(out, lms[lti.SourceKey(p.Issuer, p.ClientID)])
 	}
 	if cfg.SCIM.Enabled {
 		out = append(out, SCIMSource(cfg))

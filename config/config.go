@@ -125,11 +125,15 @@ type SAML struct {
 	// EmailDomains: the domains the IdP is trusted for (its addresses
 	// reach existing accounts there; others are refused); empty: it
 	// reaches only the accounts it made or linked.
-	EmailDomains      Words  `yaml:"email_domains"`
-	CreateAccounts    bool   `yaml:"create_accounts"`     // default true
-	AllowIDPInitiated bool   `yaml:"allow_idp_initiated"` // take unsolicited responses (default false)
-	SPCertFile        string `yaml:"sp_cert_file"`        // PEM certificate published in the metadata; with sp_key_file, AuthnRequests are signed
-	SPKeyFile         string `yaml:"sp_key_file"`         // its PEM private key (RSA or ECDSA)
+	EmailDomains      Words `yaml:"email_domains"`
+	CreateAccounts    bool  `yaml:"create_accounts"`     // default true
+	AllowIDPInitiated bool  `yaml:"allow_idp_initiated"` // take unsolicited responses (default false)
+	// LocalLogin and LocalLoginFallback: as OIDC's, for a SAML-only
+	// deployment (either IdP's false hides the password form).
+	LocalLogin         bool   `yaml:"local_login"`
+	LocalLoginFallback bool   `yaml:"local_login_fallback"`
+	SPCertFile         string `yaml:"sp_cert_file"` // PEM certificate published in the metadata; with sp_key_file, AuthnRequests are signed
+	SPKeyFile          string `yaml:"sp_key_file"`  // its PEM private key (RSA or ECDSA)
 }
 
 // Enabled reports whether SAML sign-in is configured.
@@ -325,7 +329,7 @@ func Defaults() Config {
 		Portal:     Portal{CreateAccounts: true},
 		OIDC: OIDC{DisplayName: "your organisation", Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
 			LocalLogin: true, LocalLoginFallback: true},
-		SAML: SAML{DisplayName: "your organisation", CreateAccounts: true, MetadataRefresh: time.Hour},
+		SAML: SAML{DisplayName: "your organisation", CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
 	}
 }
 

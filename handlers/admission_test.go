@@ -20,7 +20,7 @@ import (
 // reaches only the accounts it made or linked.
 func openLMS(f *fixture, plat lti.Platform) {
 	f.reconfigure(func(d *Deps) {
-		d.LTISources = map[string]signin.Source{LTISourceKey(plat.Issuer, plat.ClientID): {ID: "lti:" + plat.Issuer, Name: "LTI: " + plat.Name,
+		wayOf[*lti.Way](d).Sources = map[string]signin.Source{lti.SourceKey(plat.Issuer, plat.ClientID): {ID: "lti:" + plat.Issuer, Name: "LTI: " + plat.Name,
 			Key: "lti.platforms[1]", CreateAccounts: true, AdminAuthority: true}}
 	})
 }

@@ -159,12 +159,12 @@ func TestSSOJWTDisabledAccount(t *testing.T) {
 }
 
 func TestSSOJWTWithoutAccountCreation(t *testing.T) {
-	f := setup(t, func(d *Deps) { d.PortalSource.CreateAccounts = false })
+	f := setup(t, func(d *Deps) { wayOf[*portal.Way](d).Source.CreateAccounts = false })
 	r := f.client().get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "new@example.com"}))
 	assert.Equal(t, http.StatusUnauthorized, r.status)
 	_, err := f.accts.AccountByEmail(t.Context(), "new@example.com")
 	assert.ErrorIs(t, err, store.ErrNotFound)
-	off := setup(t, func(d *Deps) { d.PortalTokens = nil })
+	off := setup(t, withoutWay[*portal.Way])
 	assert.Equal(t, http.StatusNotFound, off.client().get("/sso/jwt?jwt=x").status, "not configured: no such route")
 }
 
@@ -263,7 +263,7 @@ func TestSSOJWTDoesNotOpenTheConsole(t *testing.T) {
 func TestDemoPortalSignsAtTheClick(t *testing.T) {
 	var f *fixture
 	f = setup(t, func(d *Deps) {
-		d.DemoPortal = func() (views.DemoPortal, error) {
+		wayOf[*portal.Way](d).Demo = func() (views.DemoPortal, error) {
 			return views.DemoPortal{Name: "Grace Hopper", Email: "grace@example.com", Token: f.portalToken(portal.Claims{Email: "grace@example.com"})}, nil
 		}
 		d.PortalURL = "/demo/portal"
@@ -328,7 +328,7 @@ func TestPortalArrivalWhileTheDatabaseIsAway(t *testing.T) {
 		f.reconfigure(func(d *Deps) {
 			v, err := portal.NewVerifier(portal.Config{Secret: portalSecret, Issuer: portalIssuer, Audience: portalAudience}, unavailableOneTime{}, f.clock.Now)
 			require.NoError(t, err)
-			d.PortalTokens, d.PortalURL = v, portalURL
+			wayOf[*portal.Way](d).Tokens, d.PortalURL = v, portalURL
 		})
 		r := f.client().get("/sso/jwt?jwt=" + f.portalToken(portal.Claims{Email: "grace@example.com"}))
 		assert.Equal(t, http.StatusServiceUnavailable, r.status)

@@ -3,14 +3,13 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/localpath"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -38,7 +37,7 @@ func truncate(s string, n int) string {
 }
 
 func (h *server) loginPage(c echo.Context) error {
-	next := portal.SafeNext(c.QueryParam("next"))
+	next := localpath.SafeNext(c.QueryParam("next"))
 	reauth := c.QueryParam("reauth") != ""
 	if in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil && !(reauth && in.Handoff) {
 		return c.Redirect(http.StatusSeeOther, next)
@@ -57,47 +56,37 @@ func (h *server) loginPage(c echo.Context) error {
 	return h.render(c, http.StatusOK, views.Login(h.page(c, "Sign in"), f))
 }
 
-// loginForm adds the identity provider's button to f and hides the
-// password form when it is off (oidc.local_login), unless /login?local=1
-// asks for it and that is allowed (oidc.local_login_fallback).
+// loginForm adds the ways in's buttons to f and hides the password form
+// when it is off (PasswordForm), unless /login?local=1 asks for it and
+// that is allowed.
 func (h *server) loginForm(c echo.Context, f views.LoginForm) views.LoginForm {
-	if h.SAML != nil {
-		f.SAMLName = h.SAMLOptions.DisplayName
-		f.SAMLURL = withNext(samlStartPath, f.Next)
+	for _, w := range h.Ways {
+		if label, href := w.Button(f.Next); label != "" {
+			f.Buttons = append(f.Buttons, views.SignInButton{ID: w.Name() + "-sign-in", Label: label, URL: href})
+		}
 	}
-	if h.IdP == nil {
-		return f
+	if len(f.Buttons) == 0 {
+		return f // no other way to sign in here: the form stays
 	}
-	f.IdPName = h.IdPOptions.DisplayName
-	f.IdPURL = withNext("/auth/oidc", f.Next)
 	f.HideLocal = !h.localLogin(c)
-	f.Local = !h.IdPOptions.LocalLogin && !f.HideLocal
+	f.Local = h.PasswordForm.Hidden && !f.HideLocal
 	return f
-}
-
-// withNext is path carrying where a sign-in continues, when that is not
-// the portal.
-func withNext(path, next string) string {
-	if next == "" || next == "/" {
-		return path
-	}
-	return path + "?next=" + url.QueryEscape(next)
 }
 
 // localLogin reports whether password sign-in is offered on this request.
 func (h *server) localLogin(c echo.Context) bool {
-	o := h.IdPOptions
-	return h.IdP == nil || o.LocalLogin || (o.LocalLoginFallback && (c.QueryParam("local") != "" || c.FormValue("local") != ""))
+	o := h.PasswordForm
+	return !o.Hidden || (o.Fallback && (c.QueryParam("local") != "" || c.FormValue("local") != ""))
 }
 
 func (h *server) login(c echo.Context) error {
 	ctx := c.Request().Context()
-	if h.IdP != nil && !h.IdPOptions.LocalLogin && !h.IdPOptions.LocalLoginFallback {
+	if h.PasswordForm.Hidden && !h.PasswordForm.Fallback {
 		return echo.NewHTTPError(http.StatusNotFound) // password sign-in is off: the identity provider only
 	}
 	email := strings.TrimSpace(c.FormValue("email"))
 	password := c.FormValue("password")
-	next := portal.SafeNext(c.FormValue("next"))
+	next := localpath.SafeNext(c.FormValue("next"))
 	if email == "" || password == "" {
 		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: "Enter your email and password."})))
 	}
@@ -119,7 +108,7 @@ func (h *server) login(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	if err := h.signIn(c, acct, ""); err != nil {
+	if err := h.signIn(c, acct, "", false); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, next)

@@ -43,13 +43,14 @@ type sealPurpose string
 
 // The purposes of sealed values.
 const (
-	purposeSession  sealPurpose = "session"         // the session cookie
-	purposeCSRF     sealPurpose = "csrf"            // the anti-forgery cookie
-	purposeWaiting  sealPurpose = "launch ticket"   // a waiting launch's exchange URL, in the store
-	purposeOIDCFlow sealPurpose = "oidc flow"       // an OIDC sign-in's state, nonce and verifier
-	purposeSAMLFlow sealPurpose = "saml flow"       // a SAML sign-in's pending requests
-	purposeLTIFlow  sealPurpose = "lti flow"        // an LTI login's pending state and nonce
-	purposeGrant    sealPurpose = "pending sign-in" // a sign-in granted but not started: a framed LTI launch's new tab, a switch of accounts
+	purposeSession sealPurpose = "session"       // the session cookie
+	purposeCSRF    sealPurpose = "csrf"          // the anti-forgery cookie
+	purposeWaiting sealPurpose = "launch ticket" // a waiting launch's exchange URL, in the store
+	// The ways in name their own (wayin.Kit.Sealer): "oidc flow" (an OIDC
+	// sign-in's state, nonce and verifier), "saml flow" (a SAML sign-in's
+	// pending requests), "lti flow" (an LTI login's pending state and
+	// nonce).
+	purposeGrant sealPurpose = "pending sign-in" // a sign-in granted but not started: a framed LTI launch's new tab, a switch of accounts
 )
 
 // hkdfInfo is the HKDF info of a purpose's key. The session's is the
@@ -105,7 +106,7 @@ func (s *cookieSealer) seal(name string, payload []byte) string {
 }
 
 // sealJSON seals v's JSON for name.
-func (s *cookieSealer) sealJSON(name string, v any) (string, error) {
+func (s *cookieSealer) SealJSON(name string, v any) (string, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return "", err
@@ -114,7 +115,7 @@ func (s *cookieSealer) sealJSON(name string, v any) (string, error) {
 }
 
 // openJSON opens a value sealJSON made for name into v.
-func (s *cookieSealer) openJSON(name, value string, v any) error {
+func (s *cookieSealer) OpenJSON(name, value string, v any) error {
 	b, _, err := s.open(nil, name, value)
 	if err != nil {
 		return err

@@ -61,7 +61,7 @@ func TestCookieSealer(t *testing.T) {
 func TestSealPurposesHaveKeysOfTheirOwn(t *testing.T) {
 	clock := func() time.Time { return time.Unix(1_795_000_000, 0) }
 	keys := SessionKeys{testHashKey, testBlockKey}
-	purposes := []sealPurpose{purposeSession, purposeCSRF, purposeWaiting, purposeOIDCFlow, purposeSAMLFlow, purposeLTIFlow, purposeGrant}
+	purposes := []sealPurpose{purposeSession, purposeCSRF, purposeWaiting, "oidc flow", "saml flow", "lti flow", purposeGrant}
 	for _, from := range purposes {
 		v := newCookieSealer(from, keys, SessionKeys{}, time.Hour, clock).seal("name", []byte("payload"))
 		for _, to := range purposes {
@@ -76,13 +76,13 @@ func TestSealPurposesHaveKeysOfTheirOwn(t *testing.T) {
 	assert.Equal(t, "ssobridge cookie seal v1", purposeSession.hkdfInfo(), "the sessions' derivation is unchanged")
 
 	// JSON through the flows' sealer, and nothing else opens it.
-	s := newCookieSealer(purposeSAMLFlow, keys, SessionKeys{}, time.Hour, clock)
-	v, err := s.sealJSON("f", map[string]string{"relay": "r1"})
+	s := newCookieSealer("saml flow", keys, SessionKeys{}, time.Hour, clock)
+	v, err := s.SealJSON("f", map[string]string{"relay": "r1"})
 	require.NoError(t, err)
 	var got map[string]string
-	require.NoError(t, s.openJSON("f", v, &got))
+	require.NoError(t, s.OpenJSON("f", v, &got))
 	assert.Equal(t, "r1", got["relay"])
-	assert.ErrorIs(t, newCookieSealer(purposeOIDCFlow, keys, SessionKeys{}, time.Hour, clock).openJSON("f", v, &got), errSealed)
+	assert.ErrorIs(t, newCookieSealer("oidc flow", keys, SessionKeys{}, time.Hour, clock).OpenJSON("f", v, &got), errSealed)
 }
 
 func FuzzCookieOpen(f *testing.F) {

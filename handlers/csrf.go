@@ -12,8 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // csrfError is a refused anti-forgery check.
@@ -52,18 +51,36 @@ type csrfGuard struct {
 	// routed holds "METHOD path" of every route; a request that matched
 	// none (404, 405) is answered for what it is, before any token check.
 	routed map[string]bool
+	// exempt are the ways in's paths that arrive cross-site with a proof
+	// of their own: true waives both guards, false only the token (the
+	// cross-origin check stays).
+	exempt map[string]bool
+	// machine are the ways in's paths machines fetch (metadata): no
+	// cookie is set there.
+	machine map[string]bool
 }
 
-func newCSRFGuard(cfg SessionConfig, now func() time.Time) *csrfGuard {
+// newCSRFGuard is the guard; exempt are the ways in's paths that arrive
+// cross-site with a proof of their own.
+func newCSRFGuard(cfg SessionConfig, now func() time.Time, exempt []wayin.Exemption) *csrfGuard {
 	name := csrfPlainName
 	if cfg.Secure {
 		name = csrfSecureName
 	}
-	origins := http.NewCrossOriginProtection()
-	for _, p := range []string{portalHandoffPath, samlACSPath, lti.LoginPath, lti.LaunchPath} {
-		origins.AddInsecureBypassPattern(p) // cross-site by design
+	g := &csrfGuard{sealer: newCookieSealer(purposeCSRF, cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: http.NewCrossOriginProtection(),
+		name: name, secure: cfg.Secure, exempt: map[string]bool{}, machine: map[string]bool{}}
+	for _, x := range exempt {
+		switch {
+		case x.Machine:
+			g.machine[x.Path] = true
+		case x.KeepOrigin:
+			g.exempt[x.Path] = false
+		default:
+			g.exempt[x.Path] = true
+			g.origins.AddInsecureBypassPattern(x.Path) // cross-site by design
+		}
 	}
-	return &csrfGuard{sealer: newCookieSealer(purposeCSRF, cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: origins, name: name, secure: cfg.Secure}
+	return g
 }
 
 // knowRoutes records e's routes: call it once every route is added.
@@ -130,7 +147,7 @@ func matches(token string, secret []byte) bool {
 func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if noSession(req.URL.Path) || g.unrouted(c) {
+		if noSession(req.URL.Path) || g.machine[req.URL.Path] || g.unrouted(c) {
 			return next(c)
 		}
 		if err := readForm(req); err != nil {
@@ -145,14 +162,15 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			c.SetCookie(g.cookie(g.sealer.seal(g.name, secret), int(csrfCookieAge/time.Second)))
 		}
 		c.Set(ctxCSRFSecret, secret) // masked only for a page that shows a form
-		if safeMethod(req.Method) || csrfExempt(req.URL.Path) {
+		both, exempt := g.exempt[req.URL.Path]
+		if safeMethod(req.Method) || (exempt && both) {
 			return next(c)
 		}
 		if err := g.origins.Check(req); err != nil {
 			return csrfError{status: http.StatusForbidden}
 		}
-		if req.URL.Path == ltiContinuePath {
-			return next(c) // its sealed one-time value is the proof (see ltiContinuePath)
+		if exempt {
+			return next(c) // a sealed one-time value of the way in's is the proof
 		}
 		token := req.PostForm.Get(csrfField)
 		switch {
@@ -204,24 +222,12 @@ func readForm(r *http.Request) error {
 	return echo.NewHTTPError(http.StatusBadRequest, "the form could not be read")
 }
 
-// portalHandoffPath is where the portal's signed JWT handoff arrives.
-const portalHandoffPath = "/sso/jwt"
-
-// csrfExempt reports the state-changing routes that need no token: the
-// portal's handoff, the SAML IdP's response and the LTI login and launch
-// arrive cross-site by design, and their signed, single-use tokens (the
-// launch's id_token bound to this browser's state and nonce) are the
-// proof.
-func csrfExempt(path string) bool {
-	return path == portalHandoffPath || path == samlACSPath || path == lti.LoginPath || path == lti.LaunchPath
-}
-
 // noSession reports paths that machines and caches fetch: they set no
 // cookie and take no anti-forgery token (all GET routes, but SCIM's,
 // which a bearer token authenticates and no browser sends).
 func noSession(path string) bool {
 	switch path {
-	case "/healthz", "/readyz", "/metrics", samlMetadataPath:
+	case "/healthz", "/readyz", "/metrics":
 		return true
 	}
 	return strings.HasPrefix(path, "/static/") || isSCIM(path)

@@ -20,6 +20,7 @@ import (
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/waitline"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // busyRetry is the Retry-After of the busy page.
@@ -100,23 +101,18 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	var ce csrfError
 	var he *echo.HTTPError
 	var le launchError
-	var ie idpError
-	var lte ltiError
+	var rf *wayin.Refusal
+	if errors.As(err, &rf) {
+		if rf.Status != 0 {
+			ri := rf.Info
+			ri.RequestID = info.RequestID
+			return rf.Status, rf.Page, ri
+		}
+		err = rf.Err // of no class of the way in's (the store's, say): its own page
+	}
 	var ae admissionError
 	if errors.As(err, &ae) {
 		return admissionPage(ae, info)
-	}
-	if errors.As(err, &lte) {
-		if status, page, info, ok := ltiPage(lte, info); ok {
-			return status, page, info
-		}
-		err = lte.err
-	}
-	if errors.As(err, &ie) {
-		if status, page, info, ok := idpPage(ie.err, info); ok {
-			return status, page, info
-		}
-		err = ie.err // the store's, say: its own page
 	}
 	switch {
 	case errors.As(err, &ce):
@@ -125,12 +121,9 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	case errors.Is(err, errSessionExpired):
 		info.SignIn = true
 		return http.StatusUnauthorized, views.SessionExpired, info
-	case errors.Is(err, errPortalRefused):
-		info.OtherAudience = errors.Is(err, errPortalOtherAudience)
-		return http.StatusUnauthorized, views.PortalRefused, info
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
-	case errors.Is(err, errGrantRefused):
+	case errors.Is(err, wayin.ErrHoldGone):
 		info.Detail = err.Error()
 		return http.StatusBadRequest, views.IdPStateMismatch, info
 	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
@@ -216,6 +209,12 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 
 // errorClass names an error for the log line.
 func errorClass(err error) string {
+	if rf := (*wayin.Refusal)(nil); errors.As(err, &rf) {
+		if rf.Status != 0 {
+			return rf.Class
+		}
+		err = rf.Err
+	}
 	var le launchError
 	var ce csrfError
 	var he *echo.HTTPError
@@ -230,16 +229,10 @@ func errorClass(err error) string {
 		return "session_expired"
 	case errors.Is(err, errAdminOnly):
 		return "admin_only"
-	case errors.Is(err, errPortalRefused):
-		return "portal_refused"
 	case errors.As(err, new(admissionError)):
 		return "arrival_refused"
-	case errors.Is(err, errGrantRefused):
+	case errors.Is(err, wayin.ErrHoldGone):
 		return "grant_refused"
-	case errors.As(err, new(idpError)):
-		return "idp_refused"
-	case errors.As(err, new(ltiError)):
-		return "lti_refused"
 	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
 		return "busy"
 	case errors.Is(err, store.ErrUnavailable):

@@ -370,5 +370,7 @@ func (f *fixture) withLTI(l *fakeLTI) {
 	if l.id.Platform.Name == "" {
 		l.id.Platform = lti.Platform{Name: "Springfield LMS", Issuer: "https://lms.example", AuthURL: "https://lms.example/auth"}
 	}
-	f.reconfigure(func(d *Deps) { d.LTI = l })
+	f.reconfigure(func(d *Deps) {
+		withWay(d, &lti.Way{LMS: l, KeySet: []byte(`{"keys":[]}`)})
+	})
 }

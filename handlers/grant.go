@@ -15,6 +15,7 @@ import (
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // A grant is a sign-in a way in admitted but did not start yet: the
@@ -50,11 +51,6 @@ const (
 	arrivalCookie = "ssobridge_arrival"
 )
 
-// errGrantRefused: a grant that does not open, was used, expired, was
-// offered to another browser, or whose account signed out everywhere, was
-// disabled or removed since. Its page asks to start again.
-var errGrantRefused = errors.New("this sign-in can no longer be completed")
-
 // browserOf binds a grant to the browser: its user agent and the
 // session it holds (""), hashed.
 func browserOf(r *http.Request, sessionID string) string {
@@ -65,41 +61,41 @@ func browserOf(r *http.Request, sessionID string) string {
 // sealGrant fills in g's id, expiry and browser and seals it.
 func (h *server) sealGrant(c echo.Context, g grant, sessionID string) (string, error) {
 	g.ID, g.Expires, g.Browser = randid.Token(16), h.Now().Add(grantTTL), browserOf(c.Request(), sessionID)
-	return h.grants.sealJSON("grant", g)
+	return h.grants.SealJSON("grant", g)
 }
 
 // takeGrant opens a sealed grant offered to this browser (with the
 // session sessionID) and uses it: the account it names, as it is now.
-// Every refusal wraps errGrantRefused (a 4xx page), a disabled account is
+// Every refusal wraps wayin.ErrHoldGone (a 4xx page), a disabled account is
 // launch.ErrAccountDisabled.
 func (h *server) takeGrant(c echo.Context, sealed, sessionID string) (grant, store.Account, error) {
 	var g grant
-	if err := h.grants.openJSON("grant", sealed, &g); err != nil {
-		return g, store.Account{}, fmt.Errorf("%w: the value does not open", errGrantRefused)
+	if err := h.grants.OpenJSON("grant", sealed, &g); err != nil {
+		return g, store.Account{}, fmt.Errorf("%w: the value does not open", wayin.ErrHoldGone)
 	}
 	if !h.Now().Before(g.Expires) {
-		return g, store.Account{}, fmt.Errorf("%w: older than %s", errGrantRefused, grantTTL)
+		return g, store.Account{}, fmt.Errorf("%w: older than %s", wayin.ErrHoldGone, grantTTL)
 	}
 	if g.Browser != browserOf(c.Request(), sessionID) {
-		return g, store.Account{}, fmt.Errorf("%w: offered to another browser", errGrantRefused)
+		return g, store.Account{}, fmt.Errorf("%w: offered to another browser", wayin.ErrHoldGone)
 	}
 	ctx := c.Request().Context()
 	switch err := h.Store.OneTime.UseOnce(ctx, grantKind, g.ID, g.Expires); {
 	case errors.Is(err, store.ErrUsed):
-		return g, store.Account{}, fmt.Errorf("%w: used before", errGrantRefused)
+		return g, store.Account{}, fmt.Errorf("%w: used before", wayin.ErrHoldGone)
 	case err != nil:
 		return g, store.Account{}, err
 	}
 	acct, err := h.Store.Sessions.FreshAccountByID(ctx, g.AccountID)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return g, store.Account{}, fmt.Errorf("%w: the account was removed", errGrantRefused)
+		return g, store.Account{}, fmt.Errorf("%w: the account was removed", wayin.ErrHoldGone)
 	case err != nil:
 		return g, store.Account{}, err
 	case acct.Disabled:
 		return g, store.Account{}, launchError{launch.ErrAccountDisabled}
 	case acct.SessionEpoch != g.Epoch:
-		return g, store.Account{}, fmt.Errorf("%w: the account was signed out everywhere (or its password changed) since", errGrantRefused)
+		return g, store.Account{}, fmt.Errorf("%w: the account was signed out everywhere (or its password changed) since", wayin.ErrHoldGone)
 	}
 	return g, acct, nil
 }
@@ -168,7 +164,7 @@ func (h *server) arrive(c echo.Context) error {
 	c.SetCookie(ck) // used once, whatever happens
 	g, acct, err := h.takeGrant(c, c.QueryParam("grant"), "arrival:"+nonce)
 	if err != nil {
-		if errors.Is(err, errGrantRefused) {
+		if errors.Is(err, wayin.ErrHoldGone) {
 			h.Logger.Warn("arrival refused", "reason", err.Error(), "request_id", requestID(c))
 		}
 		return err
@@ -178,7 +174,7 @@ func (h *server) arrive(c echo.Context) error {
 
 // complete starts the session of acct and goes where g says.
 func (h *server) complete(c echo.Context, acct store.Account, g grant) error {
-	if err := h.signIn(c, acct, g.How); err != nil {
+	if err := h.signIn(c, acct, g.How, false); err != nil {
 		return err
 	}
 	if g.Launch {
@@ -197,7 +193,7 @@ func (h *server) switchAccount(c echo.Context) error {
 	}
 	g, acct, err := h.takeGrant(c, c.Request().PostFormValue("grant"), sid)
 	if err != nil {
-		if errors.Is(err, errGrantRefused) {
+		if errors.Is(err, wayin.ErrHoldGone) {
 			h.Logger.Warn("switch of accounts refused", "reason", err.Error(), "request_id", requestID(c))
 		}
 		return err

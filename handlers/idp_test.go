@@ -24,7 +24,7 @@ func TestLoginPageWithIdP(t *testing.T) {
 	assert.Equal(t, "/auth/oidc?next="+url.QueryEscape("/open?return_to=%2Fe"), page.doc.Find("#idp-sign-in").AttrOr("href", ""))
 	assert.Equal(t, 1, page.doc.Find("#password").Length(), "local_login on: the form too")
 
-	hidden := setup(t, func(d *Deps) { d.IdPOptions.LocalLogin = false })
+	hidden := setup(t, func(d *Deps) { d.PasswordForm.Hidden = true })
 	hidden.account("ada@example.com", true)
 	c := hidden.client()
 	assert.Zero(t, c.get("/login").doc.Find("#password").Length(), "local_login off: no form")
@@ -34,7 +34,7 @@ func TestLoginPageWithIdP(t *testing.T) {
 	r := c.post("/login", url.Values{"_csrf": {c.csrf("/login?local=1")}, "local": {"1"}, "email": {"ada@example.com"}, "password": {testPassword}})
 	assert.Equal(t, http.StatusSeeOther, r.status, "the fallback still signs in")
 
-	off := setup(t, func(d *Deps) { d.IdPOptions.LocalLogin, d.IdPOptions.LocalLoginFallback = false, false })
+	off := setup(t, func(d *Deps) { d.PasswordForm = PasswordForm{Hidden: true} })
 	off.account("ada@example.com", true)
 	oc := off.client()
 	assert.Zero(t, oc.get("/login?local=1").doc.Find("#password").Length())
@@ -78,7 +78,7 @@ func TestIdPAccountRules(t *testing.T) {
 	assert.Equal(t, "account-disabled", r.class())
 	assert.Equal(t, "/login", d.get("/").header.Get("Location"), "no session")
 
-	nocreate := setup(t, func(d *Deps) { d.IdPOptions.Source.CreateAccounts = false })
+	nocreate := setup(t, func(d *Deps) { wayOf[*oidc.Way](d).Source.CreateAccounts = false })
 	nocreate.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: true}
 	r = idpAnswer(nocreate.client(), "&code=x")
 	assert.Equal(t, http.StatusForbidden, r.status)
@@ -89,7 +89,7 @@ func TestIdPAccountRules(t *testing.T) {
 
 // oidc.allow_unverified_email lets an unverified email in.
 func TestIdPAllowUnverifiedEmail(t *testing.T) {
-	f := setup(t, func(d *Deps) { d.IdPOptions.AllowUnverifiedEmail = true })
+	f := setup(t, func(d *Deps) { wayOf[*oidc.Way](d).AllowUnverifiedEmail = true })
 	f.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: false}
 	c := f.client()
 	require.Equal(t, http.StatusSeeOther, idpAnswer(c, "&code=x").status)

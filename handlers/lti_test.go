@@ -41,9 +41,9 @@ func ltiSetup(t *testing.T, tweak ...func(*lti.Platform)) (*fixture, *ltiplatfor
 	}
 	tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: f.accts.UseOnce, Now: f.clock.Now, HTTPClient: plat.Server.Client()})
 	f.reconfigure(func(d *Deps) {
-		d.LTI, d.LTIKeySet = tool, []byte(`{"keys":[]}`)
-		d.LTISources = map[string]signin.Source{LTISourceKey(p.Issuer, p.ClientID): {ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms[0]",
-			CreateAccounts: p.CreateAccounts, AdminAuthority: len(p.AdminRoles) > 0, EmailDomains: testDomains}}
+		withWay(d, &lti.Way{LMS: tool, KeySet: []byte(`{"keys":[]}`), Sources: map[string]signin.Source{lti.SourceKey(p.Issuer, p.ClientID): {
+			ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms[0]",
+			CreateAccounts: p.CreateAccounts, AdminAuthority: len(p.AdminRoles) > 0, EmailDomains: testDomains}}})
 	})
 	return f, plat, tool
 }
@@ -73,12 +73,12 @@ func TestLTILaunchOpensTheEditor(t *testing.T) {
 	assert.Equal(t, plat.AuthURL(), to.Scheme+"://"+to.Host+to.Path)
 	assert.Equal(t, f.srv.URL+"/lti/launch", to.Query().Get("redirect_uri"))
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
-	assert.NotEmpty(t, c.cookie(ltiFlowCookie), "the login is kept in this browser")
+	assert.NotEmpty(t, c.cookie(lti.FlowCookie), "the login is kept in this browser")
 
 	r = c.post("/lti/launch", plat.Answer(t, to.String()), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	assert.True(t, strings.HasPrefix(r.header.Get("Location"), "/arrive?grant="), "the cross-site post goes on where the session cookie is sent")
-	assert.Empty(t, c.cookie(ltiFlowCookie), "the login is used up")
+	assert.Empty(t, c.cookie(lti.FlowCookie), "the login is used up")
 	assert.Equal(t, http.StatusBadRequest, f.client().get(r.header.Get("Location")).status, "another browser (without the arrival's cookie) is not signed in by the link")
 	r = c.hop(r)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -291,7 +291,7 @@ func TestLTIKeySetDownAtStart(t *testing.T) {
 	var st ReadyStatus
 	r := f.client().get("/readyz")
 	require.NoError(t, json.Unmarshal([]byte(r.body), &st))
-	assert.Equal(t, "degraded", st.LTI)
+	assert.Equal(t, "degraded", st.Ways["lti"])
 
 	f.clock.Advance(10 * time.Second)
 	c := f.client()
@@ -306,7 +306,7 @@ func TestLTIKeySetDownAtStart(t *testing.T) {
 	assert.Equal(t, http.StatusSeeOther, r.status, r.body)
 	r = f.client().get("/readyz")
 	require.NoError(t, json.Unmarshal([]byte(r.body), &st))
-	assert.Equal(t, "ok", st.LTI)
+	assert.Equal(t, "ok", st.Ways["lti"])
 }
 
 func TestLTIConfigAndKeys(t *testing.T) {
@@ -340,7 +340,7 @@ func TestLTIFlowCookie(t *testing.T) {
 	f.reconfigure(func(d *Deps) { d.Sessions.Secure = true })
 	r := lmsLogin(f.client(), plat, "learner")
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
-	ck := setCookieHeader(r, "__Host-"+ltiFlowCookie)
+	ck := setCookieHeader(r, "__Host-"+lti.FlowCookie)
 	require.NotEmpty(t, ck)
 	for _, attr := range []string{"SameSite=None", "Secure", "HttpOnly", "Partitioned", "Path=/"} {
 		assert.Contains(t, ck, attr)

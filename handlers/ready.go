@@ -2,11 +2,13 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // readiness checks the store and the platform. The platform's answer is
@@ -14,9 +16,7 @@ import (
 type readiness struct {
 	store    interface{ Ping(context.Context) error }
 	platform func(ctx context.Context) error
-	idp      func(ctx context.Context) error // nil: OIDC is off
-	saml     func(ctx context.Context) error // nil: SAML is off
-	lti      func(ctx context.Context) error // nil: LTI is off
+	ways     []wayin.Way // each says whether it can take arrivals
 	now      func() time.Time
 	logger   *slog.Logger
 
@@ -25,10 +25,12 @@ type readiness struct {
 	last    string
 }
 
+// platformCheckTTL bounds how often /readyz calls the platform (the
+// load balancer may probe every second).
 const platformCheckTTL = 15 * time.Second
 
-func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context.Context) error, now func() time.Time, logger *slog.Logger) *readiness {
-	return &readiness{store: s, platform: p, now: now, logger: logger}
+func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context.Context) error, ways []wayin.Way, now func() time.Time, logger *slog.Logger) *readiness {
+	return &readiness{store: s, platform: p, ways: ways, now: now, logger: logger}
 }
 
 // ReadyStatus is the /readyz answer.
@@ -36,13 +38,49 @@ type ReadyStatus struct {
 	Ready    bool   `json:"ready"`
 	Store    string `json:"store,omitempty"`
 	Platform string `json:"platform,omitempty"`
-	IdP      string `json:"idp,omitempty"`  // the identity provider's discovery, when OIDC is on
-	SAML     string `json:"saml,omitempty"` // the SAML identity provider's metadata, when SAML is on
-	// LTI is "degraded" while a platform's key set is unreadable: its
-	// launches fail (or use the keys read before), everything else works,
-	// so the instance stays ready.
-	LTI      string `json:"lti,omitempty"`
-	Stopping bool   `json:"stopping,omitempty"` // the process is draining before it exits
+	// Ways are the ways in that can fail, by name ("idp", "saml", "lti"):
+	// "ok", "unavailable" (an essential one: the instance is not ready) or
+	// "degraded". In JSON each is a key of its own beside the others.
+	Ways     map[string]string `json:"-"`
+	Stopping bool              `json:"stopping,omitempty"` // the process is draining before it exits
+}
+
+// MarshalJSON writes the ways in as keys of their own.
+func (s ReadyStatus) MarshalJSON() ([]byte, error) {
+	type plain ReadyStatus
+	b, err := json.Marshal(plain(s))
+	if err != nil || len(s.Ways) == 0 {
+		return b, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range s.Ways {
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (s *ReadyStatus) UnmarshalJSON(b []byte) error {
+	type plain ReadyStatus
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	for k, v := range m {
+		if str, ok := v.(string); ok && k != "store" && k != "platform" {
+			if s.Ways == nil {
+				s.Ways = map[string]string{}
+			}
+			s.Ways[k] = str
+		}
+	}
+	return nil
 }
 
 func (r *readiness) check(ctx context.Context) ReadyStatus {
@@ -57,26 +95,19 @@ func (r *readiness) check(ctx context.Context) ReadyStatus {
 		st.Platform = r.platformStatus(ctx)
 	}
 	st.Ready = st.Store == "ok" && st.Platform == "ok"
-	if r.idp != nil {
-		st.IdP = "ok"
-		if err := r.idp(ctx); err != nil {
-			st.IdP, st.Ready = "unavailable", false
-			r.logger.Warn("not ready: the identity provider does not answer", "err", err)
+	for _, w := range r.ways {
+		state := "ok"
+		if err := w.Ready(ctx); err != nil {
+			state = "degraded"
+			if w.Essential() {
+				state, st.Ready = "unavailable", false
+			}
+			r.logger.Warn("way in "+state, "way", w.Name(), "err", err)
 		}
-	}
-	if r.saml != nil {
-		st.SAML = "ok"
-		if err := r.saml(ctx); err != nil {
-			st.SAML, st.Ready = "unavailable", false
-			r.logger.Warn("not ready: the SAML identity provider's metadata has not been read", "err", err)
+		if st.Ways == nil {
+			st.Ways = map[string]string{}
 		}
-	}
-	if r.lti != nil {
-		st.LTI = "ok"
-		if err := r.lti(ctx); err != nil {
-			st.LTI = "degraded"
-			r.logger.Warn("LTI degraded: a platform's key set is unreadable", "err", err)
-		}
+		st.Ways[w.Name()] = state
 	}
 	return st
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // The ACS takes the IdP's cross-site POST without an anti-forgery token,
@@ -51,24 +52,26 @@ func TestSAMLFlowCookie(t *testing.T) {
 			r := c.get("/auth/saml")
 			require.Equal(t, http.StatusSeeOther, r.status)
 			for _, k := range (&http.Response{Header: r.header}).Cookies() {
-				if strings.HasSuffix(k.Name, samlFlowCookie) {
+				if strings.HasSuffix(k.Name, samlsso.FlowCookie) {
 					ck = k
 				}
 			}
 		}
 		require.NotNil(t, ck)
 		if secure {
-			assert.Equal(t, "__Host-"+samlFlowCookie, ck.Name)
+			assert.Equal(t, "__Host-"+samlsso.FlowCookie, ck.Name)
 			assert.Equal(t, http.SameSiteNoneMode, ck.SameSite)
 			assert.True(t, ck.Secure)
 		} else {
 			assert.Equal(t, http.SameSiteLaxMode, ck.SameSite)
 		}
 		assert.True(t, ck.HttpOnly)
-		var flows []pendingFlow[samlsso.Flow]
+		var flows []struct {
+			Flow samlsso.Flow `json:"f"`
+		}
 		h := f.deps.Sessions
-		require.NoError(t, newSAMLFlows(h, f.clock.Now).sealer.openJSON(ck.Name, ck.Value, &flows))
-		require.Len(t, flows, flowJarMax)
+		require.NoError(t, newCookieSealer("saml flow", h.keys(), h.previousKeys(), 0, f.clock.Now).OpenJSON(ck.Name, ck.Value, &flows))
+		require.Len(t, flows, wayin.JarMax)
 		assert.Equal(t, "relay-6", flows[3].Flow.Relay, "the newest kept")
 		assert.Equal(t, "relay-3", flows[0].Flow.Relay)
 	}
@@ -84,7 +87,7 @@ func TestSAMLOwnFlowIsNotPushedOut(t *testing.T) {
 	r := c.get("/auth/saml", "Sec-Fetch-Site", "same-origin") // the button on the sign-in page
 	require.Equal(t, http.StatusSeeOther, r.status)
 	own, _ := url.Parse(r.header.Get("Location"))
-	for range 2 * flowJarMax {
+	for range 2 * wayin.JarMax {
 		require.Equal(t, http.StatusSeeOther, c.get("/auth/saml", "Sec-Fetch-Site", "cross-site").status)
 	}
 	form := url.Values{"SAMLResponse": {"PFJlc3BvbnNlLz4="}, "RelayState": {own.Query().Get("RelayState")}}

@@ -15,11 +15,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
-	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // Deps are what the handlers need; app wires them.
@@ -54,12 +52,6 @@ type Deps struct {
 	// Stopping reports that the process is draining: /readyz answers 503
 	// at once. nil: never.
 	Stopping func() bool
-	// PortalTokens verifies the portal's JWT handoff (/sso/jwt); nil: the
-	// handoff is not configured and /sso/jwt is a 404.
-	PortalTokens PortalTokens
-	// PortalSource is the portal's handoff as the admission sees it: the
-	// issuer, its email_domains, create_accounts.
-	PortalSource signin.Source
 	// PortalAdminSessions lets a session begun by the handoff open the
 	// admin console (portal.admin_sessions); off, an admin who arrived
 	// that way signs in with a password or the IdP first.
@@ -67,33 +59,40 @@ type Deps struct {
 	// PublicURL is how browsers reach the bridge (server.public_url), for
 	// links it hands out; empty: the request's own scheme and host.
 	PublicURL string
-	// IdP is sign-in with the partner's identity provider; nil: off.
-	IdP        IdP
-	IdPOptions IdPOptions
-	// SAML is sign-in with the partner's SAML identity provider; nil: off.
-	SAML        SAML
-	SAMLOptions SAMLOptions
+	// Ways are the ways in (wayin.Way) the configuration turns on: the
+	// portal's handoff, OIDC, SAML, LTI. Each mounts its routes, names
+	// its anti-forgery exemptions and says whether it is ready; the
+	// sign-in page shows their buttons.
+	Ways []wayin.Way
+	// PasswordForm is whether the sign-in page shows the password form.
+	PasswordForm PasswordForm
 	// PortalURL is the partner's portal (portal.url): "back" links of users
 	// who came from it lead there. Empty: none.
 	PortalURL string
-	// DemoPortal, set only by the embedded demo, fills the sample partner
-	// portal at /demo/portal with a freshly signed token.
-	DemoPortal func() (views.DemoPortal, error)
 	// SCIM serves /scim/v2/... (with /scim stripped): the identity
 	// provider's account provisioning, bearer-token authenticated, no
 	// session or anti-forgery token; nil: off.
 	SCIM http.Handler
-	// LTI is launching from a school's LMS (LTI 1.3, under /lti); nil: off.
-	LTI LTI
-	// LTIKeySet is the tool's public key set (JSON), served at /lti/jwks.
-	LTIKeySet []byte
-	// LTISources are the registered LMSs as the admission sees them, by
-	// LTISourceKey of their issuer and client id.
-	LTISources map[string]signin.Source
 }
 
-// LTISourceKey keys LTISources: one registration of an LMS.
-func LTISourceKey(issuer, clientID string) string { return issuer + "\x00" + clientID }
+// PasswordForm says whether the password form is offered (oidc.local_login
+// and oidc.local_login_fallback).
+type PasswordForm struct {
+	// Hidden: the sign-in page shows the ways in's buttons only.
+	Hidden bool
+	// Fallback: while Hidden, /login?local=1 still shows it; without it,
+	// POST /login is a 404.
+	Fallback bool
+}
+
+// exemptions are every way in's paths the anti-forgery guards pass.
+func exemptions(ways []wayin.Way) []wayin.Exemption {
+	var out []wayin.Exemption
+	for _, w := range ways {
+		out = append(out, w.Exempt()...)
+	}
+	return out
+}
 
 // DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
 // long for launches in flight.
@@ -102,13 +101,10 @@ const DefaultLaunchTimeout = 60 * time.Second
 // server holds the dependencies of every route.
 type server struct {
 	Deps
-	signin    *signin.Service // the rules of signing in, sessions and new passwords
-	sessions  *sessionManager
-	csrf      *csrfGuard
-	ready     *readiness
-	idpFlows  *idpFlows
-	samlFlows *flowJar[samlsso.Flow]
-	ltiFlows  *flowJar[lti.Flow]
+	signin   *signin.Service // the rules of signing in, sessions and new passwords
+	sessions *sessionManager
+	csrf     *csrfGuard
+	ready    *readiness
 	// grants seals the pending sign-ins (grant.go; no age limit of its
 	// own: a grant carries its expiry).
 	grants *cookieSealer
@@ -136,23 +132,11 @@ func New(d Deps) *echo.Echo {
 	}
 	svc := signin.New(signin.Config{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.OneTime,
 		Passwords: d.Passwords, Regulator: d.Regulator, MaxAge: d.Sessions.MaxAge, IdleTimeout: d.Sessions.IdleTimeout, Now: d.Now})
-	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now)}
+	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now, exemptions(d.Ways))}
 	h.sessions.touched = d.Metrics.sessionTouched
-	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Now, d.Logger)
-	h.idpFlows = newIdPFlows(d.Sessions, d.Now)
-	if d.IdP != nil {
-		h.ready.idp = d.IdP.Discover
-	}
-	h.samlFlows = newSAMLFlows(d.Sessions, d.Now)
-	if d.SAML != nil {
-		h.ready.saml = d.SAML.Ready
-	}
-	h.ltiFlows = newLTIFlows(d.Sessions, d.Now)
+	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Ways, d.Now, d.Logger)
 	h.grants = newCookieSealer(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
 	h.admission = signin.NewAdmission(admissionStore{d.Store.Accounts, d.Store.Identities}, d.Logger)
-	if d.LTI != nil {
-		h.ready.lti = func(context.Context) error { return d.LTI.Ready() }
-	}
 
 	e := echo.New()
 	e.HideBanner = true
@@ -183,20 +167,9 @@ func New(d Deps) *echo.Echo {
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 	e.GET("/launch/wait/:ticket", h.launchWait, h.requireUser(sessionExpiredPage))
 	e.GET("/open", h.open)
-	e.GET("/auth/oidc", h.idpStart)
-	e.GET(idpCallback, h.idpCallback)
-	e.GET(samlStartPath, h.samlStart)
-	e.POST(samlACSPath, h.samlACS)
-	e.GET(samlMetadataPath, h.samlMetadata)
-	e.GET(lti.LoginPath, h.ltiLogin)
-	e.POST(lti.LoginPath, h.ltiLogin)
-	e.POST(lti.LaunchPath, h.ltiLaunch)
-	e.POST(ltiContinuePath, h.ltiContinueFramed)
-	e.GET(lti.JWKSPath, h.ltiJWKS)
-	e.GET(lti.ConfigPath, h.ltiConfig)
-	e.GET("/sso/jwt", h.ssoJWT)
-	e.POST("/sso/jwt", h.ssoJWT)
-	e.POST("/sso/jwt/confirm", h.ssoJWTConfirm)
+	for _, w := range d.Ways {
+		w.Mount(e, kit{h})
+	}
 	e.POST(switchPath, h.switchAccount)
 	e.GET(arrivePath, h.arrive)
 	e.GET("/set-password", h.setPasswordPage)
@@ -205,10 +178,6 @@ func New(d Deps) *echo.Echo {
 		scim := echo.WrapHandler(http.StripPrefix("/scim", d.SCIM))
 		e.Any(scimPrefix, scim)
 		e.Any(scimPrefix+"/*", scim)
-	}
-	if d.DemoPortal != nil {
-		e.GET("/demo/portal", h.demoPortal)
-		e.POST("/demo/portal/open", h.demoPortalOpen)
 	}
 
 	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))

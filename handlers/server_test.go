@@ -40,12 +40,12 @@ func TestReadyz(t *testing.T) {
 		status    int
 		want      ReadyStatus
 	}{
-		{"ready", false, nil, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", IdP: "ok", SAML: "ok"}},
-		{"store file gone", true, nil, nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", IdP: "ok", SAML: "ok"}},
-		{"platform refuses", false, apiErr("list_users", 403), nil, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", IdP: "ok", SAML: "ok"}},
-		{"platform down", false, &apiclient.TransportError{Err: errors.New("refused")}, nil, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", IdP: "ok", SAML: "ok"}},
-		{"identity provider down", false, nil, oidc.ErrUnavailable, nil, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "unavailable", SAML: "ok"}},
-		{"SAML metadata never read", false, nil, nil, samlsso.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", IdP: "ok", SAML: "unavailable"}},
+		{"ready", false, nil, nil, nil, 200, ReadyStatus{Ready: true, Store: "ok", Platform: "ok", Ways: map[string]string{"portal": "ok", "idp": "ok", "saml": "ok"}}},
+		{"store file gone", true, nil, nil, nil, 503, ReadyStatus{Store: "unavailable", Platform: "ok", Ways: map[string]string{"portal": "ok", "idp": "ok", "saml": "ok"}}},
+		{"platform refuses", false, apiErr("list_users", 403), nil, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_forbidden", Ways: map[string]string{"portal": "ok", "idp": "ok", "saml": "ok"}}},
+		{"platform down", false, &apiclient.TransportError{Err: errors.New("refused")}, nil, nil, 503, ReadyStatus{Store: "ok", Platform: "platform_unavailable", Ways: map[string]string{"portal": "ok", "idp": "ok", "saml": "ok"}}},
+		{"identity provider down", false, nil, oidc.ErrUnavailable, nil, 503, ReadyStatus{Store: "ok", Platform: "ok", Ways: map[string]string{"portal": "ok", "idp": "unavailable", "saml": "ok"}}},
+		{"SAML metadata never read", false, nil, nil, samlsso.ErrUnavailable, 503, ReadyStatus{Store: "ok", Platform: "ok", Ways: map[string]string{"portal": "ok", "idp": "ok", "saml": "unavailable"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,6 +61,9 @@ func TestReadyz(t *testing.T) {
 			var got ReadyStatus
 			require.NoError(t, json.Unmarshal([]byte(r.body), &got))
 			assert.Equal(t, tt.want, got)
+			var raw map[string]any
+			require.NoError(t, json.Unmarshal([]byte(r.body), &raw))
+			assert.Equal(t, tt.want.Ways["idp"], raw["idp"], "each way in is a key of its own")
 			if tt.storeGone {
 				assert.Contains(t, f.logs.String(), "the database file is gone", "the log says why")
 			}

@@ -8,6 +8,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,9 +18,12 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // fixture is the handlers' Echo app over httptest, on a real SQLite store,
@@ -64,6 +68,28 @@ func (f *fixture) portalToken(c portal.Claims) string {
 	return tok
 }
 
+// wayOf is the way in of type W among d's (nil if none).
+func wayOf[W wayin.Way](d *Deps) W {
+	for _, w := range d.Ways {
+		if x, ok := w.(W); ok {
+			return x
+		}
+	}
+	var none W
+	return none
+}
+
+// withoutWay drops the ways in of type W from d's.
+func withoutWay[W wayin.Way](d *Deps) {
+	d.Ways = slices.DeleteFunc(slices.Clone(d.Ways), func(w wayin.Way) bool { _, ok := w.(W); return ok })
+}
+
+// withWay puts w in place of d's way of its type (or adds it).
+func withWay[W wayin.Way](d *Deps, w W) {
+	withoutWay[W](d)
+	d.Ways = append(d.Ways, w)
+}
+
 // testDomains are the domains the fixture's ways in are trusted for: the
 // tests' addresses.
 var testDomains = []string{"example.com", "partner.example", "school.example"}
@@ -79,17 +105,17 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	d := Deps{Store: StoreOf(f.accts.SQLite), Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
 		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,
-		AuditRetention: 90 * 24 * time.Hour,
-		PortalSource:   signin.Source{ID: "portal:" + portalIssuer, Name: "portal", Key: "portal", CreateAccounts: true, EmailDomains: testDomains}}
+		AuditRetention: 90 * 24 * time.Hour}
 	v, err := portal.NewVerifier(portal.Config{Secret: portalSecret, Issuer: portalIssuer, Audience: portalAudience}, f.accts, f.clock.Now)
 	require.NoError(t, err)
-	d.PortalTokens = v
-	d.IdP = f.idp
-	d.IdPOptions = IdPOptions{DisplayName: "Test IdP", LocalLogin: true, LocalLoginFallback: true,
-		Source: signin.Source{ID: "oidc:https://idp.example", Name: "identity provider", Key: "oidc", CreateAccounts: true, AdminAuthority: true, EmailDomains: testDomains}}
-	d.SAML = f.saml
-	d.SAMLOptions = SAMLOptions{DisplayName: "Test SAML",
-		Source: signin.Source{ID: "saml", Name: "SAML identity provider", Key: "saml", CreateAccounts: true, AdminAuthority: true, EmailDomains: testDomains}}
+	d.PasswordForm = PasswordForm{Fallback: true}
+	d.Ways = []wayin.Way{
+		&portal.Way{Tokens: v, Source: signin.Source{ID: "portal:" + portalIssuer, Name: "portal", Key: "portal", CreateAccounts: true, EmailDomains: testDomains}},
+		&oidc.Way{RP: f.idp, DisplayName: "Test IdP",
+			Source: signin.Source{ID: "oidc:https://idp.example", Name: "identity provider", Key: "oidc", CreateAccounts: true, AdminAuthority: true, EmailDomains: testDomains}},
+		&samlsso.Way{IdP: f.saml, DisplayName: "Test SAML",
+			Source: signin.Source{ID: "saml", Name: "SAML identity provider", Key: "saml", CreateAccounts: true, AdminAuthority: true, EmailDomains: testDomains}},
+	}
 	for _, fn := range tweak {
 		fn(&d)
 	}

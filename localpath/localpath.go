@@ -65,3 +65,16 @@ func checkPath(p string) error {
 	}
 	return nil
 }
+
+// MaxNext bounds where a sign-in continues (next).
+const MaxNext = 2048
+
+// SafeNext returns next when it is a path on this site (Check, at most
+// MaxNext bytes), else "/": where a sign-in continues, whichever way in
+// it took.
+func SafeNext(next string) string {
+	if len(next) > MaxNext || Check(next) != nil {
+		return "/"
+	}
+	return next
+}

@@ -44,12 +44,17 @@ type LoginForm struct {
 	Error  string // shown above the form
 	Notice string // e.g. "You have been signed out."
 	Next   string // where a sign-in continues (a local path; "" or "/": the portal)
-	// IdPName, when set, offers "Sign in with <IdPName>" at IdPURL.
-	IdPName, IdPURL string
-	// SAMLName, when set, offers "Sign in with <SAMLName>" at SAMLURL.
-	SAMLName, SAMLURL string
-	HideLocal         bool // the password form is off (oidc.local_login)
-	Local             bool // the form was asked for with ?local=1: posts keep asking
+	// Buttons are the ways in's "Sign in with ..." buttons.
+	Buttons   []SignInButton
+	HideLocal bool // the password form is off (oidc.local_login)
+	Local     bool // the form was asked for with ?local=1: posts keep asking
+}
+
+// SignInButton is a way in's button on the sign-in page.
+type SignInButton struct {
+	ID    string // the element's id ("idp-sign-in")
+	Label string // "Sign in with <IdP>"
+	URL   string
 }
 
 // SetPasswordForm is the page of a set-password link.

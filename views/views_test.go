@@ -366,11 +366,11 @@ func TestLoginCarriesNext(t *testing.T) {
 
 // The IdP's button, above the form or instead of it.
 func TestLoginWithIdP(t *testing.T) {
-	doc := render(t, Login(signedOut, LoginForm{IdPName: "Acme SSO", IdPURL: "/auth/oidc?next=%2Fx"}))
+	doc := render(t, Login(signedOut, LoginForm{Buttons: []SignInButton{{ID: "idp-sign-in", Label: "Sign in with Acme SSO", URL: "/auth/oidc?next=%2Fx"}}}))
 	assert.Equal(t, "Sign in with Acme SSO", text(doc, "#idp-sign-in"))
 	assert.Equal(t, "/auth/oidc?next=%2Fx", doc.Find("#idp-sign-in").AttrOr("href", ""))
 	assert.Equal(t, 1, doc.Find(`form[action="/login"]`).Length())
-	hidden := render(t, Login(signedOut, LoginForm{IdPName: "Acme SSO", IdPURL: "/auth/oidc", HideLocal: true}))
+	hidden := render(t, Login(signedOut, LoginForm{Buttons: []SignInButton{{ID: "idp-sign-in", Label: "Sign in with Acme SSO", URL: "/auth/oidc"}}, HideLocal: true}))
 	assert.Zero(t, hidden.Find(`form[action="/login"]`).Length())
 	assert.Zero(t, render(t, Login(signedOut, LoginForm{})).Find("#idp-sign-in").Length(), "no IdP: no button")
 }

@@ -1,4 +1,4 @@
-package portal
+package localpath
 
 import (
 	"net/url"

@@ -1,0 +1,101 @@
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
+)
+
+// kit is what the bridge lends every way in (wayin.Kit): the admission,
+// the sign-in and its switch, held arrivals, pages, sealing, the store's
+// single-use ids.
+type kit struct{ h *server }
+
+func (k kit) Admit(c echo.Context, a signin.Arrival) (store.Account, error) { return k.h.admit(c, a) }
+
+func (k kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error {
+	return k.h.arrived(c, acct, grantOf(l))
+}
+
+func (k kit) Hold(c echo.Context, acct store.Account, l wayin.Landing) (string, error) {
+	g := grantOf(l)
+	g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
+	return k.h.sealGrant(c, g, "") // held for a new tab: no session of this site's to bind it to
+}
+
+func (k kit) Resume(c echo.Context, held string) error {
+	g, acct, err := k.h.takeGrant(c, held, "")
+	if err != nil {
+		return err
+	}
+	return k.h.arrived(c, acct, g)
+}
+
+func (k kit) Refuse(c echo.Context, msg, source, email string, r *wayin.Refusal) error {
+	h := k.h
+	attrs := []any{"reason", r.Err.Error(), "request_id", requestID(c)}
+	if email != "" {
+		attrs = append(attrs, "email", truncate(email, 254))
+	}
+	if source != "" {
+		attrs = append(attrs, "source", source)
+	}
+	h.Logger.Warn(msg, attrs...)
+	detail := r.Err.Error()
+	if source != "" {
+		detail = source + ": " + detail
+	}
+	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate(detail, 300)})
+	h.Metrics.login("failed")
+	return r
+}
+
+func (k kit) Render(c echo.Context, status int, title string, body func(views.Page) templ.Component) error {
+	return k.h.render(c, status, body(k.h.page(c, title)))
+}
+
+func (k kit) BaseURL(c echo.Context) string { return k.h.baseURL(c) }
+
+func (k kit) Sealer(purpose string) wayin.Sealer {
+	return newCookieSealer(sealPurpose(purpose), k.h.Sessions.keys(), k.h.Sessions.previousKeys(), 0, k.h.Now)
+}
+
+func (k kit) Secure() bool { return k.h.Sessions.Secure }
+
+func (k kit) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
+	return k.h.Store.OneTime.UseOnce(ctx, kind, id, until)
+}
+
+func (k kit) Now() time.Time { return k.h.Now() }
+
+func (k kit) Logger() *slog.Logger { return k.h.Logger }
+
+func (k kit) SignedIn(c echo.Context) (store.Account, bool) {
+	in, err := k.h.sessions.current(c.Request().Context(), c.Request(), c.Response())
+	if err != nil {
+		return store.Account{}, false
+	}
+	c.Set(ctxAccount, in.Account) // the request's log line names who asked
+	return in.Account, true
+}
+
+func (k kit) SignIn(c echo.Context, acct store.Account, how string, handoff bool) error {
+	return k.h.signIn(c, acct, how, handoff)
+}
+
+func (k kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
+	return k.h.launchTo(c, acct, returnTo)
+}
+
+// grantOf is the grant of a way in's landing.
+func grantOf(l wayin.Landing) grant {
+	return grant{How: l.How, Via: l.Via, Next: l.Next, Launch: l.Launch, ReturnTo: l.ReturnTo}
+}

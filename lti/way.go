@@ -1,0 +1,299 @@
+package lti
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
+)
+
+// LMS is the tool's side of the registered platforms (a *Tool).
+type LMS interface {
+	Login(base string, q url.Values) (string, Flow, error)
+	Launch(ctx context.Context, base string, flows []Flow, form url.Values) (Identity, error)
+	Platforms() []Platform
+	Ready() error
+}
+
+// The way's routes besides the protocol's own. The login and the launch
+// arrive as cross-site requests from the LMS (a form post, a redirect):
+// they are exempt from the cross-origin and anti-forgery guards; the
+// launch's signed id_token, bound to this browser's login by state and
+// nonce and used once, protects it. The continuation of a framed launch
+// comes from the bridge's own page inside the LMS's frame, where the
+// anti-forgery cookie may be a third-party cookie the browser drops: it
+// keeps the cross-origin guard and needs no token, its sealed one-time
+// value is the proof.
+const (
+	ContinuePath = "/lti/continue"
+	// FlowCookie keeps the logins of a browser (partitioned: inside the
+	// LMS's frame too).
+	FlowCookie = "ssobridge_lti"
+)
+
+// SourceKey keys Way.Sources: one registration of an LMS.
+func SourceKey(issuer, clientID string) string { return issuer + "\x00" + clientID }
+
+// Way is launching from a school's LMS as a way in (wayin.Way).
+type Way struct {
+	LMS LMS
+	// Sources are the registered LMSs as the admission sees them (their
+	// email_domains, create_accounts, admin_roles), by SourceKey.
+	Sources map[string]signin.Source
+	// KeySet is the tool's public key set (JSON), served at JWKSPath.
+	KeySet []byte
+	// Refresh reads the key sets (a *Tool's); nil: Watch does nothing.
+	Refresh func(ctx context.Context) error
+	// RefreshEvery and RetryEvery: how often Watch reads the key sets
+	// (0: an hour), and while one is unreadable (0: 15 s).
+	RefreshEvery, RetryEvery time.Duration
+
+	k     wayin.Kit
+	flows *wayin.Jar[Flow]
+}
+
+// Name is its key on /readyz.
+func (w *Way) Name() string { return "lti" }
+
+// Exempt: the login and the launch; the framed page's button keeps the
+// cross-origin check.
+func (w *Way) Exempt() []wayin.Exemption {
+	return []wayin.Exemption{{Path: LoginPath}, {Path: LaunchPath}, {Path: ContinuePath, KeepOrigin: true}}
+}
+
+// Ready: every platform's key set is read.
+func (w *Way) Ready(context.Context) error { return w.LMS.Ready() }
+
+// Essential: no; one platform's unreadable key set leaves the others
+// (and every other way in) working: /readyz says degraded.
+func (w *Way) Essential() bool { return false }
+
+// Button: none; launches start in the LMS.
+func (w *Way) Button(string) (string, string) { return "", "" }
+
+// Mount adds its routes.
+func (w *Way) Mount(r wayin.Router, k wayin.Kit) {
+	w.k = k
+	w.flows = wayin.NewJar(k, "lti flow", FlowCookie, FlowTTL, func(f Flow) time.Time { return f.Expires }, true)
+	r.GET(LoginPath, w.login)
+	r.POST(LoginPath, w.login)
+	r.POST(LaunchPath, w.launch)
+	r.POST(ContinuePath, w.continueFramed)
+	r.GET(JWKSPath, w.jwks)
+	r.GET(ConfigPath, w.config)
+}
+
+// Watch reads the platforms' key sets now and again (every RetryEvery
+// while one is unreadable, every RefreshEvery otherwise: a platform's new
+// key is found before a launch needs it) until ctx ends, logging once
+// when reads start failing and once when they work again.
+func (w *Way) Watch(ctx context.Context, logger *slog.Logger) {
+	if w.Refresh == nil {
+		return
+	}
+	every, retry := w.RefreshEvery, w.RetryEvery
+	if every <= 0 {
+		every = time.Hour
+	}
+	if retry <= 0 {
+		retry = 15 * time.Second
+	}
+	var failing error
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		err := w.Refresh(rctx)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && (failing == nil || failing.Error() != err.Error()):
+			logger.Error("LTI: a platform's key set is unreadable: its launches get the unavailable page (or use the keys read before) until it is read", "err", err)
+		case err == nil && failing != nil:
+			logger.Info("LTI: every platform's key set read")
+		}
+		failing = err
+		wait := every
+		if err != nil {
+			wait = retry
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// login is GET|POST /lti/login: the LMS's third-party-initiated login.
+// The browser goes on to the platform's authorization endpoint with a new
+// flow kept in this browser.
+func (w *Way) login(c echo.Context) error {
+	if err := c.Request().ParseForm(); err != nil {
+		return w.refused(c, fmt.Errorf("%w: the form could not be read", ErrBadRequest), "")
+	}
+	q := c.Request().Form // the query of a GET, the body of a POST
+	u, flow, err := w.LMS.Login(w.k.BaseURL(c), q)
+	if err != nil {
+		return w.refused(c, err, w.platformName(q.Get("iss")))
+	}
+	if err := w.flows.Add(c, flow); err != nil {
+		return err
+	}
+	wayin.NoStore(c)
+	return c.Redirect(http.StatusSeeOther, u)
+}
+
+// launch is POST /lti/launch: the id_token the platform's page posts,
+// checked against this browser's logins (the one it answers is used up,
+// whatever happens), then the admission, and the editor: at once in a
+// window of its own, through a button in a new tab when the LMS frames
+// the tool.
+func (w *Way) launch(c echo.Context) error {
+	pending, form, err := w.flows.TakePosted(c, "state", func(f Flow) string { return f.State })
+	if errors.Is(err, wayin.ErrForm) {
+		return w.refused(c, fmt.Errorf("%w: %w", ErrBadRequest, err), "")
+	}
+	if err != nil {
+		return err
+	}
+	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), pending, form)
+	if err != nil {
+		return w.refused(c, err, id.Platform.Name)
+	}
+	acct, err := w.k.Admit(c, w.arrival(id))
+	if err != nil {
+		return err
+	}
+	l := wayin.Landing{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ReturnTo(id.TargetLinkURI)}
+	if !id.Framed() {
+		return w.k.Arrive(c, acct, l)
+	}
+	// Framed: the editor's cookie would be a third-party cookie in the
+	// LMS's page, so a page that the platform's origins alone may frame
+	// offers one button, which opens the editor in a new tab (the
+	// arrival held for this browser, used once, while the account's
+	// sessions stand). No session starts in the frame, so no sign-in is
+	// recorded: the new tab's records it.
+	tok, err := w.k.Hold(c, acct, l)
+	if err != nil {
+		return err
+	}
+	hd := c.Response().Header()
+	if origins := id.FrameAncestors(); len(origins) > 0 {
+		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+strings.Join(origins, " "), 1)}
+		delete(hd, "X-Frame-Options") // frame-ancestors says who may frame it
+	}
+	return w.k.Render(c, http.StatusOK, "Video editor", func(p views.Page) templ.Component {
+		return views.LTIFramedPage(p, views.LTIFramed{LMS: id.Platform.Name, Token: tok})
+	})
+}
+
+// continueFramed is POST /lti/continue: the framed page's button, in a
+// new tab: the held arrival is used once, then the account signs in here,
+// first-party (asking first when another account is signed in), and the
+// editor opens.
+func (w *Way) continueFramed(c echo.Context) error {
+	err := w.k.Resume(c, c.Request().PostFormValue("continuation"))
+	if errors.Is(err, wayin.ErrHoldGone) {
+		return w.refused(c, fmt.Errorf("%w: the new-tab button: %w", ErrBadState, err), "")
+	}
+	return err
+}
+
+// ReturnTo is where in the editor a target_link_uri of the /open form
+// (<public_url>/open?return_to=/editor/...) lands; any other target opens
+// the editor's start.
+func ReturnTo(target string) string {
+	u, err := url.Parse(target)
+	if err != nil || u.Path != "/open" {
+		return ""
+	}
+	return u.Query().Get("return_to")
+}
+
+// arrival is who launched, for the admission: the platform's registration
+// is the source (its email_domains, create_accounts and admin_roles), the
+// LMS's sub the subject.
+func (w *Way) arrival(id Identity) signin.Arrival {
+	p := id.Platform
+	src, ok := w.Sources[SourceKey(p.Issuer, p.ClientID)]
+	if !ok {
+		// A platform the wiring did not describe: it creates and adopts
+		// nothing it did not link, and grants no admin.
+		src = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms"}
+	}
+	return signin.Arrival{Source: src, Subject: id.Subject, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin}
+}
+
+// platformName is the registered name of an issuer, for a page ("" if
+// none is registered).
+func (w *Way) platformName(iss string) string {
+	for _, p := range w.LMS.Platforms() {
+		if p.Issuer == iss {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// refused records a refused launch (one log line and the audit say why)
+// and answers its page. It never starts a session.
+func (w *Way) refused(c echo.Context, err error, lms string) error {
+	return w.k.Refuse(c, "LTI launch refused", "LTI: "+lms, "", page(err, lms))
+}
+
+// page maps a refused launch to its page; an error of no LTI class (the
+// store's, say) keeps its own page (Status 0).
+func page(err error, lms string) *wayin.Refusal {
+	r := &wayin.Refusal{Err: err, Class: "lti_refused", Info: views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true}}
+	switch {
+	case errors.Is(err, ErrKeysUnavailable):
+		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIUnavailable, 30
+	case errors.Is(err, ErrBadState), errors.Is(err, ErrReplayed), errors.Is(err, ErrFlowExpired):
+		r.Status, r.Page = http.StatusBadRequest, views.LTIStale
+	case errors.Is(err, ErrClock):
+		r.Status, r.Page = http.StatusBadRequest, views.LTIClock
+	case errors.Is(err, ErrNoEmail):
+		r.Status, r.Page = http.StatusBadRequest, views.LTINoEmail
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrInvalid), errors.Is(err, ErrUnknownPlatform):
+		r.Status, r.Page = http.StatusBadRequest, views.LTIRefused
+	default:
+		r.Info = views.ErrorInfo{}
+	}
+	return r
+}
+
+// jwks is GET /lti/jwks: the tool's public key set.
+func (w *Way) jwks(c echo.Context) error {
+	c.Response().Header()["Cache-Control"] = []string{"public, max-age=300"}
+	return c.Blob(http.StatusOK, "application/json", w.KeySet)
+}
+
+// config is GET /lti/config: what the LMS's "add a tool" form asks for,
+// as a page, or as JSON when asked with Accept: application/json.
+func (w *Way) config(c echo.Context) error {
+	base := w.k.BaseURL(c)
+	cfg := views.LTIConfig{LoginURL: base + LoginPath, RedirectURI: base + LaunchPath, TargetLinkURI: base + LaunchPath,
+		JWKSURL: base + JWKSPath, DeepLinkExample: base + "/open?return_to=/editor/projects"}
+	for _, p := range w.LMS.Platforms() {
+		cfg.Platforms = append(cfg.Platforms, p.Name)
+	}
+	if strings.Contains(c.Request().Header.Get("Accept"), "application/json") {
+		return c.JSON(http.StatusOK, map[string]any{"login_url": cfg.LoginURL, "redirect_uri": cfg.RedirectURI,
+			"target_link_uri": cfg.TargetLinkURI, "jwks_url": cfg.JWKSURL, "platforms": cfg.Platforms})
+	}
+	return w.k.Render(c, http.StatusOK, "LTI 1.3 tool settings", func(p views.Page) templ.Component { return views.LTIConfigPage(p, cfg) })
+}

@@ -1,0 +1,205 @@
+package oidc
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/localpath"
+	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
+)
+
+// RP is the relying party of one IdP (a *Provider).
+type RP interface {
+	Start(ctx context.Context, redirectURL, next string) (string, Flow, error)
+	Finish(ctx context.Context, f Flow, q url.Values) (Identity, error)
+	Discover(ctx context.Context) error
+}
+
+// The way's routes.
+const (
+	StartPath    = "/auth/oidc"
+	CallbackPath = "/auth/oidc/callback"
+	// FlowCookie carries the flow from StartPath to its callback, sealed;
+	// its path keeps it off every other request (on https a __Host-
+	// cookie, which must have path /).
+	FlowCookie = "ssobridge_oidc"
+)
+
+// ErrUnverified: the IdP's email is not verified (and unverified emails
+// are not allowed).
+var ErrUnverified = errors.New("oidc: the email is not verified")
+
+// Way is sign-in with the partner's OpenID Connect IdP as a way in
+// (wayin.Way): GET /auth/oidc?next=P starts it, the callback checks the
+// IdP's answer against this browser's flow and hands who signed in to the
+// admission.
+type Way struct {
+	RP          RP
+	Source      signin.Source
+	DisplayName string
+	// AllowUnverifiedEmail takes an email the IdP does not say is verified.
+	AllowUnverifiedEmail bool
+	// WatchEvery is how often Watch checks the IdP's health (0: 15 s).
+	WatchEvery time.Duration
+
+	k      wayin.Kit
+	sealer wayin.Sealer
+}
+
+// Name is its key on /readyz.
+func (w *Way) Name() string { return "idp" }
+
+// Exempt: none; the callback is a GET.
+func (w *Way) Exempt() []wayin.Exemption { return nil }
+
+// Ready is the IdP's last health check (discovery and keys).
+func (w *Way) Ready(ctx context.Context) error { return w.RP.Discover(ctx) }
+
+// Essential: sign-in needs the IdP.
+func (w *Way) Essential() bool { return true }
+
+// Button is "Sign in with <display name>".
+func (w *Way) Button(next string) (string, string) {
+	return "Sign in with " + w.DisplayName, wayin.WithNext(StartPath, next)
+}
+
+// Mount adds its routes.
+func (w *Way) Mount(r wayin.Router, k wayin.Kit) {
+	w.k, w.sealer = k, k.Sealer("oidc flow")
+	r.GET(StartPath, w.start)
+	r.GET(CallbackPath, w.callback)
+}
+
+// Watch checks the IdP's health in the background until ctx ends,
+// logging once when it becomes unavailable and once when it is back.
+func (w *Way) Watch(ctx context.Context, logger *slog.Logger) {
+	p, ok := w.RP.(interface {
+		Watch(ctx context.Context, every time.Duration, report func(error))
+	})
+	if !ok {
+		return
+	}
+	every := w.WatchEvery
+	if every <= 0 {
+		every = 15 * time.Second
+	}
+	var downSince time.Time
+	p.Watch(ctx, every, func(err error) {
+		if err != nil {
+			downSince = time.Now()
+			logger.Error("identity provider unavailable: sign-in with it shows the unavailable page until it is back", "err", err)
+			return
+		}
+		attrs := []any{}
+		if !downSince.IsZero() {
+			attrs = append(attrs, "down_for", time.Since(downSince).Round(time.Second))
+		}
+		logger.Info("identity provider is back", attrs...)
+	})
+}
+
+func (w *Way) cookieName() string {
+	if w.k.Secure() {
+		return "__Host-" + FlowCookie
+	}
+	return FlowCookie
+}
+
+func (w *Way) cookie(value string, maxAge int) *http.Cookie {
+	path := StartPath
+	if w.k.Secure() {
+		path = "/" // __Host- cookies must have path /
+	}
+	return &http.Cookie{Name: w.cookieName(), Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, Secure: w.k.Secure(), SameSite: http.SameSiteLaxMode}
+}
+
+// start is GET /auth/oidc?next=P: to the IdP, with a new flow bound to
+// this browser.
+func (w *Way) start(c echo.Context) error {
+	u, flow, err := w.RP.Start(c.Request().Context(), w.k.BaseURL(c)+CallbackPath, localpath.SafeNext(c.QueryParam("next")))
+	if err != nil {
+		return w.refused(c, err, "")
+	}
+	enc, err := w.sealer.SealJSON(w.cookieName(), flow)
+	if err != nil {
+		return err
+	}
+	c.SetCookie(w.cookie(enc, int(FlowTTL/time.Second)))
+	wayin.NoStore(c)
+	return c.Redirect(http.StatusSeeOther, u)
+}
+
+// callback is GET /auth/oidc/callback: the IdP's answer, checked against
+// this browser's flow (used once), then the admission.
+func (w *Way) callback(c echo.Context) error {
+	ctx := c.Request().Context()
+	var flow Flow
+	ck, err := c.Cookie(w.cookieName())
+	c.SetCookie(w.cookie("", -1)) // used once, whatever happens
+	if err != nil || w.sealer.OpenJSON(w.cookieName(), ck.Value, &flow) != nil {
+		return w.refused(c, fmt.Errorf("%w: no sign-in was started in this browser (or its cookie expired)", ErrBadState), "")
+	}
+	q := c.QueryParams()
+	if q.Get("state") == flow.State {
+		// Single-use across instances too: a copied cookie and URL do not
+		// pass a second time.
+		sum := sha256.Sum256([]byte(flow.State))
+		if err := w.k.UseOnce(ctx, "oidc-state", hex.EncodeToString(sum[:]), flow.Expires); errors.Is(err, store.ErrUsed) {
+			return w.refused(c, fmt.Errorf("%w: the callback was replayed", ErrBadState), "")
+		} else if err != nil {
+			return err
+		}
+	}
+	id, err := w.RP.Finish(ctx, flow, q)
+	if err != nil {
+		return w.refused(c, err, "")
+	}
+	if !id.EmailVerified && !w.AllowUnverifiedEmail {
+		return w.refused(c, ErrUnverified, id.Email)
+	}
+	acct, err := w.k.Admit(c, signin.Arrival{Source: w.Source, Subject: id.Subject, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin})
+	if err != nil {
+		return err
+	}
+	return w.k.Arrive(c, acct, wayin.Landing{How: "identity provider", Via: w.DisplayName, Next: localpath.SafeNext(flow.Next)})
+}
+
+// refused records a refused sign-in and answers its page.
+func (w *Way) refused(c echo.Context, err error, email string) error {
+	return w.k.Refuse(c, "identity provider sign-in refused", "identity provider", email, page(err))
+}
+
+// page is the page of an IdP sign-in's refusal; an error of no sign-in
+// class keeps its own page (Status 0).
+func page(err error) *wayin.Refusal {
+	r := &wayin.Refusal{Err: err, Class: "idp_refused", Info: views.ErrorInfo{Detail: err.Error()}}
+	switch {
+	case errors.Is(err, ErrUnverified):
+		r.Status, r.Page = http.StatusForbidden, views.IdPUnverified
+	case errors.Is(err, ErrDenied):
+		r.Status, r.Page = http.StatusForbidden, views.IdPDenied
+	case errors.Is(err, ErrBadState):
+		r.Status, r.Page = http.StatusBadRequest, views.IdPStateMismatch
+	case errors.Is(err, ErrExpired):
+		r.Status, r.Page = http.StatusBadRequest, views.IdPExpired
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrInvalidToken):
+		r.Status, r.Page = http.StatusBadGateway, views.IdPUnavailable
+	default: // of no sign-in class (the store's, say): its own page
+		r.Info.Detail = ""
+	}
+	return r
+}

@@ -1,0 +1,181 @@
+// Package wayin is the shape every way in has (the portal's handoff,
+// OIDC, SAML, an LMS over LTI), and what the bridge lends each. A way in
+// is one package: its protocol, its routes and flows, what /readyz says of
+// it, its background refresh, the paths it exempts from the anti-forgery
+// guards, and its button on the sign-in page. It turns what it verified
+// into a signin.Arrival and hands it to the one admission through the Kit;
+// it holds no account rule. app builds the list of ways from the
+// configuration; handlers mounts each.
+package wayin
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// Way is one way in.
+type Way interface {
+	// Name is its key on /readyz and in logs ("portal", "idp", "saml",
+	// "lti").
+	Name() string
+	// Mount adds its routes to r; k lends what every way in shares.
+	Mount(r Router, k Kit)
+	// Exempt lists its paths that arrive cross-site with a proof of their
+	// own (a signed token, response or id_token).
+	Exempt() []Exemption
+	// Ready is nil while it can take arrivals (for /readyz).
+	Ready(ctx context.Context) error
+	// Essential: while Ready fails, the instance is unready (every
+	// sign-in may need it); otherwise /readyz says "degraded".
+	Essential() bool
+	// Button is its button on the sign-in page for a sign-in that goes on
+	// to next; "" when it has none.
+	Button(next string) (label, href string)
+	// Watch refreshes what it reads from elsewhere (metadata, keys) until
+	// ctx ends; it returns at once when it reads nothing.
+	Watch(ctx context.Context, logger *slog.Logger)
+}
+
+// Router is where a way in mounts its routes (an *echo.Echo).
+type Router interface {
+	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+}
+
+// Exemption is a path the anti-forgery guards pass: it arrives cross-site
+// (a form the IdP's or the LMS's page posts) and its own proof protects
+// it. KeepOrigin keeps the cross-origin check and waives only the token
+// (a post from the bridge's own page inside another site's frame, where
+// the anti-forgery cookie may be dropped).
+type Exemption struct {
+	Path       string
+	KeepOrigin bool
+	// Machine: a GET that machines fetch (metadata, a key set); the
+	// bridge sets no cookie there.
+	Machine bool
+}
+
+// Landing is where an admitted arrival goes once signed in.
+type Landing struct {
+	How      string // how the sign-in is recorded ("LTI: Canvas")
+	Via      string // who vouches, for the switch page ("Canvas")
+	Next     string // a local path to go to, unless Launch
+	Launch   bool   // open the editor (at ReturnTo)
+	ReturnTo string
+}
+
+// Kit is what the bridge lends every way in.
+type Kit interface {
+	// Admit runs the one admission. A refusal is recorded (log, audit,
+	// metric) and comes back as the error that renders its page.
+	Admit(c echo.Context, a signin.Arrival) (store.Account, error)
+	// Arrive signs in acct and goes on as l says; when another account
+	// is signed in in this browser it asks first.
+	Arrive(c echo.Context, acct store.Account, l Landing) error
+	// Hold seals an arrival to be resumed by a later request of this
+	// browser (the framed LTI page's new-tab button): used once, within
+	// 10 minutes, while the account's sessions stand.
+	Hold(c echo.Context, acct store.Account, l Landing) (string, error)
+	// Resume takes what Hold sealed and arrives; a value that no longer
+	// holds is ErrHoldGone (wrapped, with why).
+	Resume(c echo.Context, held string) error
+	// Refuse records a refusal of this way in (one log line, msg, with
+	// the reason; the audit, whose detail starts with source; the
+	// metric) and returns r.
+	Refuse(c echo.Context, msg, source, email string, r *Refusal) error
+	// Render answers a page in the bridge's layout.
+	Render(c echo.Context, status int, title string, body func(views.Page) templ.Component) error
+	// BaseURL is how browsers reach the bridge (server.public_url, else
+	// the address the connection reached; never the Host header).
+	BaseURL(c echo.Context) string
+	// Sealer seals values of one purpose under a key of their own.
+	Sealer(purpose string) Sealer
+	// Secure: the bridge is on https (cookies Secure, __Host- names).
+	Secure() bool
+	// UseOnce records a single-use id on every instance (store.ErrUsed
+	// the second time).
+	UseOnce(ctx context.Context, kind, id string, until time.Time) error
+	Now() time.Time
+	Logger() *slog.Logger
+	// SignedIn is the account signed in in this browser, if any.
+	SignedIn(c echo.Context) (store.Account, bool)
+	// SignIn starts a session for acct (handoff: begun by the portal's
+	// handoff, which opens no console) and Launch opens its editor: the
+	// portal's handoff, which asks before it spends its token.
+	SignIn(c echo.Context, acct store.Account, how string, handoff bool) error
+	Launch(c echo.Context, acct store.Account, returnTo string) error
+}
+
+// ErrHoldGone: a held arrival that does not open, was used, expired, was
+// offered to another browser, or whose account signed out everywhere,
+// was disabled or removed since.
+var ErrHoldGone = errors.New("this sign-in can no longer be completed")
+
+// Refusal is a way in's refusal with its page: the status, the page of
+// its class, and what the page may say. The bridge renders it as every
+// other error page.
+type Refusal struct {
+	Err    error
+	Status int
+	Page   func(views.Page, views.ErrorInfo) templ.Component
+	// Class names it in the request's log line ("lti_refused").
+	Class string
+	// Info is what the page says beyond the request id.
+	Info views.ErrorInfo
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Sealer seals values as cookie or form values (AES-256-GCM under a key
+// of the purpose's own, the name bound in).
+type Sealer interface {
+	SealJSON(name string, v any) (string, error)
+	OpenJSON(name, value string, v any) error
+}
+
+// OwnRequest reports whether the request comes from the bridge's own
+// pages (or is typed or bookmarked), not from another site.
+func OwnRequest(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return false
+}
+
+// NoStore keeps a page that carries a one-time value out of caches and
+// its URL out of Referer headers.
+func NoStore(c echo.Context) {
+	hd := c.Response().Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Referrer-Policy", "no-referrer")
+}
+
+// Truncate bounds s to n bytes, for logs and the audit.
+func Truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// WithNext is path carrying where a sign-in continues, when that is not
+// the start page.
+func WithNext(path, next string) string {
+	if next == "" || next == "/" {
+		return path
+	}
+	return path + "?next=" + url.QueryEscape(next)
+}
