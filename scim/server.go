@@ -17,6 +17,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -165,11 +166,28 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, scimerrors.ScimTypeInvalidSyntax, "The request body could not be read.")
 			return
 		}
+		if strings.HasSuffix(r.URL.Path, "/.search") && !filterFits(w, scimreq.SearchFilter(body)) {
+			return
+		}
 		r.Body = io.NopCloser(bytes.NewReader(scimreq.NormalizeBody(body)))
+	}
+	if !filterFits(w, r.URL.Query().Get("filter")) {
+		return
 	}
 	scimreq.NormalizeFilter(r)
 	o := &outcome{logger: h.logger}
 	h.srv.ServeHTTP(&outcomeWriter{ResponseWriter: w, o: o}, r.WithContext(context.WithValue(r.Context(), outcomeKey{}, o)))
+}
+
+// filterFits answers a filter over scimreq's bounds (400 invalidFilter)
+// before any parser reads it, and reports whether it fits.
+func filterFits(w http.ResponseWriter, f string) bool {
+	if err := scimreq.CheckFilter(f); err != nil {
+		writeError(w, http.StatusBadRequest, scimerrors.ScimTypeInvalidFilter,
+			fmt.Sprintf("The filter is too large: at most %d bytes and %d levels of parentheses or brackets.", scimreq.MaxFilter, scimreq.MaxFilterDepth))
+		return false
+	}
+	return true
 }
 
 // banned reports whether the request's client IP is banned for failing

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/elimity-com/scim"
@@ -231,5 +232,49 @@ func assertBadRequest(t *testing.T, err error) {
 	var se scimerrors.ScimError
 	if !errors.As(err, &se) || se.Status != http.StatusBadRequest {
 		t.Fatalf("not a 400 SCIM error: %v", err)
+	}
+}
+
+// A PATCH without a path that names both userName and a work email takes
+// the address by POST's and PUT's rule, the same every time (the value is
+// a map: it was read in Go's random order).
+func TestUserPatchWithoutAPathTakesOneAddress(t *testing.T) {
+	for _, tc := range []struct {
+		name, body, want string
+	}{
+		{"userName is an address: it wins", `{"Operations":[{"op":"replace","value":{"userName":"kim@example.com","emails":[{"type":"work","value":"kim.lee@example.com","primary":true}]}}]}`, "kim@example.com"},
+		{"userName is no address: the email", `{"Operations":[{"op":"replace","value":{"userName":"klee","emails":[{"type":"work","value":"kim.lee@example.com"}]}}]}`, "kim.lee@example.com"},
+		{"keys in any case", `{"Operations":[{"op":"replace","value":{"USERNAME":"kim@example.com","Emails":[{"type":"work","value":"kim.lee@example.com"}]}}]}`, "kim@example.com"},
+	} {
+		for range 50 {
+			up, err := UserPatch(ops(t, tc.body))
+			require.NoError(t, err, tc.name)
+			require.NotNil(t, up.Email, tc.name)
+			require.Equal(t, tc.want, *up.Email, tc.name)
+		}
+	}
+}
+
+func TestCheckFilter(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("(", n) + `userName eq "a"` + strings.Repeat(")", n) }
+	for _, tc := range []struct {
+		f  string
+		ok bool
+	}{
+		{`userName eq "a@example.com"`, true},
+		{nest(MaxFilterDepth), true},
+		{nest(MaxFilterDepth + 1), false},
+		{`emails[` + nest(MaxFilterDepth-1) + `]`, true},
+		{`emails[` + nest(MaxFilterDepth) + `]`, false},
+		{`userName eq "` + strings.Repeat("(", 100) + `"`, true},        // quoted: not nesting
+		{`userName eq "a\"` + strings.Repeat("(", 100) + `"`, true},     // an escaped quote stays inside
+		{`userName eq "` + strings.Repeat("a", MaxFilter) + `"`, false}, // over the length
+	} {
+		err := CheckFilter(tc.f)
+		if tc.ok {
+			assert.NoError(t, err, tc.f)
+		} else {
+			assert.ErrorIs(t, err, ErrFilterTooLarge, tc.f)
+		}
 	}
 }
