@@ -129,8 +129,8 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 		}
 		for _, o := range p.FrameOrigins.List() {
 			if u, err := url.Parse(o); err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil ||
-				(u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
-				bad(key("frame_origins"), fmt.Sprintf("%q is not an origin; list origins such as https://springfield.instructure.com (no path)", o))
+				strings.ContainsAny(u.Host, "*;,' \"") || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
+				bad(key("frame_origins"), fmt.Sprintf("%q is not an origin; list exact origins such as https://springfield.instructure.com (no path, no wildcard)", o))
 			}
 		}
 		reg := p.Issuer + "\x00" + p.ClientID

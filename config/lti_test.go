@@ -76,6 +76,7 @@ func TestLTIRefusals(t *testing.T) {
 			"lti.platforms[1].client_id", "registered already as lti.platforms[0]"},
 		{"a frame origin with a path", one("      frame_origins: [https://lms.example/courses]\n"), nil, "lti.platforms[0].frame_origins", "not an origin"},
 		{"a frame origin over http", one("      frame_origins: [http://lms.example]\n"), nil, "lti.platforms[0].frame_origins", "not an origin"},
+		{"a wildcard frame origin", one("      frame_origins: [\"https://*.lms.example\"]\n"), nil, "lti.platforms[0].frame_origins", "no wildcard"},
 		{"a key file that is not there", one("  key_file: /nonexistent/tool.pem\n"), nil, "lti.key_file", "cannot read"},
 		{"a key file without platforms", "lti:\n  key_file: /etc/hostname\n", nil, "lti.key_file", "lists no platform"},
 		{"an environment value that is no list", "", []string{"SSOBRIDGE_LTI_PLATFORMS=[{"}, "SSOBRIDGE_LTI_PLATFORMS", "not a list of platforms"},

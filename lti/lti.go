@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -280,10 +281,14 @@ func (id Identity) FrameAncestors() []string {
 }
 
 // Origin is the scheme, host and port of an https URL (http only on
-// loopback), as a CSP source; "" for anything else.
+// loopback), as a CSP source; "" for anything else. Only an exact origin
+// is one: a host of letters, digits, dots and hyphens (or an IP address),
+// a numeric port; never a wildcard (https://*.evil.example would let
+// every subdomain frame the page) or anything that could break the
+// header.
 func Origin(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || strings.ContainsAny(u.Host, " ;,'\"") {
+	if err != nil || u.Host == "" || u.User != nil || !exactHost(u.Hostname()) || (u.Port() != "" && strings.Trim(u.Port(), "0123456789") != "") {
 		return ""
 	}
 	switch {
@@ -293,6 +298,23 @@ func Origin(raw string) string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// exactHost reports whether h names one host: an IP address, or labels
+// of letters, digits and hyphens.
+func exactHost(h string) bool {
+	if net.ParseIP(h) != nil {
+		return true
+	}
+	if h == "" || len(h) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(h, ".") {
+		if label == "" || strings.Trim(strings.ToLower(label), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // launchClaims are the id_token's claims beyond the registered ones.

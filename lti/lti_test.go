@@ -366,6 +366,9 @@ func TestFrameAncestors(t *testing.T) {
 		{"a return_url over http elsewhere is not taken", p, "http://springfield.example/courses", []string{"https://sso.canvaslms.com"}},
 		{"http on loopback is", p, "http://127.0.0.1:8000/course", []string{"https://sso.canvaslms.com", "http://127.0.0.1:8000"}},
 		{"a return_url that would break the header is not taken", p, "https://a.example;script-src/x", []string{"https://sso.canvaslms.com"}},
+		{"a wildcard return_url is not taken", p, "https://*.evil.example/courses", []string{"https://sso.canvaslms.com"}},
+		{"a wildcard port is not taken", p, "https://lms.example:*/courses", []string{"https://sso.canvaslms.com"}},
+		{"an IPv6 loopback is", p, "http://[::1]:8000/c", []string{"https://sso.canvaslms.com", "http://[::1]:8000"}},
 		{"frame_origins set: those alone", lti.Platform{AuthURL: p.AuthURL, FrameOrigins: []string{"https://lms.school.example"}},
 			"https://springfield.instructure.com/", []string{"https://lms.school.example"}},
 	} {

@@ -288,12 +288,19 @@ func (w *Way) config(c echo.Context) error {
 	base := w.k.BaseURL(c)
 	cfg := views.LTIConfig{LoginURL: base + LoginPath, RedirectURI: base + LaunchPath, TargetLinkURI: base + LaunchPath,
 		JWKSURL: base + JWKSPath, DeepLinkExample: base + "/open?return_to=/editor/projects"}
-	for _, p := range w.LMS.Platforms() {
-		cfg.Platforms = append(cfg.Platforms, p.Name)
+	// The URLs are anyone's (an LMS admin copies them); which schools are
+	// registered is the partner admin's to know.
+	if acct, ok := w.k.SignedIn(c); ok && acct.Admin {
+		for _, p := range w.LMS.Platforms() {
+			cfg.Platforms = append(cfg.Platforms, p.Name)
+		}
 	}
 	if strings.Contains(c.Request().Header.Get("Accept"), "application/json") {
-		return c.JSON(http.StatusOK, map[string]any{"login_url": cfg.LoginURL, "redirect_uri": cfg.RedirectURI,
-			"target_link_uri": cfg.TargetLinkURI, "jwks_url": cfg.JWKSURL, "platforms": cfg.Platforms})
+		out := map[string]any{"login_url": cfg.LoginURL, "redirect_uri": cfg.RedirectURI, "target_link_uri": cfg.TargetLinkURI, "jwks_url": cfg.JWKSURL}
+		if cfg.Platforms != nil {
+			out["platforms"] = cfg.Platforms
+		}
+		return c.JSON(http.StatusOK, out)
 	}
 	return w.k.Render(c, http.StatusOK, "LTI 1.3 tool settings", func(p views.Page) templ.Component { return views.LTIConfigPage(p, cfg) })
 }
