@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -91,7 +92,7 @@ func checkView(r CheckReport) *views.CheckView {
 // --- accounts ---
 
 func (h *server) accountsPage(c echo.Context) error {
-	d, err := h.accountsData(c, views.AccountsPage{Query: c.QueryParam("q")})
+	d, err := h.accountsData(c, views.AccountsPage{Query: consoleQuery(c, "q")})
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func (h *server) lookAlike(ctx context.Context, a store.Account) (string, error)
 // accountsResult renders the accounts page after an action, with a notice
 // or an error (status 200, or the error's status).
 func (h *server) accountsResult(c echo.Context, status int, d views.AccountsPage) error {
-	d.Query = c.QueryParam("q")
+	d.Query = consoleQuery(c, "q")
 	full, err := h.accountsData(c, d)
 	if err != nil {
 		return err
@@ -442,7 +443,7 @@ func (h *server) importAccounts(c echo.Context) error {
 func (h *server) platformUsersPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	page := pageParam(c)
-	d := views.PlatformUsersPage{Query: c.QueryParam("q")}
+	d := views.PlatformUsersPage{Query: consoleQuery(c, "q")}
 	// One platform call per page view: the admin pages, the bridge never loops.
 	p, err := h.Platform.ListUsers(ctx, d.Query, page, platformUsersPerPage)
 	if err != nil {
@@ -476,7 +477,7 @@ func (h *server) platformUsersPage(c echo.Context) error {
 func (h *server) auditPage(c echo.Context) error {
 	ctx := c.Request().Context()
 	page := pageParam(c)
-	d := views.AuditPage{Account: strings.TrimSpace(c.QueryParam("account")), Kind: c.QueryParam("kind"), Outcome: strings.TrimSpace(c.QueryParam("outcome")),
+	d := views.AuditPage{Account: consoleQuery(c, "account"), Kind: consoleQuery(c, "kind"), Outcome: consoleQuery(c, "outcome"),
 		Retention: "forever", Window: auditWindow}
 	if h.AuditRetention > 0 {
 		d.Retention = fmt.Sprintf("%d days", int(h.AuditRetention.Hours()/24))
@@ -608,4 +609,23 @@ func (h *server) provisioningStart(c echo.Context) error {
 	}
 	h.adminAudit(c, "started provisioning of every unlinked account", "")
 	return c.Redirect(http.StatusSeeOther, "/admin/provisioning?m=started")
+}
+
+// maxConsoleQuery bounds a console search or filter: an address at most.
+// A longer one is cut, so a page never carries an outsider's megabyte
+// back in its form and its links.
+const maxConsoleQuery = 254
+
+// consoleQuery is the query parameter name of a console page, trimmed and
+// bounded (cut at a character's start).
+func consoleQuery(c echo.Context, name string) string {
+	q := strings.TrimSpace(c.QueryParam(name))
+	if len(q) <= maxConsoleQuery {
+		return q
+	}
+	i := maxConsoleQuery
+	for i > 0 && !utf8.RuneStart(q[i]) {
+		i--
+	}
+	return q[:i]
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -32,7 +33,7 @@ func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) 
 	if err == nil || !admissionRefusal(err) {
 		return acct, err
 	}
-	h.Logger.Warn("arrival refused", "source", a.Source.Name, "reason", err.Error(), "email", truncate(a.Email, 254), "request_id", requestID(c))
+	h.Logger.Warn("arrival refused", "source", a.Source.Name, "reason", outside.Trim(err.Error(), maxReason), "email", outside.Trim(a.Email, 254), "request_id", requestID(c))
 	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(a.Email, 254), Outcome: "failed", Detail: truncate(a.Source.Name+": "+err.Error(), 300)})
 	h.Metrics.login("failed")
 	e := admissionError{err: err, src: a.Source}

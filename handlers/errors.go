@@ -15,6 +15,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
@@ -105,7 +106,7 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	if errors.As(err, &rf) {
 		if rf.Status != 0 {
 			ri := rf.Info
-			ri.RequestID = info.RequestID
+			ri.RequestID, ri.Detail = info.RequestID, outside.Trim(ri.Detail, maxReason)
 			return rf.Status, rf.Page, ri
 		}
 		err = rf.Err // of no class of the way in's (the store's, say): its own page

@@ -8,6 +8,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -41,7 +42,10 @@ func (k kit) Resume(c echo.Context, held string) error {
 
 func (k kit) Refuse(c echo.Context, msg, source, email string, r *wayin.Refusal) error {
 	h := k.h
-	attrs := []any{"reason", r.Err.Error(), "request_id", requestID(c)}
+	// The reason quotes what the outsider sent, bounded where it is
+	// quoted (outside.Quote); the whole is bounded here too.
+	reason := outside.Trim(r.Err.Error(), maxReason)
+	attrs := []any{"reason", reason, "request_id", requestID(c)}
 	if email != "" {
 		attrs = append(attrs, "email", truncate(email, 254))
 	}
@@ -49,7 +53,7 @@ func (k kit) Refuse(c echo.Context, msg, source, email string, r *wayin.Refusal)
 		attrs = append(attrs, "source", source)
 	}
 	h.Logger.Warn(msg, attrs...)
-	detail := r.Err.Error()
+	detail := reason
 	if source != "" {
 		detail = source + ": " + detail
 	}
@@ -94,6 +98,9 @@ func (k kit) SignIn(c echo.Context, acct store.Account, how string, handoff bool
 func (k kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
 	return k.h.launchTo(c, acct, returnTo)
 }
+
+// maxReason bounds a refusal's reason in the log line and on the page.
+const maxReason = 1024
 
 // grantOf is the grant of a way in's landing.
 func grantOf(l wayin.Landing) grant {

@@ -359,3 +359,25 @@ func TestLTIFlowCookie(t *testing.T) {
 		assert.Contains(t, ck, attr)
 	}
 }
+
+// Any site can post an error to /lti/launch (it must be exempt from the
+// cross-site guards): the page says in the bridge's words what the LMS
+// answered, and shows the LMS's description only quoted and labelled as
+// the LMS's, bounded.
+func TestLTIErrorTextIsNeverTheBridgesOwn(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	c := f.client()
+	r := lmsLogin(c, plat, "learner")
+	require.Equal(t, http.StatusSeeOther, r.status)
+	to, _ := url.Parse(r.header.Get("Location"))
+	notice := "SECURITY NOTICE: your account is locked, call +1 555 0100" + strings.Repeat(" now", 100000)
+	r = c.post("/lti/launch", url.Values{"state": {to.Query().Get("state")}, "error": {"login_required"}, "error_description": {notice}},
+		"Sec-Fetch-Site", "cross-site", "Origin", "https://evil.example")
+	assert.Equal(t, http.StatusBadRequest, r.status)
+	assert.Equal(t, "lti-refused", r.class())
+	detail := r.text("#error-detail")
+	assert.Contains(t, detail, `the LMS answered with the error code "login_required"; the LMS's own description: "SECURITY NOTICE`, detail)
+	assert.Contains(t, detail, `bytes)`, "bounded, with its length")
+	assert.Less(t, len(r.body), 8*1024)
+	assert.NotContains(t, r.doc.Find("h1, .lead").Text(), "SECURITY NOTICE", "never in the bridge's own words")
+}

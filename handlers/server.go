@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -264,7 +265,7 @@ func (h *server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		// is boxed into an interface.
 		// A launch adds its account, path and platform calls: one line a
 		// launch.
-		attrs := [9]slog.Attr{slog.String("method", req.Method), slog.String("path", req.URL.Path), slog.Int("status", c.Response().Status),
+		attrs := [9]slog.Attr{slog.String("method", req.Method), slog.String("path", outside.Trim(req.URL.Path, 256)), slog.Int("status", c.Response().Status),
 			slog.Duration("duration", time.Since(start)), slog.String("request_id", requestID(c))}
 		n := 5
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/ssobridge/ssobridge/internal/outside"
 )
 
 // maxKeySetBytes bounds a platform's key set (a few keys are a few KB).
@@ -71,7 +72,7 @@ func (s *keySet) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	if !read {
 		return nil, fmt.Errorf("%w: %v", ErrKeysUnavailable, lastErr)
 	}
-	return nil, fmt.Errorf("%w: the platform's key set holds no RS256 key %q", ErrInvalid, kid)
+	return nil, fmt.Errorf("%w: the platform's key set holds no RS256 key %s", ErrInvalid, outside.Quote(kid))
 }
 
 func (s *keySet) lookup(kid string) (*rsa.PublicKey, bool) {

@@ -24,6 +24,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/ssobridge/ssobridge/internal/loopback"
+	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -184,10 +185,10 @@ func (t *Tool) Login(base string, q url.Values) (string, Flow, error) {
 	}
 	p := t.cfg.Platforms[i]
 	if d := q.Get("lti_deployment_id"); d != "" && !slices.Contains(p.DeploymentIDs, d) {
-		return "", Flow{}, fmt.Errorf("%w: deployment %q of %s", ErrUnknownPlatform, d, p.Name)
+		return "", Flow{}, fmt.Errorf("%w: deployment %s of %s", ErrUnknownPlatform, outside.Quote(d), p.Name)
 	}
 	if !OnBridge(base, target) {
-		return "", Flow{}, fmt.Errorf("%w: target_link_uri %q is not on this bridge (%s)", ErrBadRequest, target, base)
+		return "", Flow{}, fmt.Errorf("%w: target_link_uri %s is not on this bridge (%s)", ErrBadRequest, outside.Quote(target), base)
 	}
 	f := Flow{State: randid.Token(24), Nonce: randid.Token(24), Issuer: p.Issuer, ClientID: p.ClientID, Expires: t.cfg.Now().Add(FlowTTL)}
 	u, err := url.Parse(p.AuthURL)
@@ -220,15 +221,15 @@ func (t *Tool) platform(iss, clientID string) (int, error) {
 			continue
 		}
 		if found >= 0 {
-			return -1, fmt.Errorf("%w: issuer %q is registered more than once; the login must name its client_id", ErrUnknownPlatform, iss)
+			return -1, fmt.Errorf("%w: issuer %s is registered more than once; the login must name its client_id", ErrUnknownPlatform, outside.Quote(iss))
 		}
 		found = i
 	}
 	if found < 0 {
 		if clientID != "" {
-			return -1, fmt.Errorf("%w: issuer %q with client_id %q", ErrUnknownPlatform, iss, clientID)
+			return -1, fmt.Errorf("%w: issuer %s with client_id %s", ErrUnknownPlatform, outside.Quote(iss), outside.Quote(clientID))
 		}
-		return -1, fmt.Errorf("%w: issuer %q", ErrUnknownPlatform, iss)
+		return -1, fmt.Errorf("%w: issuer %s", ErrUnknownPlatform, outside.Quote(iss))
 	}
 	return found, nil
 }
@@ -317,6 +318,18 @@ func exactHost(h string) bool {
 	return true
 }
 
+// platformError is the LMS's answer to the login with an OIDC error
+// (login_required: the user's LMS session ended). The bridge says what it
+// knows in its own words; the LMS's code and description are shown only
+// quoted, bounded and labelled as the LMS's, never as the bridge's text.
+func platformError(code, description string) error {
+	err := fmt.Errorf("%w: the LMS answered with the error code %s", ErrBadRequest, outside.Quote(code))
+	if description != "" {
+		err = fmt.Errorf("%w; the LMS's own description: %s", err, outside.Quote(description))
+	}
+	return err
+}
+
 // launchClaims are the id_token's claims beyond the registered ones.
 type launchClaims struct {
 	Nonce         string   `json:"nonce"`
@@ -347,7 +360,7 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 	if e := form.Get("error"); e != "" {
 		// The platform answered the login with an OIDC error (login_required,
 		// say: the user's LMS session ended).
-		return Identity{}, fmt.Errorf("%w: the platform answered %q: %s", ErrBadRequest, truncate(e, 64), truncate(form.Get("error_description"), 200))
+		return Identity{}, platformError(e, form.Get("error_description"))
 	}
 	raw, state := form.Get("id_token"), form.Get("state")
 	if raw == "" || state == "" {
@@ -383,16 +396,16 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 	var std jwt.Claims
 	var c launchClaims
 	if err := tok.Claims(key, &std, &c); err != nil {
-		return Identity{Platform: p}, fmt.Errorf("%w: the signature does not verify against %s's key %q: %v", ErrInvalid, p.Name, tok.Headers[0].KeyID, err)
+		return Identity{Platform: p}, fmt.Errorf("%w: the signature does not verify against %s's key %s: %v", ErrInvalid, p.Name, outside.Quote(tok.Headers[0].KeyID), err)
 	}
 	if err := checkClaims(std, c, p, flow, now, t.cfg.Skew); err != nil {
 		return Identity{Platform: p}, err
 	}
 	if !slices.Contains(p.DeploymentIDs, c.DeploymentID) {
-		return Identity{Platform: p}, fmt.Errorf("%w: deployment %q of %s", ErrUnknownPlatform, c.DeploymentID, p.Name)
+		return Identity{Platform: p}, fmt.Errorf("%w: deployment %s of %s", ErrUnknownPlatform, outside.Quote(c.DeploymentID), p.Name)
 	}
 	if !OnBridge(base, c.TargetLinkURI) {
-		return Identity{Platform: p}, fmt.Errorf("%w: target_link_uri %q is not on this bridge", ErrInvalid, c.TargetLinkURI)
+		return Identity{Platform: p}, fmt.Errorf("%w: target_link_uri %s is not on this bridge", ErrInvalid, outside.Quote(c.TargetLinkURI))
 	}
 	// Spent last: a refused token leaves the nonce unspent, but its flow is
 	// gone from the browser, so it cannot be posted again through it.
@@ -417,13 +430,13 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 // verified token.
 func checkClaims(std jwt.Claims, c launchClaims, p Platform, flow Flow, now time.Time, skew time.Duration) error {
 	if std.Issuer != p.Issuer {
-		return fmt.Errorf("%w: issuer %q, not %s's %q", ErrInvalid, std.Issuer, p.Name, p.Issuer)
+		return fmt.Errorf("%w: issuer %s, not %s's %q", ErrInvalid, outside.Quote(std.Issuer), p.Name, p.Issuer)
 	}
 	if !std.Audience.Contains(p.ClientID) {
-		return fmt.Errorf("%w: the audience %q does not hold the client id %q", ErrInvalid, []string(std.Audience), p.ClientID)
+		return fmt.Errorf("%w: the audience %s does not hold the client id %q", ErrInvalid, outside.Quote(strings.Join(std.Audience, " ")), p.ClientID)
 	}
 	if (len(std.Audience) > 1 || c.AZP != "") && c.AZP != p.ClientID {
-		return fmt.Errorf("%w: azp %q is not the client id %q", ErrInvalid, c.AZP, p.ClientID)
+		return fmt.Errorf("%w: azp %s is not the client id %q", ErrInvalid, outside.Quote(c.AZP), p.ClientID)
 	}
 	if std.Expiry == nil || std.IssuedAt == nil {
 		return fmt.Errorf("%w: exp and iat are required", ErrInvalid)
@@ -437,9 +450,9 @@ func checkClaims(std jwt.Claims, c launchClaims, p Platform, flow Flow, now time
 	}
 	switch {
 	case c.MessageType != messageResourceLink:
-		return fmt.Errorf("%w: message_type %q, not %s", ErrInvalid, c.MessageType, messageResourceLink)
+		return fmt.Errorf("%w: message_type %s, not %s", ErrInvalid, outside.Quote(c.MessageType), messageResourceLink)
 	case c.Version != version13:
-		return fmt.Errorf("%w: version %q, not %s", ErrInvalid, c.Version, version13)
+		return fmt.Errorf("%w: version %s, not %s", ErrInvalid, outside.Quote(c.Version), version13)
 	case std.Subject == "":
 		return fmt.Errorf("%w: no sub (an anonymous launch cannot open an editor)", ErrInvalid)
 	case c.ResourceLink.ID == "":
@@ -473,11 +486,4 @@ func holdsAny(roles, want []string) bool {
 		}
 	}
 	return false
-}
-
-func truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }

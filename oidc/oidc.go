@@ -20,6 +20,7 @@ import (
 
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"github.com/ssobridge/ssobridge/internal/groupname"
+	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"golang.org/x/oauth2"
 )
@@ -270,7 +271,7 @@ func (p *Provider) Finish(ctx context.Context, f Flow, q url.Values) (Identity, 
 		return Identity{}, ErrExpired
 	case q.Get("error") != "":
 		// The IdP's words are for the log, not for a decision.
-		return Identity{}, fmt.Errorf("%w: %s: %s", ErrDenied, q.Get("error"), q.Get("error_description"))
+		return Identity{}, fmt.Errorf("%w: the identity provider answered with the error code %s; its own description: %s", ErrDenied, outside.Quote(q.Get("error")), outside.Quote(q.Get("error_description")))
 	case q.Get("code") == "":
 		return Identity{}, fmt.Errorf("%w: no code in the answer", ErrDenied)
 	}
