@@ -73,12 +73,11 @@ func TestLTILaunchOpensTheEditor(t *testing.T) {
 	assert.Equal(t, plat.AuthURL(), to.Scheme+"://"+to.Host+to.Path)
 	assert.Equal(t, f.srv.URL+"/lti/launch", to.Query().Get("redirect_uri"))
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
-	assert.NotEmpty(t, c.cookie(lti.FlowCookie), "the login is kept in this browser")
+	assert.NotEmpty(t, c.cookie(lti.FlowCookie), "the login is bound to this browser's key")
 
 	r = c.post("/lti/launch", plat.Answer(t, to.String()), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
 	assert.True(t, strings.HasPrefix(r.header.Get("Location"), "/arrive?grant="), "the cross-site post goes on where the session cookie is sent")
-	assert.Empty(t, c.cookie(lti.FlowCookie), "the login is used up")
 	assert.Equal(t, http.StatusBadRequest, f.client().get(r.header.Get("Location")).status, "another browser (without the arrival's cookie) is not signed in by the link")
 	r = c.hop(r)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -380,4 +379,30 @@ func TestLTIErrorTextIsNeverTheBridgesOwn(t *testing.T) {
 	assert.Contains(t, detail, `bytes)`, "bounded, with its length")
 	assert.Less(t, len(r.body), 8*1024)
 	assert.NotContains(t, r.doc.Find("h1, .lead").Text(), "SECURITY NOTICE", "never in the bridge's own words")
+}
+
+// Another site can make a browser start LTI logins at will (every login
+// arrives cross-site): ten of them between a person's login and its
+// launch leave the person's login intact, and none of them can be
+// finished by another browser.
+func TestLTIHostileLoginsDoNotPushOutThePersons(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	c := f.client()
+	r := lmsLogin(c, plat, "learner")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	own := r.header.Get("Location")
+	var hostile []string
+	for range 10 {
+		h := lmsLogin(c, plat, "instructor") // another site's auto-submitted form
+		require.Equal(t, http.StatusSeeOther, h.status)
+		hostile = append(hostile, h.header.Get("Location"))
+	}
+	r = c.hop(c.post("/lti/launch", plat.Answer(t, own), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL))
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	assert.Equal(t, "https://platform.example/api/5/login-token/login/TOKEN-pupil@school.example", r.header.Get("Location"), "the person's login survived")
+
+	other := f.client()
+	r = other.post("/lti/launch", plat.Answer(t, hostile[0]), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	assert.Equal(t, http.StatusBadRequest, r.status, "a login is finished only in the browser that started it")
+	assert.Equal(t, "lti-stale", r.class())
 }

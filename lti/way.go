@@ -2,6 +2,8 @@ package lti
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -38,8 +41,8 @@ type LMS interface {
 // value is the proof.
 const (
 	ContinuePath = "/lti/continue"
-	// FlowCookie keeps the logins of a browser (partitioned: inside the
-	// LMS's frame too).
+	// FlowCookie holds this browser's key, to which each login's state is
+	// bound (partitioned: inside the LMS's frame too).
 	FlowCookie = "ssobridge_lti"
 )
 
@@ -60,8 +63,17 @@ type Way struct {
 	// (0: an hour), and while one is unreadable (0: 15 s).
 	RefreshEvery, RetryEvery time.Duration
 
-	k     wayin.Kit
-	flows *wayin.Jar[Flow]
+	k      wayin.Kit
+	sealer wayin.Sealer
+}
+
+// heldFlow is a login's flow as its state carries it, sealed: the state
+// the platform echoes back is the whole flow, bound to the browser that
+// started it. No list of pending logins is kept that another site's
+// logins could push the person's out of.
+type heldFlow struct {
+	Flow    Flow   `json:"f"`
+	Browser string `json:"b"` // the SHA-256 of the browser's key (FlowCookie)
 }
 
 // Name is its key on /readyz.
@@ -86,7 +98,7 @@ func (w *Way) Button(string) (string, string) { return "", "" }
 // Mount adds its routes.
 func (w *Way) Mount(r wayin.Router, k wayin.Kit) {
 	w.k = k
-	w.flows = wayin.NewJar(k, "lti flow", FlowCookie, FlowTTL, func(f Flow) time.Time { return f.Expires }, true)
+	w.sealer = k.Sealer("lti flow")
 	r.GET(LoginPath, w.login)
 	r.POST(LoginPath, w.login)
 	r.POST(LaunchPath, w.launch)
@@ -148,11 +160,76 @@ func (w *Way) login(c echo.Context) error {
 	if err != nil {
 		return w.refused(c, err, w.platformName(q.Get("iss")))
 	}
-	if err := w.flows.Add(c, flow); err != nil {
+	flow.State = "" // the sealed flow is the state
+	state, err := w.sealer.SealJSON("state", heldFlow{Flow: flow, Browser: w.browser(c)})
+	if err != nil {
 		return err
 	}
+	to, err := url.Parse(u)
+	if err != nil {
+		return err
+	}
+	aq := to.Query()
+	aq.Set("state", state)
+	to.RawQuery = aq.Encode()
 	wayin.NoStore(c)
-	return c.Redirect(http.StatusSeeOther, u)
+	return c.Redirect(http.StatusSeeOther, to.String())
+}
+
+// browser is the SHA-256 of this browser's key, made and kept in
+// FlowCookie on its first login. Another site can make the browser log in
+// as often as it likes: the key stays, and so does every login the person
+// started.
+func (w *Way) browser(c echo.Context) string {
+	key := ""
+	if ck, err := c.Cookie(w.cookieName()); err == nil && len(ck.Value) >= 22 && len(ck.Value) <= 64 {
+		key = ck.Value
+	} else {
+		key = randid.Token(16)
+		c.SetCookie(w.cookie(key))
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// cookieName is FlowCookie's name (__Host- on https).
+func (w *Way) cookieName() string {
+	if w.k.Secure() {
+		return "__Host-" + FlowCookie
+	}
+	return FlowCookie
+}
+
+// cookie: the launch is a cross-site POST, which carries a cookie only
+// with SameSite=None (and so Secure), partitioned to survive inside the
+// LMS's frame; over plain http (development, on loopback) Lax.
+func (w *Way) cookie(key string) *http.Cookie {
+	ss := http.SameSiteLaxMode
+	if w.k.Secure() {
+		ss = http.SameSiteNoneMode
+	}
+	return &http.Cookie{Name: w.cookieName(), Value: key, Path: "/", MaxAge: int(keyCookieAge / time.Second), HttpOnly: true,
+		Secure: w.k.Secure(), SameSite: ss, Partitioned: w.k.Secure()}
+}
+
+// keyCookieAge is how long a browser keeps its key between launches.
+const keyCookieAge = 30 * 24 * time.Hour
+
+// pending is the flow the posted state carries when it was started in
+// this browser (none otherwise: the launch is refused as not this
+// browser's).
+func (w *Way) pending(c echo.Context, state string) []Flow {
+	var h heldFlow
+	ck, err := c.Cookie(w.cookieName())
+	if err != nil || w.sealer.OpenJSON("state", state, &h) != nil {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(ck.Value))
+	if h.Browser != hex.EncodeToString(sum[:]) {
+		return nil
+	}
+	h.Flow.State = state
+	return []Flow{h.Flow}
 }
 
 // launch is POST /lti/launch: the id_token the platform's page posts,
@@ -161,14 +238,11 @@ func (w *Way) login(c echo.Context) error {
 // window of its own, through a button in a new tab when the LMS frames
 // the tool.
 func (w *Way) launch(c echo.Context) error {
-	pending, form, err := w.flows.TakePosted(c, "state", func(f Flow) string { return f.State })
-	if errors.Is(err, wayin.ErrForm) {
-		return w.refused(c, fmt.Errorf("%w: %w", ErrBadRequest, err), "")
+	if err := c.Request().ParseForm(); err != nil {
+		return w.refused(c, fmt.Errorf("%w: the form could not be read", ErrBadRequest), "")
 	}
-	if err != nil {
-		return err
-	}
-	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), pending, form)
+	form := c.Request().PostForm // never the query string
+	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), w.pending(c, form.Get("state")), form)
 	if err != nil {
 		return w.refused(c, err, id.Platform.Name)
 	}
