@@ -41,10 +41,13 @@ type App struct {
 	logger *slog.Logger
 	// flushLog writes the log lines gathered so far (logbuf.Buffer).
 	flushLog func()
-	store    store.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
-	guard    *sqlstore.Guard
-	budget   *pacing.Budget // the platform's rate limit, shared by the instances
-	line     *waitline.Line // users waiting for the platform's pace
+	// futureEventsSeen: retention logged audit events stamped in the
+	// future (once a process).
+	futureEventsSeen atomic.Bool
+	store            store.Store // the configured backend behind the guard, and the cache when store.cache_ttl > 0
+	guard            *sqlstore.Guard
+	budget           *pacing.Budget // the platform's rate limit, shared by the instances
+	line             *waitline.Line // users waiting for the platform's pace
 	// rateLimited counts the platform's 429s (the provisioning job shows
 	// those met while it ran).
 	rateLimited atomic.Int64

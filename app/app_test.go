@@ -366,27 +366,51 @@ func TestPruneDropsExpiredTickets(t *testing.T) {
 	assert.NoError(t, err)
 }
 
-// Retention deletes batch after batch until a batch comes back short; a
-// failed batch ends the pass with what was deleted so far.
+// Retention deletes batch after batch, each going on where the last
+// stopped, until the young events at the log's end (youngStretch of them
+// in a row); a failed batch ends the pass with what was deleted so far.
 func TestPruneInBatches(t *testing.T) {
-	left := int64(2*pruneBatch + 1234)
+	// The log as ids run: old, a chunk of young rows (a clock that ran
+	// ahead), old again, then the young tail.
+	const young, old = false, true
+	var rows []bool
+	for _, run := range []struct {
+		n   int
+		old bool
+	}{{2*pruneBatch + 1234, old}, {pruneBatch + 10, young}, {3 * pruneBatch, old}, {youngStretch + 3*pruneBatch, young}} {
+		for range run.n {
+			rows = append(rows, run.old)
+		}
+	}
 	var calls []int
 	var afters []int64
 	n, err := pruneInBatches(t.Context(), 25*time.Millisecond, func(_ context.Context, after int64, limit int) (int64, int64, error) {
 		calls, afters = append(calls, limit), append(afters, after)
-		d := min(left, int64(limit))
-		left -= d
-		return d, after + d, nil
+		end := min(int(after)+limit, len(rows))
+		var d int64
+		for _, o := range rows[after:end] {
+			if o {
+				d++
+			}
+		}
+		if end == len(rows) {
+			return d, 0, nil
+		}
+		return d, int64(end), nil
 	})
 	require.NoError(t, err)
-	assert.Equal(t, int64(2*pruneBatch+1234), n)
-	assert.Equal(t, []int{pruneBatch, pruneBatch, pruneBatch}, calls, "bounded statements, until one comes back short")
-	assert.Equal(t, []int64{0, pruneBatch, 2 * pruneBatch}, afters, "each goes on where the last stopped")
+	assert.Equal(t, int64(5*pruneBatch+1234), n, "every old row, the ones after the young chunk too")
+	for _, c := range calls {
+		assert.LessOrEqual(t, c, pruneBatch, "bounded statements")
+	}
+	assert.Equal(t, int64(0), afters[0])
+	assert.Less(t, int(afters[len(afters)-1]), len(rows)-pruneBatch, "it stopped in the young tail, not at its end")
 
 	boom := errors.New("store away")
+	first := true
 	n, err = pruneInBatches(t.Context(), 25*time.Millisecond, func(context.Context, int64, int) (int64, int64, error) {
-		if len(calls) == 3 {
-			calls = append(calls, 0)
+		if first {
+			first = false
 			return pruneBatch, pruneBatch, nil
 		}
 		return 0, 0, boom
@@ -455,4 +479,39 @@ func TestNextBatch(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, nextBatch(tc.limit, tc.took, hold), "%d rows in %s", tc.limit, tc.took)
 	}
+}
+
+// A few fresh rows (and one stamped in the future) before millions of
+// old ones no longer stop retention: a pass deletes every expired event
+// whatever the order of ids, logs the future one once, and keeps the
+// young ones.
+func TestRetentionIsNotStoppedByYoungRowsBeforeOldOnes(t *testing.T) {
+	var logs syncbuf.Buffer
+	a, err := New(context.Background(), testConfig(t, "audit:\n  retention: 24h\n"), Options{LogOutput: &logs})
+	require.NoError(t, err)
+	defer a.Close()
+	ctx := context.Background()
+	now := time.Now()
+	old, fresh, future := now.Add(-48*time.Hour), now.Add(-time.Hour), now.Add(30*24*time.Hour)
+	var evs []store.Event
+	stamp := func(n int, at time.Time) {
+		for range n {
+			evs = append(evs, store.Event{Kind: store.KindLogin, Outcome: "ok", At: at})
+		}
+	}
+	stamp(pruneBatch, old)
+	stamp(3, fresh)
+	stamp(1, future)
+	stamp(3*pruneBatch+7, old)
+	stamp(100, fresh) // the log's young tail
+	for _, e := range evs {
+		require.NoError(t, a.Store().Record(ctx, e))
+	}
+	a.prunePass(ctx, now)
+	_, total, err := a.Store().ListEvents(ctx, store.AuditFilter{Limit: 1})
+	require.NoError(t, err)
+	assert.Equal(t, 3+1+100, total, "every old event went; the young and the future one stay")
+	a.prunePass(ctx, now)
+	a.flushLog()
+	assert.Equal(t, 1, strings.Count(logs.String(), "audit events stamped in the future"), "logged once")
 }

@@ -184,7 +184,11 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 	if r := a.cfg.Audit.Retention; r > 0 {
 		start := time.Now()
 		n, err := pruneInBatches(ctx, pruneHoldFor(a.cfg.Store.Driver), func(ctx context.Context, after int64, limit int) (int64, int64, error) {
-			return a.store.PruneEvents(ctx, now.Add(-r), after, limit)
+			n, next, err := a.store.PruneEvents(ctx, now.Add(-r), after, limit)
+			if err == nil && n < int64(limit) && !a.futureEventsSeen.Load() {
+				a.noteFutureEvents(ctx, after, next, now)
+			}
+			return n, next, err
 		})
 		if failed("audit", err) {
 			return
@@ -211,6 +215,23 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 	}
 }
 
+// futureSkew is how far ahead of this process's clock an event's time
+// may be before retention calls it stamped in the future.
+const futureSkew = time.Hour
+
+// noteFutureEvents logs, once a process, events of a chunk retention could
+// not delete whole that are stamped in the future (a clock that ran
+// ahead, an imported log): they no longer stop the pass, but whoever
+// reads the log should know why they outlive the retention.
+func (a *App) noteFutureEvents(ctx context.Context, after, upTo int64, now time.Time) {
+	n, first, err := a.store.EventsStampedAfter(ctx, after, upTo, now.Add(futureSkew))
+	if err != nil || n == 0 || !a.futureEventsSeen.CompareAndSwap(false, true) {
+		return
+	}
+	a.logger.Warn("audit events stamped in the future: a clock ran ahead when they were written; they stay until their time passes the retention, and no longer stop its pass",
+		"count_in_chunk", n, "first_id", first)
+}
+
 // Retention deletes in bounded batches: one statement never holds
 // SQLite's writer or a PostgreSQL lock for long, nor outlives the store's
 // deadline (a single DELETE of millions of rows rolled back every time on
@@ -219,7 +240,11 @@ func (a *App) prunePass(ctx context.Context, now time.Time) {
 // (pruneHoldFor) whatever the database and its load, and a pause at least
 // as long as the statement lets users' writes in between.
 const (
-	pruneBatch    = 5000 // the most rows a statement deletes
+	pruneBatch = 5000 // the most rows a statement deletes
+	// youngStretch is how many events in a row, all too young to go, end
+	// a pass over the audit log: the recent days at its end (a pass reads
+	// that many more rows than it deletes, about ten statements).
+	youngStretch  = 50000
 	pruneMinBatch = 250
 	pruneGap      = 10 * time.Millisecond // the least pause between statements
 )
@@ -240,20 +265,29 @@ func pruneHoldFor(driver string) time.Duration {
 // pruneWalk walks a table with prune (from the zero key, each call going
 // on after where the last stopped) until the walk reaches the end, ctx
 // ends or a chunk fails, and returns the rows deleted in all. With
-// untilShort it also stops at the first chunk prune could not delete
-// whole (the audit log: the events after it are younger). size gives the
+// untilYoung above 0 it also stops once that many rows in a row were all
+// too young to go (the audit log's tail: its ids follow time). A few
+// young rows before old ones (a clock set wrong once, rows of an
+// instance whose clock ran ahead, a restored log) do not stop it: the
+// walk once stopped at the first chunk it could not delete whole, and a
+// single such row kept millions of expired rows for good. size gives the
 // next chunk's rows from the last one's and how long it took.
 func pruneWalk[K comparable](ctx context.Context, prune func(ctx context.Context, after K, limit int) (n int64, next K, err error),
-	untilShort bool, size func(limit int, took time.Duration) int) (int64, error) {
+	untilYoung int, size func(limit int, took time.Duration) int) (int64, error) {
 	var total int64
 	var after, end K
-	limit := pruneBatch
+	limit, young := pruneBatch, 0
 	for {
 		start := time.Now()
 		n, next, err := prune(ctx, after, limit)
 		took := time.Since(start)
 		total += n
-		if err != nil || next == end || (untilShort && n < int64(limit)) {
+		if n > 0 {
+			young = 0
+		} else {
+			young += limit
+		}
+		if err != nil || next == end || (untilYoung > 0 && young >= untilYoung) {
 			return total, err
 		}
 		after, limit = next, size(limit, took)
@@ -268,7 +302,7 @@ func pruneWalk[K comparable](ctx context.Context, prune func(ctx context.Context
 // pruneInBatches walks the audit log (pruneWalk), each chunk sized by
 // how long the last took against hold (nextBatch).
 func pruneInBatches(ctx context.Context, hold time.Duration, prune func(ctx context.Context, after int64, limit int) (n, next int64, err error)) (int64, error) {
-	return pruneWalk(ctx, prune, true, func(limit int, took time.Duration) int { return nextBatch(limit, took, hold) })
+	return pruneWalk(ctx, prune, youngStretch, func(limit int, took time.Duration) int { return nextBatch(limit, took, hold) })
 }
 
 // pruneSessions walks every session (pruneWalk), pruneBatch at a time,
@@ -279,7 +313,7 @@ func pruneSessions(ctx context.Context, s interface {
 }, before time.Time) (int64, error) {
 	return pruneWalk(ctx, func(ctx context.Context, after string, limit int) (int64, string, error) {
 		return s.PruneSessions(ctx, before, after, limit)
-	}, false, func(int, time.Duration) int { return pruneBatch })
+	}, 0, func(int, time.Duration) int { return pruneBatch })
 }
 
 // nextBatch is the size of the batch after one of limit rows that took

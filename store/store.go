@@ -433,12 +433,17 @@ type Store interface {
 	// write.
 	RecordLaunch(ctx context.Context, e Event) error
 	ListEvents(ctx context.Context, f AuditFilter) ([]Event, int, error)
+	// EventsStampedAfter counts the events with an id in (after, upTo]
+	// (upTo 0: to the end) stamped after at, and the first one's id: a
+	// pass of retention finds rows stamped in the future (a clock that
+	// ran ahead) in the chunks it could not delete whole.
+	EventsStampedAfter(ctx context.Context, after, upTo int64, at time.Time) (count, first int64, err error)
 	// PruneEvents deletes the events older than before among the next
 	// limit events after the id after, in id order (the order they were
 	// written in), and returns how many it deleted and the id to go on
 	// after (0 once the last events were reached). A pass walks the log by
-	// its primary key from 0 and stops at the first chunk it could not
-	// delete whole: the events after it are younger. (Reading the oldest
+	// its primary key from 0 until a long stretch of events too young to
+	// go: ids follow time, but for a few rows. (Reading the oldest
 	// by time made each statement skip the index entries of every row the
 	// pass had deleted, until a vacuum: PostgreSQL's pass of 6.6 million
 	// rows slowed to 250 rows in 50 ms.)

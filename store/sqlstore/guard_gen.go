@@ -408,6 +408,18 @@ func (g *Guard) ListEvents(ctx context.Context, f store.AuditFilter) (r0 []store
 	return r0, r1, err
 }
 
+// EventsStampedAfter is the store's, bounded (see Guard).
+func (g *Guard) EventsStampedAfter(ctx context.Context, after int64, upTo int64, at time.Time) (r0 int64, r1 int64, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, x1, err := g.inner.EventsStampedAfter(ctx, after, upTo, at)
+		if err == nil {
+			r0, r1 = x0, x1
+		}
+		return err
+	})
+	return r0, r1, err
+}
+
 // PruneEvents is the store's, bounded (see Guard).
 func (g *Guard) PruneEvents(ctx context.Context, before time.Time, after int64, limit int) (r0 int64, r1 int64, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {

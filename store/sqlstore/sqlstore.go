@@ -654,6 +654,17 @@ func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time, after int6
 	return n, next, nil
 }
 
+// EventsStampedAfter counts the events of an id range stamped after at.
+func (s *sqlStore) EventsStampedAfter(ctx context.Context, after, upTo int64, at time.Time) (int64, int64, error) {
+	var n int64
+	var first sql.NullInt64
+	err := s.row(ctx, "SELECT count(*), min(id) FROM audit_log WHERE id > $1 AND ($2 = 0 OR id <= $2) AND at > $3", after, upTo, ms(at)).Scan(&n, &first)
+	if err != nil {
+		return 0, 0, fmt.Errorf("accounts: events stamped after: %w", err)
+	}
+	return n, first.Int64, nil
+}
+
 // PlatformHeartbeat records the caller's heartbeat, forgets callers long
 // gone, and counts those heard within window.
 func (s *sqlStore) PlatformHeartbeat(ctx context.Context, c store.PlatformCaller, now time.Time, window time.Duration) (store.PlatformCallers, error) {

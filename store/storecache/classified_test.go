@@ -44,6 +44,7 @@ var passThrough = map[string]string{
 	"Record":             "the audit log is not cached (RecordLaunch stamps links)",
 	"ListEvents":         "the audit log is not cached",
 	"PruneEvents":        "the audit log is not cached",
+	"EventsStampedAfter": "the audit log is not cached",
 	"AdmitSignIn":        "regulation is shared by every instance: never from memory",
 	"FailSignIn":         "regulation is not cached",
 	"SucceedSignIn":      "regulation is not cached",

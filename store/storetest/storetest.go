@@ -332,6 +332,15 @@ func testPruneInBatches(t *testing.T, s store.Store) {
 	for _, e := range evs {
 		assert.False(t, e.At.Before(cut))
 	}
+	// Rows stamped after a time, in a range of ids: the two left, stamped
+	// 5 and 6 hours after base.
+	n, first, err := s.EventsStampedAfter(ctx, 0, 0, base.Add(5*time.Hour+30*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	assert.Equal(t, evs[0].ID, first, "the newest, 6 hours after base")
+	n, _, err = s.EventsStampedAfter(ctx, 0, evs[1].ID, base)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n, "up to the older of the two")
 
 	a, err := s.CreateAccount(ctx, newAccount("prune@example.com", false))
 	require.NoError(t, err)
