@@ -30,6 +30,7 @@ func FillCmd(ctx context.Context, env cli.Env, args []string) error {
 	fs.IntVar(&f.Sessions, "sessions", 500_000, "sessions of those accounts (0..5000000)")
 	fs.IntVar(&f.Events, "events", 10_000_000, "audit events (0..100000000)")
 	days := fs.Int("days", 89, "the audit events are spread over this many days, up to now (1..3650)")
+	fs.IntVar(&f.FreshFirst, "fresh-first", 0, "of the events, this many among the oldest 1% are stamped now: rows whose time runs ahead of their id (0..10000)")
 	fs.DurationVar(&f.SeenWithin, "seen-within", 30*time.Minute, "the sessions were last seen within this (1m..720h); keep it under session.idle_timeout, or the start's prune removes them")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
@@ -43,6 +44,8 @@ func FillCmd(ctx context.Context, env cli.Env, args []string) error {
 		return cli.UsageError("fill: --sessions must be 0..5000000")
 	case f.Events < 0 || f.Events > 100_000_000:
 		return cli.UsageError("fill: --events must be 0..100000000")
+	case f.FreshFirst < 0 || f.FreshFirst > 10_000:
+		return cli.UsageError("fill: --fresh-first must be 0..10000")
 	case *days < 1 || *days > 3650:
 		return cli.UsageError("fill: --days must be 1..3650")
 	case f.SeenWithin < time.Minute || f.SeenWithin > 720*time.Hour:

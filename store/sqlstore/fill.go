@@ -19,6 +19,10 @@ type Fill struct {
 	Accounts     int           // accounts, each linked to a platform user of its own
 	Sessions     int           // sessions of those accounts, each seen within SeenWithin
 	Events       int           // audit events (launches), spread evenly over Span
+	// FreshFirst of the events, spread over the oldest 1% of ids, are
+	// stamped Now instead: rows whose time runs ahead of their id (a clock
+	// set wrong once, an instance whose clock ran ahead, a restored log).
+	FreshFirst int
 	Span         time.Duration // the events' times end at Now and begin Span earlier
 	SeenWithin   time.Duration // the sessions' last-seen times lie within this of Now
 	Now          time.Time
@@ -80,10 +84,15 @@ func FillStore(ctx context.Context, s store.Store, f Fill) error {
 		return err
 	}
 	span, first := f.Span.Milliseconds(), now-f.Span.Milliseconds()
+	freshEvery := max(1, f.Events/100/max(1, f.FreshFirst)) // FreshFirst of them in the oldest 1%
 	err = fillTable(ctx, q, "audit_log", "at, kind, account_id, email, outcome, platform_calls, latency_ms, detail, request_id", f.Events, f.Progress,
 		func(i int) []any {
 			id := ids[rand.IntN(len(ids))]
-			return []any{first + span*int64(i)/int64(max(1, f.Events)), store.KindLaunch, id, fillEmail(id), "ok", 1, 30 + rand.IntN(40), "", randid.Hex(8)}
+			at := first + span*int64(i)/int64(max(1, f.Events))
+			if f.FreshFirst > 0 && i%freshEvery == 0 && i/freshEvery < f.FreshFirst {
+				at = now
+			}
+			return []any{at, store.KindLaunch, id, fillEmail(id), "ok", 1, 30 + rand.IntN(40), "", randid.Hex(8)}
 		})
 	if err != nil {
 		return err

@@ -326,4 +326,14 @@ func TestFillStore(t *testing.T) {
 	_, err = s.SessionByID(ctx, id)
 	assert.NoError(t, err)
 	assert.Error(t, FillStore(ctx, NewGuard(s, 0, nil, nil), f), "only a store of this package is filled")
+
+	// FreshFirst: that many of the oldest 1% stamped now.
+	g := openSQLite(t, func() time.Time { return now })
+	f.FreshFirst, f.Progress = 7, nil
+	require.NoError(t, FillStore(ctx, g, f))
+	var fresh, maxID, total2 int64
+	require.NoError(t, g.db.QueryRowContext(ctx, "SELECT COUNT(*), MAX(id) FROM audit_log WHERE at = $1", now.UnixMilli()).Scan(&fresh, &maxID))
+	require.NoError(t, g.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM audit_log").Scan(&total2))
+	assert.Equal(t, int64(7), fresh)
+	assert.LessOrEqual(t, maxID, total2/100+1, "among the oldest 1% of ids")
 }
