@@ -16,13 +16,13 @@ import (
 // Fill is what a store that has served a while holds, for benchmarks: it
 // is written by FillStore straight through the SQL layer.
 type Fill struct {
-	Accounts     int           // accounts, each linked to a platform user of its own
-	Sessions     int           // sessions of those accounts, each seen within SeenWithin
-	Events       int           // audit events (launches), spread evenly over Span
+	Accounts int // accounts, each linked to a platform user of its own
+	Sessions int // sessions of those accounts, each seen within SeenWithin
+	Events   int // audit events (launches), spread evenly over Span
 	// FreshFirst of the events, spread over the oldest 1% of ids, are
 	// stamped Now instead: rows whose time runs ahead of their id (a clock
 	// set wrong once, an instance whose clock ran ahead, a restored log).
-	FreshFirst int
+	FreshFirst   int
 	Span         time.Duration // the events' times end at Now and begin Span earlier
 	SeenWithin   time.Duration // the sessions' last-seen times lie within this of Now
 	Now          time.Time
