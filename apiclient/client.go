@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -195,6 +196,43 @@ type callCounterKey struct{}
 // this way.
 func WithCallCounter(ctx context.Context, n *atomic.Int32) context.Context {
 	return context.WithValue(ctx, callCounterKey{}, n)
+}
+
+// Learned is what the lookups of one launch found out, kept across its
+// runs: a launch run in its request that hands over to the line (a call
+// would wait for the platform's pace) goes on there from what it learned,
+// so the hand-over costs no platform call. Safe for concurrent use.
+type Learned struct {
+	mu     sync.Mutex
+	absent map[string]time.Time // an address's key -> when a lookup found no user for it
+}
+
+// learnedFor is how long a lookup that found no user is taken as known:
+// the create that follows it finds a user made meanwhile by its 409.
+const learnedFor = 30 * time.Second
+
+func (l *Learned) noteAbsent(key string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.absent == nil {
+		l.absent = map[string]time.Time{}
+	}
+	l.absent[key] = at
+}
+
+func (l *Learned) knownAbsent(key string, now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.absent[key]
+	return ok && now.Sub(at) < learnedFor
+}
+
+type learnedKey struct{}
+
+// WithLearned returns a context under which EnsureUser notes what its
+// lookups find in l, and takes what l knows instead of looking again.
+func WithLearned(ctx context.Context, l *Learned) context.Context {
+	return context.WithValue(ctx, learnedKey{}, l)
 }
 
 // retryRule says which failures of a call may be retried.

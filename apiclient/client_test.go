@@ -255,10 +255,20 @@ type usersServer struct {
 	mu    sync.Mutex
 	users []map[string]any
 	calls counter
+	// listFault, when set, answers the nth lookup (from 1) with its
+	// status and Retry-After 1 instead (0: the users).
+	listFault func(n int) int
 }
 
 func (s *usersServer) list(w http.ResponseWriter, r *http.Request) {
-	s.calls.inc("list")
+	n := s.calls.inc("list")
+	if s.listFault != nil {
+		if status := s.listFault(n); status != 0 {
+			w.Header().Set("Retry-After", "1")
+			writeErr(w, status, "fault")
+			return
+		}
+	}
 	q := strings.ToLower(r.URL.Query().Get("query"))
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	size, _ := strconv.Atoi(r.URL.Query().Get("size"))
@@ -401,7 +411,7 @@ func (es *ensureServer) count(email string) int {
 }
 
 func TestEnsureUser(t *testing.T) {
-	alice := NewUser{FirstName: "Alice", LastName: "A", Email: "alice@example.com"}
+
 	tests := []struct {
 		name        string
 		prepare     func(es *ensureServer)

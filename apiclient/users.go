@@ -267,10 +267,18 @@ type sharedEnsure struct {
 }
 
 func (c *Client) ensure(ctx context.Context, nu NewUser) (EnsureResult, error) {
-	if u, found, err := c.FindUserByEmail(ctx, nu.Email); err != nil {
-		return EnsureResult{}, err
-	} else if found {
-		return EnsureResult{User: u}, nil
+	learned, _ := ctx.Value(learnedKey{}).(*Learned)
+	key := mailaddr.Key(nu.Email)
+	if learned == nil || !learned.knownAbsent(key, c.opts.Now()) {
+		u, found, err := c.FindUserByEmail(ctx, nu.Email)
+		if err != nil {
+			return EnsureResult{}, err
+		} else if found {
+			return EnsureResult{User: u}, nil
+		}
+		if learned != nil {
+			learned.noteAbsent(key, c.opts.Now())
+		}
 	}
 	const maxCreates = 2
 	var lastErr error

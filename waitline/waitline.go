@@ -160,10 +160,13 @@ type job struct {
 	returnTo string
 	arrived  time.Time
 	calls    atomic.Int32
-	done     chan struct{}
-	cancel   context.CancelFunc // ends the launch (its session ended); set under Line.mu
-	ended    atomic.Bool        // cancelled by End
-	lined    bool               // in the line (else run in its request); set under Line.mu
+	// learned is what its run in the request found out (no platform user
+	// yet): the run in the line takes it instead of asking again.
+	learned apiclient.Learned
+	done    chan struct{}
+	cancel  context.CancelFunc // ends the launch (its session ended); set under Line.mu
+	ended   atomic.Bool        // cancelled by End
+	lined   bool               // in the line (else run in its request); set under Line.mu
 
 	mu       sync.Mutex // taken before Line.mu, never after
 	finished bool
@@ -406,7 +409,7 @@ func (l *Line) background(j *job, acct store.Account, returnTo, requestID string
 // by then); it reports false, having recorded nothing, when a launch run
 // in its request (inline) was told its call would wait.
 func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, requestID string, inline bool) bool {
-	ctx = apiclient.WithCallCounter(ctx, &j.calls)
+	ctx = apiclient.WithLearned(apiclient.WithCallCounter(ctx, &j.calls), &j.learned)
 	res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
 	switch {
 	case inline && errors.Is(err, pacing.ErrWouldWait) && !j.ended.Load():
