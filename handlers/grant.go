@@ -26,16 +26,12 @@ import (
 // offered to), and to the account's session epoch: "sign out everywhere",
 // a new password, disabling and deletion end it as they end sessions.
 type grant struct {
-	ID        string    `json:"i"`
-	AccountID int64     `json:"a"`
-	Epoch     int64     `json:"p"`
-	How       string    `json:"h"`           // how the sign-in is recorded ("LTI: Canvas")
-	Via       string    `json:"v"`           // who asks, for the switch page ("Canvas", "your organisation's sign-in")
-	Next      string    `json:"n,omitempty"` // where the browser goes after the sign-in (a local path), unless Launch
-	Launch    bool      `json:"l,omitempty"` // the editor opens (at ReturnTo)
-	ReturnTo  string    `json:"r,omitempty"`
-	Browser   string    `json:"b"`
-	Expires   time.Time `json:"e"`
+	wayin.Landing           // how it is recorded, who asks, where it goes on
+	ID            string    `json:"i"`
+	AccountID     int64     `json:"a"`
+	Epoch         int64     `json:"p"`
+	Browser       string    `json:"b"`
+	Expires       time.Time `json:"e"`
 }
 
 const (

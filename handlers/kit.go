@@ -23,12 +23,11 @@ type kit struct{ h *server }
 func (k kit) Admit(c echo.Context, a signin.Arrival) (store.Account, error) { return k.h.admit(c, a) }
 
 func (k kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error {
-	return k.h.arrived(c, acct, grantOf(l))
+	return k.h.arrived(c, acct, grant{Landing: l})
 }
 
 func (k kit) Hold(c echo.Context, acct store.Account, l wayin.Landing) (string, error) {
-	g := grantOf(l)
-	g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
+	g := grant{Landing: l, AccountID: acct.ID, Epoch: acct.SessionEpoch}
 	return k.h.sealGrant(c, g, "") // held for a new tab: no session of this site's to bind it to
 }
 
@@ -101,8 +100,3 @@ func (k kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
 
 // maxReason bounds a refusal's reason in the log line and on the page.
 const maxReason = 1024
-
-// grantOf is the grant of a way in's landing.
-func grantOf(l wayin.Landing) grant {
-	return grant{How: l.How, Via: l.Via, Next: l.Next, Launch: l.Launch, ReturnTo: l.ReturnTo}
-}
