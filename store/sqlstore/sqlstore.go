@@ -658,7 +658,14 @@ func (s *sqlStore) PruneEvents(ctx context.Context, before time.Time, after int6
 func (s *sqlStore) EventsStampedAfter(ctx context.Context, after, upTo int64, at time.Time) (int64, int64, error) {
 	var n int64
 	var first sql.NullInt64
-	err := s.row(ctx, "SELECT count(*), min(id) FROM audit_log WHERE id > $1 AND ($2 = 0 OR id <= $2) AND at > $3", after, upTo, ms(at)).Scan(&n, &first)
+	// Two statements, not "($2 = 0 OR id <= $2)": the planner reads a
+	// bounded range only when the bound is one.
+	var err error
+	if upTo == 0 {
+		err = s.row(ctx, "SELECT count(*), min(id) FROM audit_log WHERE id > $1 AND at > $2", after, ms(at)).Scan(&n, &first)
+	} else {
+		err = s.row(ctx, "SELECT count(*), min(id) FROM audit_log WHERE id > $1 AND id <= $2 AND at > $3", after, upTo, ms(at)).Scan(&n, &first)
+	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("accounts: events stamped after: %w", err)
 	}
