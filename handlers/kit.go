@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/a-h/templ"
@@ -78,8 +77,6 @@ func (k kit) UseOnce(ctx context.Context, kind, id string, until time.Time) erro
 }
 
 func (k kit) Now() time.Time { return k.h.Now() }
-
-func (k kit) Logger() *slog.Logger { return k.h.Logger }
 
 func (k kit) SignedIn(c echo.Context) (store.Account, bool) {
 	in, err := k.h.sessions.current(c.Request().Context(), c.Request(), c.Response())

@@ -63,7 +63,7 @@ func (j *Jar[F]) read(c echo.Context) []pending[F] {
 
 // Add keeps f among the browser's pending flows.
 func (j *Jar[F]) Add(c echo.Context, f F) error {
-	return j.write(c, append(j.read(c), pending[F]{Flow: f, Own: OwnRequest(c.Request())}))
+	return j.write(c, append(j.read(c), pending[F]{Flow: f, Own: ownRequest(c.Request())}))
 }
 
 // Take returns every pending flow of this browser (the answer is checked

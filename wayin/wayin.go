@@ -107,7 +107,6 @@ type Kit interface {
 	// the second time).
 	UseOnce(ctx context.Context, kind, id string, until time.Time) error
 	Now() time.Time
-	Logger() *slog.Logger
 	// SignedIn is the account signed in in this browser, if any.
 	SignedIn(c echo.Context) (store.Account, bool)
 	// SignIn starts a session for acct (handoff: begun by the portal's
@@ -145,9 +144,9 @@ type Sealer interface {
 	OpenJSON(name, value string, v any) error
 }
 
-// OwnRequest reports whether the request comes from the bridge's own
+// ownRequest reports whether the request comes from the bridge's own
 // pages (or is typed or bookmarked), not from another site.
-func OwnRequest(r *http.Request) bool {
+func ownRequest(r *http.Request) bool {
 	switch r.Header.Get("Sec-Fetch-Site") {
 	case "", "same-origin", "none":
 		return true
@@ -161,14 +160,6 @@ func NoStore(c echo.Context) {
 	hd := c.Response().Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Referrer-Policy", "no-referrer")
-}
-
-// Truncate bounds s to n bytes, for logs and the audit.
-func Truncate(s string, n int) string {
-	if len(s) > n {
-		return s[:n]
-	}
-	return s
 }
 
 // WithNext is path carrying where a sign-in continues, when that is not
