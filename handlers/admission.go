@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -19,7 +18,6 @@ import (
 type admissionError struct {
 	err error
 	src signin.Source
-	lms string // the LMS's name, for an LTI launch's page
 }
 
 func (e admissionError) Error() string { return e.err.Error() }
@@ -36,11 +34,7 @@ func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) 
 	h.Logger.Warn("arrival refused", "source", a.Source.Name, "reason", outside.Trim(err.Error(), maxReason), "email", outside.Trim(a.Email, 254), "request_id", requestID(c))
 	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(a.Email, 254), Outcome: "failed", Detail: truncate(a.Source.Name+": "+err.Error(), 300)})
 	h.Metrics.login("failed")
-	e := admissionError{err: err, src: a.Source}
-	if strings.HasPrefix(a.Source.ID, "lti:") {
-		e.lms = strings.TrimPrefix(a.Source.Name, "LTI: ")
-	}
-	return store.Account{}, e
+	return store.Account{}, admissionError{err: err, src: a.Source}
 }
 
 func admissionRefusal(err error) bool {
@@ -57,23 +51,14 @@ func admissionRefusal(err error) bool {
 // account could not be taken (that it has a password or is an admin is
 // not the arriving person's to learn: the log says it).
 func admissionPage(e admissionError, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
-	lti := e.lms != ""
-	info.LMS, info.Public = e.lms, lti
 	switch {
 	case errors.Is(e.err, signin.ErrDisabled):
-		info.Public = false
 		return http.StatusForbidden, views.AccountDisabled, info
 	case errors.Is(e.err, signin.ErrBadAddress):
 		info.Detail = e.err.Error()
-		if lti {
-			return http.StatusBadRequest, views.LTIRefused, info
-		}
 		return http.StatusBadRequest, views.IdPInvalidAnswer, info
 	case errors.Is(e.err, signin.ErrNoAccount):
 		info.Detail = "no account has this address, and " + e.src.Key + ".create_accounts is off"
-		if lti {
-			return http.StatusForbidden, views.LTIDenied, info
-		}
 		return http.StatusForbidden, views.IdPDenied, info
 	case errors.Is(e.err, signin.ErrNotTrusted):
 		info.Detail = "the address is not of a domain in " + e.src.Key + ".email_domains"

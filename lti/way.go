@@ -248,7 +248,7 @@ func (w *Way) launch(c echo.Context) error {
 	}
 	acct, err := w.k.Admit(c, w.arrival(id))
 	if err != nil {
-		return err
+		return admissionPage(err, id.Platform.Name)
 	}
 	l := wayin.Landing{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ReturnTo(id.TargetLinkURI)}
 	if !id.Framed() {
@@ -348,6 +348,21 @@ func page(err error, lms string) *wayin.Refusal {
 		r.Info = views.ErrorInfo{}
 	}
 	return r
+}
+
+// admissionPage gives two of the admission's refusals the LMS's own
+// pages (which name the LMS); the others keep the page every way in
+// shares.
+func admissionPage(err error, lms string) error {
+	switch {
+	case errors.Is(err, signin.ErrNoAccount):
+		return &wayin.Refusal{Err: err, Status: http.StatusForbidden, Page: views.LTIDenied, Class: "arrival_refused",
+			Info: views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true}}
+	case errors.Is(err, signin.ErrBadAddress):
+		return &wayin.Refusal{Err: err, Status: http.StatusBadRequest, Page: views.LTIRefused, Class: "arrival_refused",
+			Info: views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true}}
+	}
+	return err
 }
 
 // jwks is GET /lti/jwks: the tool's public key set.
