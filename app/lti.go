@@ -60,13 +60,14 @@ func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
 // LTIPlatforms are the configured platforms in lti's terms.
 func LTIPlatforms(cfg config.Config) []lti.Platform {
 	var out []lti.Platform
-	for _, p := range cfg.LTI.Platforms {
+	for i, p := range cfg.LTI.Platforms {
 		var origins []string
 		for _, o := range p.FrameOrigins.List() {
 			origins = append(origins, strings.TrimRight(o, "/"))
 		}
 		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
-			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins})
+			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins,
+			Key: fmt.Sprintf("lti.platforms[%d]", i)})
 	}
 	return out
 }

@@ -197,6 +197,7 @@ func TestServeDemoPrintsLoginAndStops(t *testing.T) {
 	assert.Contains(t, errOut.String(), `level=INFO msg="session keys generated for the demo"`, "the demo's own keys are expected")
 	assert.NotContains(t, errOut.String(), "level=WARN", "a fresh demo starts without a warning")
 	assert.Contains(t, errOut.String(), "shutting down")
+	assert.True(t, strings.HasSuffix(out.String(), "ssobridge stopped\n"), "the last line says it stopped: %q", out.String())
 
 	cmd, out2, _ := startCLI(t, nil, "--config", cfg)
 	require.Eventually(t, func() bool { return strings.Contains(out2.String(), "demo login:") }, 30*time.Second, 20*time.Millisecond)

@@ -35,7 +35,7 @@ func ltiSetup(t *testing.T, tweak ...func(*lti.Platform)) (*fixture, *ltiplatfor
 		plat.AddUser(hint, u)
 	}
 	p := lti.Platform{Name: "Springfield LMS", Issuer: plat.Issuer, ClientID: plat.ClientID, DeploymentIDs: []string{plat.DeploymentID},
-		AuthURL: plat.AuthURL(), JWKSURL: plat.JWKSURL(), AdminRoles: []string{"Administrator"}, CreateAccounts: true}
+		AuthURL: plat.AuthURL(), JWKSURL: plat.JWKSURL(), AdminRoles: []string{"Administrator"}, CreateAccounts: true, Key: "lti.platforms[0]"}
 	for _, fn := range tweak {
 		fn(&p)
 	}
@@ -233,7 +233,7 @@ func TestLTIRefusalPages(t *testing.T) {
 			q := plat.LoginForm("learner")
 			q.Set("lti_deployment_id", "deployment-9")
 			return c.get("/lti/login?" + q.Encode())
-		}, 400, "lti-refused", "deployment"},
+		}, 400, "lti-refused", "lti.platforms[0].deployment_ids"},
 		{"a launch with no login in this browser", func(c *client) *response {
 			return c.post("/lti/launch", url.Values{"id_token": {"x.y.z"}, "state": {"forged"}})
 		}, 400, "lti-stale", ""},
@@ -405,4 +405,16 @@ func TestLTIHostileLoginsDoNotPushOutThePersons(t *testing.T) {
 	r = other.post("/lti/launch", plat.Answer(t, hostile[0]), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 	assert.Equal(t, http.StatusBadRequest, r.status, "a login is finished only in the browser that started it")
 	assert.Equal(t, "lti-stale", r.class())
+}
+
+// A refused login from an issuer no platform registers is audited as
+// from an unknown platform (it read "LTI: : lti: …").
+func TestLTIRefusalOfAnUnknownPlatformIsAuditedSo(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	q := plat.LoginForm("learner")
+	q.Set("iss", "https://lms.other.example")
+	require.Equal(t, http.StatusBadRequest, f.client().post("/lti/login", q).status)
+	evs := f.accts.eventsOf(store.KindLogin)
+	require.NotEmpty(t, evs)
+	assert.True(t, strings.HasPrefix(evs[0].Detail, "LTI (unknown platform): "), evs[0].Detail)
 }

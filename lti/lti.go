@@ -110,6 +110,9 @@ type Platform struct {
 	// signed return_url (an LMS's course pages may be on another host
 	// than its authorization endpoint: Canvas, Blackboard, Schoology).
 	FrameOrigins []string
+	// Key is its configuration key (lti.platforms[0]), named where a
+	// refusal asks for a setting; "" in tests.
+	Key string
 }
 
 // Config is the Tool's.
@@ -185,7 +188,7 @@ func (t *Tool) Login(base string, q url.Values) (string, Flow, error) {
 	}
 	p := t.cfg.Platforms[i]
 	if d := q.Get("lti_deployment_id"); d != "" && !slices.Contains(p.DeploymentIDs, d) {
-		return "", Flow{}, fmt.Errorf("%w: deployment %s of %s", ErrUnknownPlatform, outside.Quote(d), p.Name)
+		return "", Flow{}, fmt.Errorf("%w: deployment %s of %s (the deployment ids in %s)", ErrUnknownPlatform, outside.Quote(d), p.Name, p.settingKey("deployment_ids"))
 	}
 	if !OnBridge(base, target) {
 		return "", Flow{}, fmt.Errorf("%w: target_link_uri %s is not on this bridge (%s)", ErrBadRequest, outside.Quote(target), base)
@@ -301,6 +304,14 @@ func Origin(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
+// settingKey is the configuration key of the platform's setting name.
+func (p Platform) settingKey(name string) string {
+	if p.Key == "" {
+		return "lti.platforms[i]." + name
+	}
+	return p.Key + "." + name
+}
+
 // exactHost reports whether h names one host: an IP address, or labels
 // of letters, digits and hyphens.
 func exactHost(h string) bool {
@@ -402,7 +413,7 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 		return Identity{Platform: p}, err
 	}
 	if !slices.Contains(p.DeploymentIDs, c.DeploymentID) {
-		return Identity{Platform: p}, fmt.Errorf("%w: deployment %s of %s", ErrUnknownPlatform, outside.Quote(c.DeploymentID), p.Name)
+		return Identity{Platform: p}, fmt.Errorf("%w: deployment %s of %s (the deployment ids in %s)", ErrUnknownPlatform, outside.Quote(c.DeploymentID), p.Name, p.settingKey("deployment_ids"))
 	}
 	if !OnBridge(base, c.TargetLinkURI) {
 		return Identity{Platform: p}, fmt.Errorf("%w: target_link_uri %s is not on this bridge", ErrInvalid, outside.Quote(c.TargetLinkURI))

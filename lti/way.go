@@ -326,7 +326,11 @@ func (w *Way) platformName(iss string) string {
 // refused records a refused launch (one log line and the audit say why)
 // and answers its page. It never starts a session.
 func (w *Way) refused(c echo.Context, err error, lms string) error {
-	return w.k.Refuse(c, "LTI launch refused", "LTI: "+lms, "", page(err, lms))
+	source := "LTI: " + lms
+	if lms == "" {
+		source = "LTI (unknown platform)"
+	}
+	return w.k.Refuse(c, "LTI launch refused", source, "", page(err, lms))
 }
 
 // page maps a refused launch to its page; an error of no LTI class (the

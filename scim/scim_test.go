@@ -194,7 +194,9 @@ func TestEntraIDSequence(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, a.status, a.raw)
 	_, err = e.st.AccountByID(context.Background(), stored.ID)
 	assert.ErrorIs(t, err, store.ErrNotFound)
-	e.do("GET", "/Users/"+id, "").scimError(t, http.StatusNotFound, "")
+	gone := e.do("GET", "/Users/"+id, "")
+	gone.scimError(t, http.StatusNotFound, "")
+	assert.Contains(t, gone.str("detail"), "/scim/v2/Users/"+id, "the path the IdP called, /scim included")
 }
 
 // TestOktaSequence plays Okta's: filter with paging, create, PUT of the

@@ -217,7 +217,7 @@ func fail(r *http.Request, err error) error {
 	case errors.As(err, &se):
 		return se
 	case errors.Is(err, store.ErrNotFound):
-		return scimerrors.ScimErrorResourceNotFound(r.URL.Path)
+		return scimerrors.ScimErrorResourceNotFound("/scim" + r.URL.Path) // the path the IdP called (mounted under /scim)
 	case errors.Is(err, store.ErrEmailTaken):
 		return scimerrors.ScimError{Status: http.StatusConflict, ScimType: scimerrors.ScimTypeUniqueness,
 			Detail: "Another account has this email address: one address, one account."}
