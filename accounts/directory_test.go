@@ -48,9 +48,8 @@ func TestAdminGroupChangesThatRace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = db.Close() })
+			db := openStore(t)
+			var err error
 			_, err = db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
 			require.NoError(t, err)
 			ada, err := db.CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "h"})
@@ -112,9 +111,8 @@ func (s *cutOff) UpdateGroup(ctx context.Context, id string, u store.GroupUpdate
 // does not run on the request's context.
 func TestAdminGroupRemovalCutOffStillTakesTheRole(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
+	db := openStore(t)
+	var err error
 	_, err = db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
 	require.NoError(t, err)
 	ada, err := db.CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h", ManagedBy: store.ManagedBySCIM})
@@ -141,9 +139,8 @@ func TestAdminGroupRemovalCutOffStillTakesTheRole(t *testing.T) {
 // group keep theirs.
 func TestReconcileBringsRolesInLineWithTheGroup(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
+	db := openStore(t)
+	var err error
 	local, err := db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
 	require.NoError(t, err)
 	member, err := db.CreateAccount(ctx, store.NewAccount{Email: "m@example.com", FirstName: "M", LastName: "M", PasswordHash: "h", ManagedBy: store.ManagedBySCIM})
@@ -171,9 +168,8 @@ func TestReconcileBringsRolesInLineWithTheGroup(t *testing.T) {
 // is empty; a refusal changes nothing.
 func TestTheIdPTakesOverOnlyWhatItMay(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlstore.OpenSQLite(ctx, filepath.Join(t.TempDir(), "ssobridge.db"), nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = db.Close() })
+	db := openStore(t)
+	var err error
 	admin, err := db.CreateAccount(ctx, store.NewAccount{Email: "boss@example.com", FirstName: "Bo", LastName: "Ss", PasswordHash: "h", Admin: true})
 	require.NoError(t, err)
 	plain, err := db.CreateAccount(ctx, store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "L", PasswordHash: "h"})
@@ -200,4 +196,13 @@ func TestTheIdPTakesOverOnlyWhatItMay(t *testing.T) {
 	assert.Equal(t, store.ManagedBySCIM, a.ManagedBy, "taken over")
 	_, err = d.UpdateUser(ctx, a, store.AccountUpdate{FirstName: new("Ada")})
 	require.NoError(t, err, "its own account from now on")
+}
+
+// openStore is a SQLite store of the test's own.
+func openStore(t *testing.T) *sqlstore.SQLite {
+	t.Helper()
+	db, err := sqlstore.OpenSQLite(context.Background(), filepath.Join(t.TempDir(), "ssobridge.db"), nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
 }
