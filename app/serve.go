@@ -99,7 +99,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if serveErr != nil {
 		return serveErr
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	say("ssobridge stopped", "ssobridge stopped") // the last line, as the first said where it listened
+	return nil
 }
 
 // startNote is a log line kept for after the start-up lines.

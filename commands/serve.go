@@ -45,16 +45,7 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 	if gctune.RaiseGCPercent() {
 		a.LogAfterStart("garbage collection set for serving", "gogc", gctune.ServingGCPercent, "note", "set GOGC to choose another")
 	}
-	if err := a.Serve(ctx, ln, env.Stdout); err != nil {
-		return err
-	}
-	// Closed here, not deferred: the store is closed and the log written
-	// before the last line says so.
-	if err := a.Close(); err != nil {
-		return err
-	}
-	fmt.Fprintln(env.Stdout, "ssobridge stopped")
-	return nil
+	return a.Serve(ctx, ln, env.Stdout)
 }
 
 // listen listens on addr; a port in use says how to choose another.
