@@ -57,6 +57,9 @@ func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
 	return k, "generated once, kept in the store", nil
 }
 
+// ltiKey is the configuration key of the platform listed ith.
+func ltiKey(i int) string { return fmt.Sprintf("lti.platforms[%d]", i) }
+
 // LTIPlatforms are the configured platforms in lti's terms.
 func LTIPlatforms(cfg config.Config) []lti.Platform {
 	var out []lti.Platform
@@ -67,7 +70,7 @@ func LTIPlatforms(cfg config.Config) []lti.Platform {
 		}
 		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
 			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins,
-			Key: fmt.Sprintf("lti.platforms[%d]", i)})
+			Key: ltiKey(i)})
 	}
 	return out
 }

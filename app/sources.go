@@ -1,8 +1,6 @@
 package app
 
 import (
-	"fmt"
-
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/signin"
@@ -52,7 +50,7 @@ func LTISources(cfg config.Config) map[string]signin.Source {
 	out := map[string]signin.Source{}
 	for i, p := range cfg.LTI.Platforms {
 		out[lti.SourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name,
-			Key: fmt.Sprintf("lti.platforms[%d]", i), EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts,
+			Key: ltiKey(i), EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts,
 			AdminAuthority: len(p.AdminRoles.List()) > 0}
 	}
 	return out

@@ -31,10 +31,29 @@ func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) 
 	if err == nil || !admissionRefusal(err) {
 		return acct, err
 	}
-	h.Logger.Warn("arrival refused", "source", a.Source.Name, "reason", outside.Trim(err.Error(), maxReason), "email", outside.Trim(a.Email, 254), "request_id", requestID(c))
-	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(a.Email, 254), Outcome: "failed", Detail: truncate(a.Source.Name+": "+err.Error(), 300)})
-	h.Metrics.login("failed")
+	h.recordRefusal(c, "arrival refused", a.Source.Name, a.Email, err)
 	return store.Account{}, admissionError{err: err, src: a.Source}
+}
+
+// recordRefusal records a refused arrival of any way in: one WARN line
+// (msg, the reason, the source, the address), the audit (the detail
+// starting with the source) and the metric. The reason quotes what the
+// outsider sent, bounded where it is quoted (outside.Quote); the whole is
+// bounded here too.
+func (h *server) recordRefusal(c echo.Context, msg, source, email string, err error) {
+	reason := outside.Trim(err.Error(), maxReason)
+	attrs := []any{"reason", reason, "request_id", requestID(c)}
+	if email != "" {
+		attrs = append(attrs, "email", outside.Trim(email, 254))
+	}
+	detail := reason
+	if source != "" {
+		attrs = append(attrs, "source", source)
+		detail = source + ": " + detail
+	}
+	h.Logger.Warn(msg, attrs...)
+	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate(detail, 300)})
+	h.Metrics.login("failed")
 }
 
 func admissionRefusal(err error) bool {

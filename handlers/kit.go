@@ -7,7 +7,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -39,24 +38,7 @@ func (k kit) Resume(c echo.Context, held string) error {
 }
 
 func (k kit) Refuse(c echo.Context, msg, source, email string, r *wayin.Refusal) error {
-	h := k.h
-	// The reason quotes what the outsider sent, bounded where it is
-	// quoted (outside.Quote); the whole is bounded here too.
-	reason := outside.Trim(r.Err.Error(), maxReason)
-	attrs := []any{"reason", reason, "request_id", requestID(c)}
-	if email != "" {
-		attrs = append(attrs, "email", truncate(email, 254))
-	}
-	if source != "" {
-		attrs = append(attrs, "source", source)
-	}
-	h.Logger.Warn(msg, attrs...)
-	detail := reason
-	if source != "" {
-		detail = source + ": " + detail
-	}
-	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate(detail, 300)})
-	h.Metrics.login("failed")
+	k.h.recordRefusal(c, msg, source, email, r.Err)
 	return r
 }
 

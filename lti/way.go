@@ -188,6 +188,11 @@ func (w *Way) browser(c echo.Context) string {
 		key = randid.Token(16)
 		c.SetCookie(w.cookie(key))
 	}
+	return keyHash(key)
+}
+
+// keyHash is what a login's state holds of the browser's key.
+func keyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:])
 }
@@ -224,8 +229,7 @@ func (w *Way) pending(c echo.Context, state string) []Flow {
 	if err != nil || w.sealer.OpenJSON("state", state, &h) != nil {
 		return nil
 	}
-	sum := sha256.Sum256([]byte(ck.Value))
-	if h.Browser != hex.EncodeToString(sum[:]) {
+	if h.Browser != keyHash(ck.Value) {
 		return nil
 	}
 	h.Flow.State = state

@@ -39,9 +39,6 @@ func NewJar[F any](k Kit, purpose, name string, ttl time.Duration, expires func(
 	return &Jar[F]{sealer: k.Sealer(purpose), name: name, secure: k.Secure(), partitioned: partitioned, ttl: ttl, expires: expires, now: k.Now}
 }
 
-// Name is the cookie's name.
-func (j *Jar[F]) Name() string { return j.name }
-
 // pending is a flow with where it started: Own marks one the person
 // started on the bridge's own page (kept first when the jar is full).
 type pending[F any] struct {
