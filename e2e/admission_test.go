@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,10 @@ func TestNoWayInIsAMasterKey(t *testing.T) {
 	yaml := ltiYAML(a, a.JWKSURL()) + second + "scim:\n  enabled: true\n"
 	ta := startTestApp(t, testOptions{listener: ln, yaml: yaml, env: []string{"SSOBRIDGE_SCIM_TOKEN=" + scimToken}})
 	admin := ta.addAccount(t, adminEmail, true)
+	// Both LMSs' key sets are read in the background at start: launch
+	// once they are.
+	require.Eventually(t, func() bool { return strings.Contains(ta.browser(t).get("/readyz").body, `"lti":"ok"`) },
+		10*time.Second, 20*time.Millisecond, "the key sets read")
 
 	t.Run("the second LMS's learner claiming the admin's address", func(t *testing.T) {
 		br := ta.browser(t)
