@@ -28,6 +28,7 @@ import (
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/store/storecache"
@@ -61,6 +62,8 @@ type App struct {
 	stopping atomic.Bool
 	// demoPortal: the embedded demo's sample partner portal is served.
 	demoPortal bool
+	// lms is the embedded demo's sample LMS (nil unless served).
+	lms *samplelms.Running
 	// afterStart: INFO lines Serve logs after its start-up lines.
 	afterStart []startNote
 }
@@ -132,6 +135,13 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.startBudget(o)
 	if err := a.connect(o); err != nil {
 		return nil, err
+	}
+	if sampleLMSOn(cfg) {
+		if cfg, a.lms, err = startSampleLMS(cfg, cfg.PublicURL(cfg.Server.Addr)); err != nil {
+			return nil, err
+		}
+		a.cfg = cfg
+		a.closers = append(a.closers, a.lms.Close)
 	}
 	keys, err := a.sessionKeys()
 	if err != nil {
@@ -420,6 +430,9 @@ func emulatorShapes(s config.Shapes) platformsim.Shapes {
 // the embedded emulator for it, if that is the one configured) and returns
 // the connection and the verdict, as the console's check shows them.
 func CheckPlatform(ctx context.Context, cfg config.Config, logOut io.Writer) (handlers.Connection, handlers.CheckReport, error) {
+	// The check's throwaway emulator takes a free port: a running demo
+	// holds platform.embedded_addr, and the check must work beside it.
+	cfg.Platform.EmbeddedAddr = "127.0.0.1:0"
 	client, sim, closeFn, err := connectPlatform(cfg, newLogger(cfg.Log, logOut), nil, nil)
 	if err != nil {
 		return handlers.Connection{}, handlers.CheckReport{}, err

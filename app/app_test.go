@@ -515,3 +515,33 @@ func TestRetentionIsNotStoppedByYoungRowsBeforeOldOnes(t *testing.T) {
 	a.flushLog()
 	assert.Equal(t, 1, strings.Count(logs.String(), "audit events stamped in the future"), "logged once")
 }
+
+// The embedded demo serves a sample LMS and registers it; serve warns when
+// LTI is on over plain http beyond loopback, and not on loopback.
+func TestSampleLMSAndPlainHTTPWarning(t *testing.T) {
+	var logs syncbuf.Buffer
+	a, err := New(context.Background(), testConfig(t, ""), Options{LogOutput: &logs})
+	require.NoError(t, err)
+	require.NotNil(t, a.lms, "the demo's sample LMS")
+	require.Len(t, a.cfg.LTI.Platforms, 1)
+	assert.Equal(t, SampleLMSName, a.cfg.LTI.Platforms[0].Name)
+	assert.Equal(t, a.lms.AuthURL(), a.cfg.LTI.Platforms[0].AuthURL)
+	resp, err := http.Get(a.cfg.LTI.Platforms[0].JWKSURL)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	a.Close()
+	assert.NotContains(t, logs.String(), "level=WARN")
+
+	var warned syncbuf.Buffer
+	b, err := New(context.Background(), testConfig(t, "server:\n  public_url: http://sso.partner.example\n"), Options{LogOutput: &warned})
+	require.NoError(t, err)
+	b.Close()
+	assert.Contains(t, warned.String(), `level=WARN msg="LTI launches will fail: the bridge is served over plain http at http://sso.partner.example`)
+
+	// A configuration that lists an LMS gets no sample.
+	c, err := New(context.Background(), testConfig(t, "lti:\n  platforms:\n    - {name: Canvas, issuer: \"https://canvas.example\", client_id: \"1\", deployment_ids: [d], auth_url: \"https://canvas.example/auth\", jwks_url: \"https://canvas.example/jwks\"}\n"), Options{LogOutput: io.Discard})
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Nil(t, c.lms)
+}

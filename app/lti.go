@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -57,6 +60,25 @@ func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
 	return k, "generated once, kept in the store", nil
 }
 
+// LTIReach says whether LMSs can launch the bridge as cfg serves it: over
+// https, or on loopback (a trial on this machine, which note says); not
+// over plain http elsewhere, where a launch posted from the LMS's site
+// arrives without the bridge's login cookie (it cannot be SameSite=None
+// without Secure), and note says what to set.
+func LTIReach(cfg config.Config) (ok bool, note string) {
+	base := cfg.PublicURL(cfg.Server.Addr)
+	u, err := url.Parse(base)
+	if err == nil && u.Scheme == "https" {
+		return true, ""
+	}
+	listen, _, _ := net.SplitHostPort(cfg.Server.Addr)
+	if err == nil && loopback.Host(u.Hostname()) && (cfg.Server.PublicURL != "" || loopback.Host(listen)) {
+		return true, "loopback: only browsers on this machine reach " + base + "; an LMS elsewhere needs server.public_url set to the https URL it reaches"
+	}
+	return false, "the bridge is served over plain http at " + base + ": LMSs post launches from their own site, which carries the bridge's login cookie " +
+		"only over https (SameSite=None needs Secure), so every launch would fail; set server.public_url to the https URL the LMS reaches"
+}
+
 // ltiKey is the configuration key of the platform listed ith.
 func ltiKey(i int) string { return fmt.Sprintf("lti.platforms[%d]", i) }
 
@@ -98,5 +120,8 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store) (*lti.Way, 
 	retry := cmp.Or(o.LTIRetryEvery, 15*time.Second)
 	tool := lti.New(lti.Config{Platforms: LTIPlatforms(a.cfg), HTTPClient: hc, UseOnce: st.UseOnce, Now: o.Now, RetryEvery: min(retry, 5*time.Second)})
 	a.logger.Info("LTI 1.3 tool", "platforms", len(a.cfg.LTI.Platforms), "key_id", key.KeyID(), "key", source)
+	if ok, note := LTIReach(a.cfg); !ok {
+		a.logger.Warn("LTI launches will fail: "+note, "key", "server.public_url")
+	}
 	return &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}, nil
 }

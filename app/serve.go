@@ -16,6 +16,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
+	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -68,6 +69,11 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if a.demoPortal {
 		u := url + DemoPortalPath
 		say("sample partner portal (demo; its button signs in with no password) at "+u, "sample partner portal (demo)", "url", u)
+	}
+	if a.lms != nil {
+		a.lms.SetTool(url)
+		u := a.lms.URL() + samplelms.CoursePath
+		say("sample LMS (demo; its course page launches with LTI 1.3, no password) at "+u, "sample LMS (demo)", "url", u)
 	}
 	for _, note := range a.afterStart {
 		a.logger.Info(note.msg, note.attrs...)

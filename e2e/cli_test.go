@@ -141,7 +141,12 @@ func TestCheckCommand(t *testing.T) {
 }
 
 func TestCheckEmbedded(t *testing.T) {
-	cfg, _ := writeConfig(t, "")
+	// A running demo holds platform.embedded_addr: the check's throwaway
+	// emulator takes another port.
+	demo, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer demo.Close()
+	cfg, _ := writeConfig(t, "platform:\n  embedded_addr: "+demo.Addr().String()+"\n")
 	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "platform:  a built-in emulator started for this check at http://127.0.0.1:")

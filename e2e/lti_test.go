@@ -204,31 +204,62 @@ func TestBrowserLTIAcrossSites(t *testing.T) {
 	plat.SetFramed(true)
 	tab := newTab(t)
 	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(plat.URL()+"/framed/pupil"), chromedp.WaitVisible(chromedp.ID("tool"))))
-	var frame *target.Info
+	tabCtx := openFramedInNewTab(t, tab, public, ta.logs.String, "13-lti-framed")
+	confirmSwitch(t, tabCtx, "teacher@school.example", "pupil@school.example")
+	assert.Equal(t, "Signed in as Pia Pupil", editorWho(t, tabCtx))
+	assert.Len(t, ta.sim.Users("pupil@school.example"), 1, "one platform user for two launches")
+	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
+}
+
+// openFramedInNewTab finds the bridge's launch page (at bridge) inside
+// the LMS's frame in tab, clicks its button, and returns the new tab it
+// opens. A frame from another site is a target of its own (another
+// process); one from the same site (the demo's LMS) is reached through
+// the frame element's document. logs is printed when the page does not
+// come; shot names the screenshot of the framed page.
+func openFramedInNewTab(t *testing.T, tab context.Context, bridge string, logs func() string, shot string) context.Context {
+	t.Helper()
+	var frameCtx context.Context // the frame's target, when it has one
+	var button *chromedp.Node    // else the button, inside the frame element's document
+	var seen string
 	require.Eventually(t, func() bool {
 		infos, err := chromedp.Targets(tab)
 		if err != nil {
 			return false
 		}
 		for _, info := range infos {
-			if info.Type == "iframe" && strings.HasPrefix(info.URL, public+"/lti/launch") {
-				frame = info
-				return true
+			if info.Type == "iframe" && strings.HasPrefix(info.URL, bridge+"/lti/launch") {
+				ctx, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(info.TargetID))
+				t.Cleanup(cancel)
+				label, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("open-editor-tab") || {}).textContent || ""`))
+				if err == nil && strings.Contains(label, "new tab") {
+					frameCtx = ctx
+					return true
+				}
 			}
 		}
+		qctx, cancel := context.WithTimeout(tab, 500*time.Millisecond)
+		defer cancel()
+		frames, err := chromedp.Run(qctx, chromedp.Nodes(chromedp.ID("tool"), chromedp.AtLeast(0)))
+		if err != nil || len(frames) == 0 || frames[0].ContentDocument == nil {
+			return false
+		}
+		found, err := chromedp.Run(qctx, chromedp.Nodes(chromedp.ID("open-editor-tab"), chromedp.AtLeast(0), chromedp.FromNode(frames[0])))
+		if err == nil && len(found) > 0 {
+			button = found[0]
+			return true
+		}
+		seen = fmt.Sprint(err)
 		return false
-	}, 20*time.Second, 20*time.Millisecond, "the launch page inside the LMS's frame")
-	frameCtx, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(frame.TargetID))
-	defer cancel()
-	var label string
-	require.Eventually(t, func() bool {
-		label, err = chromedp.Run(frameCtx, chromedp.Evaluate[string](`(document.getElementById("open-editor-tab") || {}).textContent || document.documentElement.outerHTML`))
-		return err == nil && strings.Contains(label, "new tab")
-	}, 20*time.Second, 50*time.Millisecond, "the framed page's button: %s %v\n%s", label, err, ta.logs.String())
-	screenshot(t, tab, "13-lti-framed")
-
-	opened := chromedp.WaitNewTarget(frameCtx, func(info *target.Info) bool { return info.Type == "page" })
-	require.NoError(t, chromedp.Do(frameCtx, chromedp.Click(chromedp.ID("open-editor-tab"))))
+	}, 20*time.Second, 50*time.Millisecond, "the launch page inside the LMS's frame: %s\n%s", seen, logs())
+	screenshot(t, tab, shot)
+	click := chromedp.Click(chromedp.ID("open-editor-tab"))
+	clickIn := frameCtx
+	if frameCtx == nil {
+		click, clickIn = chromedp.MouseClickNode(button), tab
+	}
+	opened := chromedp.WaitNewTarget(clickIn, func(info *target.Info) bool { return info.Type == "page" })
+	require.NoError(t, chromedp.Do(clickIn, click))
 	var newTab target.ID
 	select {
 	case newTab = <-opened:
@@ -236,11 +267,54 @@ func TestBrowserLTIAcrossSites(t *testing.T) {
 		t.Fatal("no new tab opened")
 	}
 	tabCtx, cancelTab := chromedp.NewContext(tab, chromedp.WithTargetID(newTab))
-	defer cancelTab()
-	confirmSwitch(t, tabCtx, "teacher@school.example", "pupil@school.example")
-	assert.Equal(t, "Signed in as Pia Pupil", editorWho(t, tabCtx))
-	assert.Len(t, ta.sim.Users("pupil@school.example"), 1, "one platform user for two launches")
-	assert.NotContains(t, ta.logs.String(), "LTI launch refused")
+	t.Cleanup(cancelTab)
+	return tabCtx
+}
+
+// The demo's sample LMS, as `go run .` starts it: its course page's
+// learner link opens a new window that lands in the editor as the
+// learner; its instructor link inside the course page's frame opens the
+// editor in a new tab (asking first, as the learner is signed in in this
+// browser). check on the demo's configuration says LTI is ready.
+func TestBrowserDemoSampleLMS(t *testing.T) {
+	tab := newTab(t)
+	cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\n")
+	cmd, out, errOut := startCLI(t, nil, "--config", cfg)
+	bridge := waitForURL(t, out, `ssobridge listening on (\S+)`)
+	course := waitForURL(t, out, `sample LMS \(demo[^)]*\) at (\S+)`)
+
+	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(course), chromedp.WaitVisible(chromedp.ID("window-ada"))))
+	screenshot(t, tab, "14-sample-lms")
+	opened := chromedp.WaitNewTarget(tab, func(info *target.Info) bool { return info.Type == "page" })
+	require.NoError(t, chromedp.Do(tab, chromedp.Click(chromedp.ID("window-ada"))))
+	var win target.ID
+	select {
+	case win = <-opened:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the learner's link opened no window")
+	}
+	winCtx, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(win))
+	defer cancel()
+	assert.Equal(t, "Signed in as Ada Lovelace", editorWho(t, winCtx))
+
+	// A tab of its own, in front (a tab behind the learner's window is
+	// not painted, and neither clicks nor screenshots reach it).
+	lms := newTab(t)
+	require.NoError(t, chromedp.Do(lms, chromedp.Navigate(course), chromedp.WaitVisible(chromedp.ID("framed-alan")),
+		chromedp.Click(chromedp.ID("framed-alan")), chromedp.WaitVisible(chromedp.ID("tool"))))
+	alan := openFramedInNewTab(t, lms, bridge, errOut.String, "15-sample-lms-framed")
+	confirmSwitch(t, alan, "ada.lovelace@school.example", "alan.turing@school.example")
+	assert.Equal(t, "Signed in as Alan Turing", editorWho(t, alan))
+	assert.NotContains(t, errOut.String(), "LTI launch refused")
+	assert.NotContains(t, errOut.String(), "level=WARN", "the demo's LMS starts and launches without a warning")
+
+	// check beside the running demo: its own emulator and sample LMS on
+	// free ports, and LTI ready on loopback.
+	code, checked, stderr := runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 0, code, "%s\n%s", checked, stderr)
+	assert.Contains(t, checked, "Sample LMS (demo) (issuer https://sample-lms.ssobridge.invalid")
+	assert.Contains(t, checked, "verdict:   LTI OK (loopback")
+	assert.Equal(t, 0, stop(t, cmd))
 }
 
 // confirmSwitch waits for the "Switch accounts?" page naming who is
@@ -283,7 +357,7 @@ func TestCheckLTI(t *testing.T) {
 	assert.Equal(t, 0, code, out+stderr)
 	assert.Contains(t, out, "in the LMS, enter: login URL https://sso.partner.example/lti/login, redirect URI https://sso.partner.example/lti/launch, target link URI https://sso.partner.example/lti/launch, key set URL https://sso.partner.example/lti/jwks")
 	assert.Contains(t, out, "Springfield Canvas (issuer "+plat.Issuer+", client ssobridge-client, 1 deployment(s)): key set read; partner admins: Administrator")
-	assert.Contains(t, out, "verdict:   LTI OK")
+	assert.Contains(t, out, "verdict:   LTI OK (https)")
 
 	plat.SetKeysDown(true)
 	code, out, _ = runCLI(t, "", nil, "check", "--config", cfg)
@@ -292,10 +366,19 @@ func TestCheckLTI(t *testing.T) {
 	assert.Contains(t, out, "verdict:   LTI NOT READY")
 	plat.SetKeysDown(false)
 
-	plain, _ := writeConfig(t, lms)
-	code, out, _ = runCLI(t, "", nil, "check", "--config", plain)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, out, "set server.public_url to the https URL the LMS reaches")
+	// Plain http: a trial on loopback is ready (and says so); on every
+	// interface, or at a public http URL, launches would fail.
+	trial, _ := writeConfig(t, lms)
+	code, out, _ = runCLI(t, "", nil, "check", "--config", trial)
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "verdict:   LTI OK (loopback: only browsers on this machine reach http://127.0.0.1:8080")
+	for _, server := range []string{"server:\n  addr: :8080\n", "server:\n  public_url: http://sso.partner.example\n"} {
+		plain, _ := writeConfig(t, server+lms)
+		code, out, _ = runCLI(t, "", nil, "check", "--config", plain)
+		assert.Equal(t, 1, code, server)
+		assert.Contains(t, out, "verdict:   LTI NOT READY\nthe bridge is served over plain http at ", server)
+		assert.Contains(t, out, "set server.public_url to the https URL the LMS reaches", server)
+	}
 
 	keyFile := filepath.Join(t.TempDir(), "tool.pem")
 	require.NoError(t, os.WriteFile(keyFile, []byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"), 0o600))

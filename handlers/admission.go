@@ -72,6 +72,7 @@ func admissionRefusal(err error) bool {
 func admissionPage(e admissionError, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
 	switch {
 	case errors.Is(e.err, signin.ErrDisabled):
+		info.ByIdP = errors.Is(e.err, store.ErrDisabledByIdP)
 		return http.StatusForbidden, views.AccountDisabled, info
 	case errors.Is(e.err, signin.ErrBadAddress):
 		info.Detail = e.err.Error()

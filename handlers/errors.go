@@ -171,7 +171,7 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 	case launch.OutcomeInvalidInput:
 		return http.StatusBadRequest, views.BadRequest, info
 	case launch.OutcomeDisabled:
-		info.Detail = ""
+		info.Detail, info.ByIdP = "", errors.Is(err, store.ErrDisabledByIdP)
 		return http.StatusForbidden, views.AccountDisabled, info
 	case launch.OutcomeSessionEnded:
 		info.Detail, info.SignIn = "", true

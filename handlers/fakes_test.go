@@ -349,6 +349,7 @@ func samlAnswer(c *client) *response {
 type fakeLTI struct {
 	loginErr, launchErr error
 	id                  lti.Identity
+	course              string // CourseURL's answer
 }
 
 func (l *fakeLTI) Login(string, url.Values) (string, lti.Flow, error) {
@@ -362,8 +363,9 @@ func (l *fakeLTI) Launch(context.Context, string, []lti.Flow, url.Values) (lti.I
 	return l.id, l.launchErr
 }
 
-func (l *fakeLTI) Platforms() []lti.Platform { return []lti.Platform{l.id.Platform} }
-func (l *fakeLTI) Ready() error              { return nil }
+func (l *fakeLTI) Platforms() []lti.Platform   { return []lti.Platform{l.id.Platform} }
+func (l *fakeLTI) Ready() error                { return nil }
+func (l *fakeLTI) CourseURL(url.Values) string { return l.course }
 
 // withLTI serves f's app with LTI answering as l does.
 func (f *fixture) withLTI(l *fakeLTI) {

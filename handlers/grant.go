@@ -89,7 +89,7 @@ func (h *server) takeGrant(c echo.Context, sealed, sessionID string) (grant, sto
 	case err != nil:
 		return g, store.Account{}, err
 	case acct.Disabled:
-		return g, store.Account{}, launchError{launch.ErrAccountDisabled}
+		return g, store.Account{}, launchError{launch.Disabled(acct)}
 	case acct.SessionEpoch != g.Epoch:
 		return g, store.Account{}, fmt.Errorf("%w: the account was signed out everywhere (or its password changed) since", wayin.ErrHoldGone)
 	}

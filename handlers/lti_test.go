@@ -217,6 +217,8 @@ func TestLTIFramedLaunch(t *testing.T) {
 
 func TestLTIRefusalPages(t *testing.T) {
 	f, plat, _ := ltiSetup(t, func(p *lti.Platform) {})
+	fromCourse := map[string]bool{"another browser's state": true, "no email shared": true, "an expired id_token": true, "another audience": true,
+		"a key the LMS changed moments after the set was read": true, "the key set down": true}
 	for _, tc := range []struct {
 		name   string
 		do     func(c *client) *response
@@ -236,7 +238,7 @@ func TestLTIRefusalPages(t *testing.T) {
 		}, 400, "lti-refused", "lti.platforms[0].deployment_ids"},
 		{"a launch with no login in this browser", func(c *client) *response {
 			return c.post("/lti/launch", url.Values{"id_token": {"x.y.z"}, "state": {"forged"}})
-		}, 400, "lti-stale", ""},
+		}, 400, "lti-stale", "cannot be SameSite=None (browsers require Secure, that is https)"},
 		{"another browser's state", func(c *client) *response {
 			r := lmsLogin(f.client(), plat, "learner")
 			form := plat.Answer(t, r.header.Get("Location"))
@@ -258,6 +260,10 @@ func TestLTIRefusalPages(t *testing.T) {
 			defer plat.Edit(nil)
 			return ltiLaunchAs(t, c, plat, "learner")
 		}, 400, "lti-refused", "audience"},
+		{"a key the LMS changed moments after the set was read", func(c *client) *response {
+			plat.RotateKey()
+			return ltiLaunchAs(t, c, plat, "learner")
+		}, 503, "lti-key-changed", "try again in a minute"},
 		{"the key set down", func(c *client) *response {
 			plat.SetKeysDown(true)
 			defer plat.SetKeysDown(false)
@@ -275,6 +281,13 @@ func TestLTIRefusalPages(t *testing.T) {
 				assert.Contains(t, r.body, tc.says)
 			}
 			assert.Empty(t, c.cookie("ssobridge_session"), "never a session")
+			// A launch the platform signed carries its course page as
+			// return_url: the page's way back, not the bridge's start page.
+			if fromCourse[tc.name] {
+				assert.Equal(t, plat.URL()+"/course", r.doc.Find("#back-to-course").AttrOr("href", ""))
+			} else {
+				assert.Empty(t, r.doc.Find("#back-to-course").Nodes)
+			}
 		})
 	}
 	assert.Contains(t, f.logs.String(), `msg="LTI launch refused"`)

@@ -155,7 +155,7 @@ func (s *Service) launch(ctx context.Context, account store.Account, returnTo st
 		return Result{}, err
 	}
 	if account.Disabled {
-		return Result{}, ErrAccountDisabled
+		return Result{}, Disabled(account)
 	}
 	path := PathFound
 	link, err := s.store.LinkFor(ctx, account.ID)
@@ -210,7 +210,7 @@ func (s *Service) stillAllowed(ctx context.Context, account store.Account, start
 	case err != nil:
 		return fmt.Errorf("launch: read account: %w", err)
 	case cur.Disabled:
-		return ErrAccountDisabled
+		return Disabled(cur)
 	case cur.SessionEpoch != account.SessionEpoch:
 		return ErrSessionEnded
 	}
@@ -300,7 +300,7 @@ func (s *Service) Provision(ctx context.Context, account store.Account) (Provisi
 
 func (s *Service) provision(ctx context.Context, account store.Account) (Provisioned, error) {
 	if account.Disabled {
-		return Provisioned{}, ErrAccountDisabled
+		return Provisioned{}, Disabled(account)
 	}
 	link, err := s.store.LinkFor(ctx, account.ID)
 	if err == nil {
@@ -410,4 +410,13 @@ func Explain(err error) Failure {
 		f.ClockSkew = cs.Offset
 	}
 	return f
+}
+
+// Disabled is the refusal of a disabled account (ErrAccountDisabled),
+// saying whether the partner's identity provider disabled it.
+func Disabled(a store.Account) error {
+	if by := a.DisabledBy(); by != nil {
+		return fmt.Errorf("%w: %w", ErrAccountDisabled, by)
+	}
+	return ErrAccountDisabled
 }

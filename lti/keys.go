@@ -24,7 +24,9 @@ import (
 const maxKeySetBytes = 1 << 20
 
 // keySet is one platform's public keys, read from its JWKS URL: again when
-// a token names a kid it does not hold (at most once per refetchEvery), and
+// a token names a kid it does not hold (at most once per refetchEvery: a
+// few seconds, so a platform's key rollover costs its users one "try
+// again" at most, and a forger's unknown kids cost a read per period), and
 // while it has never been read, on demand at most once per retryEvery.
 type keySet struct {
 	url                      string
@@ -67,10 +69,16 @@ func (s *keySet) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 		}
 	}
 	s.mu.Lock()
-	read, lastErr := s.read, s.lastErr
+	read, lastErr, since := s.read, s.lastErr, s.now().Sub(s.lastTry)
 	s.mu.Unlock()
-	if !read {
+	switch {
+	case !read:
 		return nil, fmt.Errorf("%w: %v", ErrKeysUnavailable, lastErr)
+	case !due:
+		// Read moments ago, before a rollover perhaps: the next read is
+		// allowed in a few seconds, and the person is told to try again.
+		return nil, fmt.Errorf("%w: key %s is not in the key set read %s ago; it is read again %s after the last read",
+			ErrKeyChanged, outside.Quote(kid), since.Round(time.Second), s.refetchEvery)
 	}
 	return nil, fmt.Errorf("%w: the platform's key set holds no RS256 key %s", ErrInvalid, outside.Quote(kid))
 }

@@ -92,6 +92,10 @@ var (
 	ErrNoEmail = errors.New("lti: the launch carries no email address")
 	// ErrKeysUnavailable: the platform's key set cannot be read (503).
 	ErrKeysUnavailable = errors.New("lti: the platform's key set cannot be read")
+	// ErrKeyChanged: the id_token names a key the platform's key set did
+	// not hold when it was read moments ago: the LMS may have just changed
+	// its key, and the set is read again within seconds (503, try again).
+	ErrKeyChanged = errors.New("lti: the LMS signed with a key its key set did not hold moments ago (it may have changed its key)")
 )
 
 // Platform is one LMS registration: the values the LMS shows once the tool
@@ -125,7 +129,7 @@ type Config struct {
 	// Skew is the clock allowance on exp and iat (30 s unless set).
 	Skew time.Duration
 	// RefetchEvery bounds how often an unknown kid fetches a platform's
-	// key set again (1 min unless set); RetryEvery how often a key set
+	// key set again (10 s unless set); RetryEvery how often a key set
 	// never read is tried again on demand (5 s unless set).
 	RefetchEvery, RetryEvery time.Duration
 	Now                      func() time.Time
@@ -146,7 +150,7 @@ func New(cfg Config) *Tool {
 		cfg.Skew = 30 * time.Second
 	}
 	if cfg.RefetchEvery <= 0 {
-		cfg.RefetchEvery = time.Minute
+		cfg.RefetchEvery = 10 * time.Second
 	}
 	if cfg.RetryEvery <= 0 {
 		cfg.RetryEvery = 5 * time.Second
@@ -163,6 +167,46 @@ func New(cfg Config) *Tool {
 
 // Platforms are the registered platforms.
 func (t *Tool) Platforms() []Platform { return t.cfg.Platforms }
+
+// CourseURL is where a refused launch's page sends the person back: the
+// launch_presentation.return_url of the posted id_token when it is on an
+// origin of the platform its iss names (its frame_origins, else its
+// auth_url's and issuer's); "" otherwise. The token may be unverified
+// (the page of a refused launch): the origin rule is what keeps the link
+// from pointing anywhere an attacker likes.
+func (t *Tool) CourseURL(form url.Values) string {
+	raw := form.Get("id_token")
+	if raw == "" || len(raw) > MaxTokenBytes {
+		return ""
+	}
+	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
+	if err != nil {
+		return ""
+	}
+	var std jwt.Claims
+	var c launchClaims
+	if tok.UnsafeClaimsWithoutVerification(&std, &c) != nil {
+		return ""
+	}
+	back := c.Presentation.ReturnURL
+	o := Origin(back)
+	if o == "" {
+		return ""
+	}
+	for _, p := range t.cfg.Platforms {
+		if p.Issuer != std.Issuer {
+			continue
+		}
+		allowed := p.FrameOrigins
+		if len(allowed) == 0 {
+			allowed = []string{Origin(p.AuthURL), Origin(p.Issuer)}
+		}
+		if slices.Contains(allowed, o) {
+			return back
+		}
+	}
+	return ""
+}
 
 // Flow is a login in progress, kept in the browser that started it.
 type Flow struct {

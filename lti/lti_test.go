@@ -187,9 +187,11 @@ func TestLaunchRefusals(t *testing.T) {
 			_, kid := f.plat.Key()
 			return ltiplatformtest.SignWith(jose.RS256, other, kid, c)
 		}, want: lti.ErrInvalid},
+		// The set was read moments ago: "try again" (TestKeyRollover: a
+		// kid still unknown once it is read again is refused).
 		{name: "an unknown kid", token: func(t *testing.T, c map[string]any) string {
 			return ltiplatformtest.SignWith(jose.RS256, other, "someone-elses-key", c)
-		}, want: lti.ErrInvalid},
+		}, want: lti.ErrKeyChanged},
 		{name: "alg none", token: noneToken, want: lti.ErrInvalid},
 		{name: "HS256 with the platform's public key as the secret", token: func(t *testing.T, c map[string]any) string {
 			k, kid := f.plat.Key()
@@ -256,9 +258,10 @@ func TestLaunchRefusals(t *testing.T) {
 	})
 }
 
-// An unknown kid reads the key set again at most once a minute; a
+// An unknown kid reads the key set again at most once per 10 s; a
 // platform's key rollover is found by the first launch signed by the new
-// key.
+// key, and within 10 s of a read it is "try again" (ErrKeyChanged), not a
+// refusal.
 func TestKeyRollover(t *testing.T) {
 	f := setup(t)
 	launch := func() error {
@@ -279,15 +282,26 @@ func TestKeyRollover(t *testing.T) {
 		flow := f.login(t)
 		tok := ltiplatformtest.SignWith(jose.RS256, other, "unknown-kid", f.plat.Claims(learner, flow.Nonce))
 		_, err := f.tool.Launch(context.Background(), base, []lti.Flow{flow}, url.Values{"id_token": {tok}, "state": {flow.State}})
-		assert.ErrorIs(t, err, lti.ErrInvalid)
+		assert.ErrorIs(t, err, lti.ErrKeyChanged, "read moments ago: try again")
+		assert.NotErrorIs(t, err, lti.ErrInvalid)
 	}
-	assert.Equal(t, 2, f.plat.JWKSHits(), "unknown kids within the minute fetch nothing")
-	f.clock.Advance(61 * time.Second)
+	assert.Equal(t, 2, f.plat.JWKSHits(), "unknown kids within 10 s fetch nothing")
+	f.clock.Advance(11 * time.Second)
 	flow := f.login(t)
 	tok := ltiplatformtest.SignWith(jose.RS256, other, "unknown-kid", f.plat.Claims(learner, flow.Nonce))
 	_, err = f.tool.Launch(context.Background(), base, []lti.Flow{flow}, url.Values{"id_token": {tok}, "state": {flow.State}})
 	assert.ErrorIs(t, err, lti.ErrInvalid)
-	assert.Equal(t, 3, f.plat.JWKSHits(), "a minute later the set is read again")
+	assert.Equal(t, 3, f.plat.JWKSHits(), "10 s later the set is read again, and a kid still unknown is refused")
+
+	// The LMS rolls its key right after a read: the first launch is told
+	// to try again; 10 s later the same kind of launch works.
+	f.plat.RotateKey()
+	flow = f.login(t)
+	_, err = f.tool.Launch(context.Background(), base, []lti.Flow{flow}, url.Values{"id_token": {f.plat.IDToken(learner, flow.Nonce)}, "state": {flow.State}})
+	assert.ErrorIs(t, err, lti.ErrKeyChanged)
+	f.clock.Advance(11 * time.Second)
+	require.NoError(t, launch(), "the set read again finds the new key")
+	assert.Equal(t, 4, f.plat.JWKSHits())
 }
 
 // A key set unreadable at start: launches are refused as unavailable,
@@ -374,6 +388,40 @@ func TestFrameAncestors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, lti.Identity{Platform: tc.platform, ReturnURL: tc.returnURL}.FrameAncestors())
+		})
+	}
+}
+
+// A refused launch's page links back to the course only when the token's
+// return_url is on the origin of the platform its iss names.
+func TestCourseURL(t *testing.T) {
+	f := setup(t)
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	course := f.plat.URL() + "/course"
+	token := func(iss, back string, forged bool) string {
+		c := f.plat.Claims(learner, "n")
+		c["iss"] = iss
+		c["https://purl.imsglobal.org/spec/lti/claim/launch_presentation"] = map[string]any{"return_url": back}
+		if forged {
+			return ltiplatformtest.SignWith(jose.RS256, other, "forged", c)
+		}
+		return f.plat.Sign(c)
+	}
+	for _, tt := range []struct {
+		name, token, want string
+	}{
+		{"the platform's course page", token(f.plat.Issuer, course, false), course},
+		{"unverified, but on the platform's origin: still its course", token(f.plat.Issuer, course, true), course},
+		{"another origin", token(f.plat.Issuer, "https://evil.example/course", false), ""},
+		{"an unregistered issuer", token("https://other-lms.example", course, false), ""},
+		{"a script URL", token(f.plat.Issuer, "javascript:alert(1)", false), ""},
+		{"no return_url", token(f.plat.Issuer, "", false), ""},
+		{"no token", "", ""},
+		{"not a token", "not.a.token", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, f.tool.CourseURL(url.Values{"id_token": {tt.token}}))
 		})
 	}
 }

@@ -28,6 +28,8 @@ type LMS interface {
 	Launch(ctx context.Context, base string, flows []Flow, form url.Values) (Identity, error)
 	Platforms() []Platform
 	Ready() error
+	// CourseURL is a refused launch's way back to the course ("" if none).
+	CourseURL(form url.Values) string
 }
 
 // The way's routes besides the protocol's own. The login and the launch
@@ -246,13 +248,19 @@ func (w *Way) launch(c echo.Context) error {
 		return w.refused(c, fmt.Errorf("%w: the form could not be read", ErrBadRequest), "")
 	}
 	form := c.Request().PostForm // never the query string
-	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), w.pending(c, form.Get("state")), form)
+	flows := w.pending(c, form.Get("state"))
+	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), flows, form)
 	if err != nil {
-		return w.refused(c, err, id.Platform.Name)
+		r := page(err, id.Platform.Name)
+		r.Info.CourseURL = w.LMS.CourseURL(form)
+		if _, none := c.Cookie(w.cookieName()); errors.Is(err, ErrBadState) && none != nil && !w.k.Secure() {
+			r.Info.Detail += "; " + plainHTTPHint
+		}
+		return w.k.Refuse(c, "LTI launch refused", refusedSource(id.Platform.Name), "", r)
 	}
 	acct, err := w.k.Admit(c, w.arrival(id))
 	if err != nil {
-		return admissionPage(err, id.Platform.Name)
+		return admissionPage(err, id.Platform.Name, w.LMS.CourseURL(form))
 	}
 	l := wayin.Landing{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ReturnTo(id.TargetLinkURI)}
 	if !id.Framed() {
@@ -330,12 +338,25 @@ func (w *Way) platformName(iss string) string {
 // refused records a refused launch (one log line and the audit say why)
 // and answers its page. It never starts a session.
 func (w *Way) refused(c echo.Context, err error, lms string) error {
-	source := "LTI: " + lms
-	if lms == "" {
-		source = "LTI (unknown platform)"
-	}
-	return w.k.Refuse(c, "LTI launch refused", source, "", page(err, lms))
+	return w.k.Refuse(c, "LTI launch refused", refusedSource(lms), "", page(err, lms))
 }
+
+// refusedSource names the way in of a refused launch for the log and the
+// audit.
+func refusedSource(lms string) string {
+	if lms == "" {
+		return "LTI (unknown platform)"
+	}
+	return "LTI: " + lms
+}
+
+// plainHTTPHint is added to the detail of a launch that came without the
+// browser's LTI cookie over plain http: the likely cause is not the
+// browser but the scheme.
+const plainHTTPHint = "no LTI login cookie came with this launch. The bridge runs over plain http here, where its cookie " +
+	"cannot be SameSite=None (browsers require Secure, that is https), so a launch posted from the LMS's site arrives without it: " +
+	"set server.public_url to the https URL the LMS reaches"
+
 
 // page maps a refused launch to its page; an error of no LTI class (the
 // store's, say) keeps its own page (Status 0).
@@ -344,6 +365,8 @@ func page(err error, lms string) *wayin.Refusal {
 	switch {
 	case errors.Is(err, ErrKeysUnavailable):
 		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIUnavailable, 30
+	case errors.Is(err, ErrKeyChanged):
+		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIKeyChanged, 60
 	case errors.Is(err, ErrBadState), errors.Is(err, ErrReplayed), errors.Is(err, ErrFlowExpired):
 		r.Status, r.Page = http.StatusBadRequest, views.LTIStale
 	case errors.Is(err, ErrClock):
@@ -361,14 +384,17 @@ func page(err error, lms string) *wayin.Refusal {
 // admissionPage gives two of the admission's refusals the LMS's own
 // pages (which name the LMS); the others keep the page every way in
 // shares.
-func admissionPage(err error, lms string) error {
+func admissionPage(err error, lms, course string) error {
+	info := views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true, CourseURL: course}
 	switch {
 	case errors.Is(err, signin.ErrNoAccount):
-		return &wayin.Refusal{Err: err, Status: http.StatusForbidden, Page: views.LTIDenied, Class: "arrival_refused",
-			Info: views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true}}
+		return &wayin.Refusal{Err: err, Status: http.StatusForbidden, Page: views.LTIDenied, Class: "arrival_refused", Info: info}
 	case errors.Is(err, signin.ErrBadAddress):
-		return &wayin.Refusal{Err: err, Status: http.StatusBadRequest, Page: views.LTIRefused, Class: "arrival_refused",
-			Info: views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true}}
+		return &wayin.Refusal{Err: err, Status: http.StatusBadRequest, Page: views.LTIRefused, Class: "arrival_refused", Info: info}
+	}
+	var r *wayin.Refusal
+	if errors.As(err, &r) && course != "" {
+		r.Info.CourseURL = course // the admission's shared page, with the way back
 	}
 	return err
 }

@@ -133,6 +133,9 @@ func (s *Admission) Admit(ctx context.Context, a Arrival) (store.Account, error)
 		return store.Account{}, err
 	}
 	if acct.Disabled {
+		if by := acct.DisabledBy(); by != nil {
+			return store.Account{}, fmt.Errorf("%w (%s): %w", ErrDisabled, a.Source.Name, by)
+		}
 		return store.Account{}, fmt.Errorf("%w (%s)", ErrDisabled, a.Source.Name)
 	}
 	return s.followAdmin(ctx, acct, a)

@@ -60,6 +60,20 @@ type Account struct {
 	ManagedBy string
 }
 
+// ErrDisabledByIdP is joined to a disabled account's refusal when the
+// partner's identity provider disabled it (SCIM active false): its page
+// says who to ask.
+var ErrDisabledByIdP = errors.New("the partner's identity provider made the account inactive")
+
+// DisabledBy is nil for an account the console or the CLI disabled (or
+// that is not disabled), ErrDisabledByIdP for one the IdP manages.
+func (a Account) DisabledBy() error {
+	if a.Disabled && a.ManagedBy == ManagedBySCIM {
+		return ErrDisabledByIdP
+	}
+	return nil
+}
+
 // ManagedBySCIM marks an account the partner's identity provider creates,
 // changes and removes through SCIM: the console does not edit it.
 const ManagedBySCIM = "scim"

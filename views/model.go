@@ -111,6 +111,13 @@ type ErrorInfo struct {
 	Public bool
 	// Source names the way in of a refused arrival ("LTI: Canvas").
 	Source string
+	// CourseURL is the LMS's course page a refused launch came from (its
+	// signed return_url, on the platform's origin): the page's way back,
+	// instead of the bridge's start page a pupil has no password for.
+	CourseURL string
+	// ByIdP: the account was disabled by the partner's identity provider
+	// (SCIM), not in the console.
+	ByIdP bool
 }
 
 // LTIFramed is the page a launch framed in an LMS page gets: one button
