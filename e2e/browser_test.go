@@ -20,6 +20,8 @@ import (
 	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // sharedBrowser is one headless Chromium for the whole test binary (a
@@ -414,7 +416,16 @@ func TestBrowserConsoleLayout(t *testing.T) {
 	signIn(t, ctx, ta.srv.URL, root.Email)
 	pages := map[string]string{
 		"accounts": "/admin/accounts", "account": fmt.Sprintf("/admin/accounts/%d", bob.ID), "sessions": fmt.Sprintf("/admin/accounts/%d/sessions", bob.ID),
-		"audit": "/admin/audit", "platform-users": "/admin/platform-users", "connection": "/admin/connection",
+		"audit": "/admin/audit", "platform-users": "/admin/platform-users", "connection": "/admin/connection", "bans": "/admin/bans",
+	}
+	// A SCIM client's ban and an address's, for the bans page.
+	for _, email := range []string{regulation.SCIMTokenAddress("2001:db8:85a3::8a2e:370:7334"), "radia.perlman@a-rather-long-partner-portal.example.com"} {
+		for range 5 {
+			id, _, err := ta.store.AdmitSignIn(t.Context(), store.SignIn{Email: email, IP: "192.0.2.7", At: time.Now()}, store.RegulationConfig{MaxRetries: 3, FindTime: time.Minute, BanTime: time.Hour})
+			require.NoError(t, err)
+			_, err = ta.store.FailSignIn(t.Context(), id, store.RegulationConfig{MaxRetries: 3, FindTime: time.Minute, BanTime: time.Hour}, time.Now())
+			require.NoError(t, err)
+		}
 	}
 	for _, width := range []int64{1280, 375} {
 		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(width, 800)))

@@ -53,6 +53,8 @@ func (h *server) adminRoutes(g *echo.Group) {
 	g.POST("/accounts/:id/sessions/:sid/end", h.endSession)
 	g.GET("/platform-users", h.platformUsersPage)
 	g.GET("/audit", h.auditPage)
+	g.GET("/bans", h.bansPage)
+	g.POST("/bans/lift", h.liftBan)
 	g.GET("/provisioning", h.provisioningPage)
 	g.POST("/provisioning/start", h.provisioningStart)
 }

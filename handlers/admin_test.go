@@ -14,12 +14,13 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
 	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-var adminPages = []string{"/admin/", "/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit"}
+var adminPages = []string{"/admin/", "/admin/connection", "/admin/accounts", "/admin/platform-users", "/admin/audit", "/admin/bans"}
 
 // adminFixture signs an admin in; bob is a plain account.
 func adminFixture(t *testing.T) (*fixture, *client, store.Account, store.Account) {
@@ -546,4 +547,51 @@ func TestAdminLinksIgnoreForgedHost(t *testing.T) {
 			assert.NotContains(t, r.body, "evil.example")
 		})
 	}
+}
+
+// TestAdminBans: the console lists every ban in force (an address's, a
+// SCIM client's) with why and until when, and lifts one at a time; a
+// form naming no ban is refused and lifts nothing.
+func TestAdminBansPage(t *testing.T) {
+	f, c, root, _ := adminFixture(t)
+	r := c.get("/admin/bans")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "No ban is in force.", r.text("#no-bans"))
+
+	until := f.clock.Now().Add(10 * time.Minute)
+	f.accts.ban("bob@example.com", until)
+	scimClient := regulation.SCIMTokenAddress("2001:db8::7")
+	f.accts.ban(scimClient, until)
+	r = c.get("/admin/bans")
+	assert.Equal(t, http.StatusOK, r.status)
+	rows := r.doc.Find("#bans tbody tr")
+	require.Equal(t, 2, rows.Length(), r.body)
+	page := r.text("#bans")
+	assert.Contains(t, page, "Account address")
+	assert.Contains(t, page, "bob@example.com")
+	assert.Contains(t, page, "failed password sign-ins")
+	assert.Contains(t, page, "SCIM client")
+	assert.Contains(t, page, "2001:db8::7")
+	assert.Contains(t, page, "Wrong SCIM bearer tokens")
+	assert.Contains(t, page, until.UTC().Format("2006-01-02 15:04:05"))
+
+	bad := c.submit("/admin/bans", "/admin/bans/lift", url.Values{"kind": {"account"}, "value": {"bob@example.com"}})
+	assert.Equal(t, http.StatusBadRequest, bad.status)
+	assert.Contains(t, bad.text("#admin-error"), "Nothing was lifted")
+	bad = c.submit("/admin/bans", "/admin/bans/lift", url.Values{"kind": {"ip"}, "value": {"not-an-ip"}})
+	assert.Equal(t, http.StatusBadRequest, bad.status)
+	assert.True(t, f.accts.banned("bob@example.com"), "bad input lifts nothing")
+	assert.True(t, f.accts.banned(scimClient))
+	assert.Empty(t, f.accts.eventsOf(store.KindAdmin))
+
+	r = c.submit("/admin/bans", "/admin/bans/lift", url.Values{"kind": {"email"}, "value": {scimClient}})
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Equal(t, "Lifted the ban on scim client 2001:db8::7; its counted failures are cleared.", r.text("#notice"))
+	assert.False(t, f.accts.banned(scimClient))
+	assert.True(t, f.accts.banned("bob@example.com"), "one ban at a time")
+	assert.Equal(t, 1, r.doc.Find("#bans tbody tr").Length())
+	evs := f.accts.eventsOf(store.KindAdmin)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "lift ban (scim client): 2001:db8::7", evs[0].Detail)
+	assert.Equal(t, root.ID, evs[0].AccountID)
 }

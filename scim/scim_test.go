@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/scim"
@@ -39,6 +41,7 @@ type env struct {
 	created chan store.Account
 	ended   chan int64
 	dsn     string
+	logs    *syncbuf.Buffer
 }
 
 func setup(t testing.TB, adminGroup string) *env {
@@ -48,12 +51,12 @@ func setup(t testing.TB, adminGroup string) *env {
 	require.NoError(t, err)
 	st := sqlstore.NewGuard(db, 300*time.Millisecond, nil, nil)
 	t.Cleanup(func() { _ = db.Close() })
-	e := &env{t: t, st: st, created: make(chan store.Account, 100), ended: make(chan int64, 100), dsn: dsn}
+	e := &env{t: t, st: st, created: make(chan store.Account, 100), ended: make(chan int64, 100), dsn: dsn, logs: &syncbuf.Buffer{}}
 	dir := &accounts.Directory{Store: st, AdminGroup: adminGroup,
 		Created: func(a store.Account) { e.created <- a }, Ended: func(id int64) { e.ended <- id }}
 	reg := regulation.New(st, store.RegulationConfig{MaxRetries: 3, MaxRetriesPerIP: 50, FindTime: time.Minute, BanTime: time.Minute}, nil)
 	h, err := scim.New(scim.Config{Directory: dir, Tokens: []string{token}, Regulator: reg, BaseURL: "http://bridge.test/scim/v2",
-		ClientIP: func(r *http.Request) string { return r.Header.Get("X-Test-IP") }})
+		ClientIP: func(r *http.Request) string { return r.Header.Get("X-Test-IP") }, Logger: slog.New(slog.NewTextHandler(e.logs, nil))})
 	require.NoError(t, err)
 	e.h = h
 	srv := httptest.NewServer(http.StripPrefix("/scim", h))
@@ -339,11 +342,29 @@ func TestTokens(t *testing.T) {
 		assert.Equal(t, `Bearer realm="scim"`, resp.Header.Get("WWW-Authenticate"))
 		bodies = append(bodies, string(raw))
 	}
-	for _, b := range bodies[1:] {
-		assert.Equal(t, bodies[0], b, "one answer whatever was wrong")
+	for _, b := range bodies[1:3] {
+		assert.Equal(t, bodies[0], b, "one answer whatever was wrong with the token")
 	}
-	assert.NotContains(t, bodies[0], token)
-	e.do("GET", "/Users", "", "X-Test-IP", "192.0.2.1").scimError(t, http.StatusUnauthorized, "")
+	assert.Contains(t, bodies[3], "or this client is banned until ", "the third wrong token banned the IP: the fourth request is told so")
+	for _, b := range bodies {
+		assert.NotContains(t, b, token)
+	}
+	banned := e.do("GET", "/Users", "", "X-Test-IP", "192.0.2.1")
+	banned.scimError(t, http.StatusUnauthorized, "")
+	assert.Contains(t, banned.raw, "or this client is banned until ", "the right token, from a banned client: the 401 says why")
+	// The log says why each was refused, and when the ban started; never
+	// the token.
+	logs := e.logs.String()
+	for _, want := range []string{`msg="scim: request refused: no Authorization header" ip=192.0.2.1`,
+		`msg="scim: request refused: the Authorization header is not \"Bearer <token>\"" ip=192.0.2.1`,
+		`msg="scim: request refused: wrong bearer token (not scim.token_file's or SSOBRIDGE_SCIM_TOKEN's)" ip=192.0.2.1`,
+		`msg="scim: client IP banned after repeated wrong tokens: every SCIM request from it is refused until the ban ends" ip=192.0.2.1 until=`,
+		`msg="scim: request refused: this client IP is banned after repeated wrong tokens" ip=192.0.2.1 until=`} {
+		assert.Contains(t, logs, want)
+	}
+	assert.Equal(t, 1, strings.Count(logs, "client IP banned after"), "the ban's start is logged once")
+	assert.NotContains(t, logs, token)
+	assert.NotContains(t, logs, "wrong-token")
 	bans, err := e.st.ListBans(context.Background(), time.Now())
 	require.NoError(t, err)
 	require.Len(t, bans, 1, "three wrong tokens ban the IP")

@@ -40,7 +40,7 @@ import (
 const MaxBody = 1 << 20
 
 // Regulator counts failed token checks (regulation.Regulator) under the
-// client IP and an address of that IP's own (regulatedAs): an IP that
+// client IP and an address of that IP's own (regulation.SCIMTokenAddress): an IP that
 // fails regulation.max_retries times within find_time is banned, as an
 // address is for sign-in, and a banned IP is refused whatever token it
 // sends, so a guess can be tried only a few times per ban.
@@ -48,13 +48,6 @@ type Regulator interface {
 	Admit(ctx context.Context, email, ip string) (regulation.Attempt, time.Time, error)
 	Fail(ctx context.Context, a regulation.Attempt) (bool, error)
 	BannedUntil(ctx context.Context, email, ip string) (time.Time, error)
-}
-
-// regulatedAs is the address the failed token checks of a client IP count
-// under (the console's bans list shows it): one per IP, so that the
-// failures of one client never stop the count of another's.
-func regulatedAs(ip string) string {
-	return "scim-token+" + strings.NewReplacer(":", "-", "%", "-").Replace(ip) + "@scim.invalid"
 }
 
 // Config is what the service provider needs.
@@ -136,19 +129,29 @@ const maxResults = 100
 // ServeHTTP checks the token and the body, then lets the library answer.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/scim+json")
-	banned, err := h.banned(r)
+	ip := h.clientIP(r)
+	bannedUntil, err := h.bannedUntil(r.Context(), ip)
 	if err != nil {
 		writeUnavailable(w)
 		return
 	}
-	if banned || !h.authorized(r) {
-		// One answer whatever was wrong: no token, a malformed header, a
-		// wrong token, a banned client.
-		if !banned {
-			h.countFailure(r)
+	banned := !bannedUntil.IsZero()
+	if refusal := h.tokenRefusal(r); banned || refusal != "" {
+		// One answer whatever was wrong with the token (none, a malformed
+		// header, a wrong one); a banned client is told until when. The
+		// log line says which, never the token.
+		detail := "A valid bearer token is required (scim.token_file or SSOBRIDGE_SCIM_TOKEN)."
+		if banned {
+			until := bannedUntil.UTC().Format(time.RFC3339)
+			detail = "A valid bearer token is required (scim.token_file or SSOBRIDGE_SCIM_TOKEN), or this client is banned until " + until +
+				" after repeated wrong tokens (the console's Sign-in bans page lifts it)."
+			h.logger.Warn("scim: request refused: this client IP is banned after repeated wrong tokens", "ip", ip, "until", until)
+		} else {
+			h.logger.Warn("scim: request refused: "+refusal, "ip", ip)
+			h.countFailure(r.Context(), ip)
 		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="scim"`)
-		writeError(w, http.StatusUnauthorized, "", "A valid bearer token is required (scim.token_file or SSOBRIDGE_SCIM_TOKEN).")
+		writeError(w, http.StatusUnauthorized, "", detail)
 		return
 	}
 	if r.ContentLength > MaxBody {
@@ -190,29 +193,35 @@ func filterFits(w http.ResponseWriter, f string) bool {
 	return true
 }
 
-// banned reports whether the request's client IP is banned for failing
-// token checks (or sign-in) too often.
-func (h *Handler) banned(r *http.Request) (bool, error) {
+// bannedUntil is when the ban on the client IP for failing token checks
+// (or sign-in) too often ends; zero: none.
+func (h *Handler) bannedUntil(ctx context.Context, ip string) (time.Time, error) {
 	if h.regulator == nil {
-		return false, nil
+		return time.Time{}, nil
 	}
-	ip := h.clientIP(r)
-	until, err := h.regulator.BannedUntil(r.Context(), regulatedAs(ip), ip)
-	return !until.IsZero(), err
+	return h.regulator.BannedUntil(ctx, regulation.SCIMTokenAddress(ip), ip)
 }
 
-// countFailure counts a failed token check for the client IP.
-func (h *Handler) countFailure(r *http.Request) {
+// countFailure counts a failed token check for the client IP, and logs
+// the ban it starts.
+func (h *Handler) countFailure(ctx context.Context, ip string) {
 	if h.regulator == nil {
 		return
 	}
-	ip := h.clientIP(r)
-	a, until, err := h.regulator.Admit(r.Context(), regulatedAs(ip), ip)
+	a, until, err := h.regulator.Admit(ctx, regulation.SCIMTokenAddress(ip), ip)
+	started := false
 	if err == nil && until.IsZero() {
-		_, err = h.regulator.Fail(r.Context(), a)
+		started, err = h.regulator.Fail(ctx, a)
 	}
 	if err != nil {
 		h.logger.Warn("scim: a failed token check was not counted", "err", err)
+		return
+	}
+	if started {
+		if until, err = h.regulator.BannedUntil(ctx, regulation.SCIMTokenAddress(ip), ip); err == nil {
+			h.logger.Warn("scim: client IP banned after repeated wrong tokens: every SCIM request from it is refused until the ban ends",
+				"ip", ip, "until", until.UTC().Format(time.RFC3339), "lift", "the console's Sign-in bans page, or ssobridge bans revoke --email "+regulation.SCIMTokenAddress(ip))
+		}
 	}
 }
 
@@ -222,20 +231,27 @@ func writeUnavailable(w http.ResponseWriter) {
 	writeError(w, http.StatusServiceUnavailable, "", "The bridge's database is unavailable for a moment: retry in 30 seconds.")
 }
 
-// authorized reports whether the request carries one of the tokens,
-// compared in constant time (of their digests, so the length of the
-// tokens leaks nothing either).
-func (h *Handler) authorized(r *http.Request) bool {
-	scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+// tokenRefusal is "" when the request carries one of the tokens
+// (compared in constant time, of their digests, so the length of the
+// tokens leaks nothing either); else what was wrong, for the log.
+func (h *Handler) tokenRefusal(r *http.Request) string {
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return "no Authorization header"
+	}
+	scheme, token, ok := strings.Cut(header, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return false
+		return "the Authorization header is not \"Bearer <token>\""
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(token)))
 	match := 0
 	for _, t := range h.tokens {
 		match |= subtle.ConstantTimeCompare(sum[:], t[:])
 	}
-	return match == 1
+	if match != 1 {
+		return "wrong bearer token (not scim.token_file's or SSOBRIDGE_SCIM_TOKEN's)"
+	}
+	return ""
 }
 
 // writeError writes a SCIM error body.

@@ -7,7 +7,22 @@ const (
 	SectionPlatformUsers = "platform-users"
 	SectionAudit         = "audit"
 	SectionProvisioning  = "provisioning"
+	SectionBans          = "bans"
 )
+
+// BansPage lists the sign-in bans in force.
+type BansPage struct {
+	Rows          []BanRow
+	Notice, Error string
+}
+
+// BanRow is one ban: Kind and Value are what lifting it posts; What,
+// Shown and Why are what the admin reads.
+type BanRow struct {
+	Kind, Value      string
+	What, Shown, Why string
+	Until, Left      string // UTC; time left
+}
 
 // Pager links a paged list.
 type Pager struct {
