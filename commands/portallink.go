@@ -56,5 +56,6 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s/sso/jwt?jwt=%s\n", cfg.PublicURL(cfg.Server.Addr), tok)
+	fmt.Fprintf(env.Stderr, "the link's %s\n", cfg.PublicURLSource())
 	return nil
 }

@@ -53,6 +53,7 @@ func UserInviteCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s%s\n(valid %s, once; it replaces any earlier link of %s)\n", cfg.PublicURL(cfg.Server.Addr), accounts.SetPasswordPath(token), accounts.PasswordLinkTTL, acct.Email)
+	fmt.Fprintf(env.Stderr, "the link's %s\n", cfg.PublicURLSource())
 	return nil
 }
 

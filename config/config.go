@@ -936,5 +936,16 @@ func (c *Config) PublicURL(listenAddr string) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
+// PublicURLSource says where PublicURL(c.Server.Addr) comes from, for a
+// command that prints a link: server.public_url, or server.addr (with how
+// to make the two agree when the bridge is reached elsewhere).
+func (c *Config) PublicURLSource() string {
+	if c.Server.PublicURL != "" {
+		return "base URL " + c.PublicURL(c.Server.Addr) + " from server.public_url"
+	}
+	return "base URL " + c.PublicURL(c.Server.Addr) + " from server.addr (" + c.Server.Addr + "); if the bridge is reached at another address, set server.public_url, or export " +
+		EnvName("server.addr") + " as the running bridge has it, so that this command agrees"
+}
+
 // Secure reports whether cookies must be Secure (public URL is https).
 func (c *Config) Secure() bool { return strings.HasPrefix(c.Server.PublicURL, "https://") }

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,7 +125,26 @@ func TestUserInvite(t *testing.T) {
 	require.NoError(t, err)
 	code, out, stderr := runCLI(t, "", nil, "user", "invite", "--config", cfg, "--email", "imported@example.com")
 	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "the link's base URL https://sso.example from server.public_url")
 	link := regexp.MustCompile(`https://sso\.example(/set-password\?token=\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, link, out)
+
+	// The README's port tip: the demo runs with SSOBRIDGE_SERVER_ADDR
+	// exported, and so does the command: its link is the running
+	// bridge's, and it says where its base URL came from.
+	plain := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(plain, []byte("store:\n  dsn: "+dsn+"\n"), 0o600))
+	addr := strings.TrimPrefix(ta.srv.URL, "http://")
+	code, out, stderr = runCLI(t, "", []string{"SSOBRIDGE_SERVER_ADDR=" + addr}, "user", "invite", "--config", plain, "--email", "imported@example.com")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "the link's base URL "+ta.srv.URL+" from server.addr ("+addr+")")
+	exported := regexp.MustCompile(regexp.QuoteMeta(ta.srv.URL) + `(/set-password\?token=\S+)`).FindStringSubmatch(out)
+	require.NotNil(t, exported, out)
+	assert.Equal(t, http.StatusOK, ta.browser(t).get(exported[1]).status, "the link works on the running bridge")
+	// It replaced the first link; the one below is made again.
+	code, out, stderr = runCLI(t, "", nil, "user", "invite", "--config", cfg, "--email", "imported@example.com")
+	require.Equal(t, 0, code, stderr)
+	link = regexp.MustCompile(`https://sso\.example(/set-password\?token=\S+)`).FindStringSubmatch(out)
 	require.NotNil(t, link, out)
 	b := ta.browser(t)
 	form := url.Values{"_csrf": {b.csrf(link[1])}, "token": {strings.TrimPrefix(link[1], "/set-password?token=")},
@@ -145,6 +165,7 @@ func TestPortalLinkCommand(t *testing.T) {
 	u, err := url.Parse(strings.TrimSpace(out))
 	require.NoError(t, err)
 	assert.Equal(t, "https://sso.example/sso/jwt", u.Scheme+"://"+u.Host+u.Path)
+	assert.Equal(t, "the link's base URL https://sso.example from server.public_url\n", stderr, "stdout is the link alone; stderr says its base")
 
 	ta := startTestApp(t, testOptions{dsn: dsn, yaml: portalYAML})
 	b := ta.browser(t)
