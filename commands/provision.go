@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,14 +37,15 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 			"(email,firstName,lastName, no password, as the console's import) and provisions the file's\n" +
 			"accounts; --all provisions every enabled account without a link. Paced by platform.rate_limit,\n" +
 			"shared with the running instances (users' launches go first). Stopped and run again, it goes on\n" +
-			"where it stopped and never creates a platform user twice. Writes a CSV report (next to --csv's\n" +
-			"file). Exits 1 if any account failed."}
+			"where it stopped and never creates a platform user twice. Each run writes a CSV report of its own\n" +
+			"(next to --csv's file, the time in its name); a report is never overwritten. Exits 1 if any\n" +
+			"account failed."}
 	fs := env.Flags(cmd)
 	cfgPath := fs.String("config", "", "configuration file")
 	csvPath := fs.String("csv", "", "CSV file of email,firstName,lastName (a header line is allowed)")
 	all := fs.Bool("all", false, "provision every enabled account that has no link")
 	dry := fs.Bool("dry-run", false, "say what would be done, and do nothing")
-	reportPath := fs.String("report", "", "where to write the report (default: FILE.report.csv next to --csv's file; provision-report-TIME.csv with --all)")
+	reportPath := fs.String("report", "", "where to write the report, a file that does not exist yet (default: FILE.report-TIME.csv next to --csv's file; provision-report-TIME.csv with --all)")
 	workers := fs.Int("workers", provision.DefaultWorkers, "accounts provisioned at a time (1..64); the platform budget sets the pace")
 	if err := env.Parse(fs, cmd, args); err != nil {
 		return err
@@ -66,7 +68,13 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 			"emulator runs inside 'ssobridge serve'). Nothing was done. Use the running demo's console instead (its\n"+
 			"Provisioning page; a CSV is imported on its Accounts page), or set platform.base_url (%s) to your platform.", config.Embedded, config.EnvName("platform.base_url")))
 	}
-	rows, err := provisionRows(*csvPath, reportPath)
+	explicit := *reportPath != ""
+	if explicit {
+		if _, err := os.Stat(*reportPath); err == nil {
+			return cli.UsageError(fmt.Sprintf("provision: --report %s exists; nothing was done. A report is never overwritten: name another file, or leave --report out (each run then writes a report of its own)", *reportPath))
+		}
+	}
+	rows, err := provisionRows(*csvPath, reportPath, time.Now())
 	if err != nil {
 		return err
 	}
@@ -93,15 +101,25 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 		plan.todo = append(plan.todo, added...)
 	}
 
-	return runProvisioning(ctx, env.Stdout, p, plan.todo, *workers, *reportPath)
+	return runProvisioning(ctx, env.Stdout, p, plan.todo, *workers, report{path: *reportPath, explicit: explicit})
+}
+
+// report is where a run's report goes: a file of its own. A default name
+// taken already (two runs in one second) gets -2, -3, ...; a name the
+// admin gave is never replaced.
+type report struct {
+	path     string
+	explicit bool
 }
 
 // provisionRows reads --csv FILE (nil without one) and sets the report's
-// default path beside it, or by the time with --all.
-func provisionRows(csvPath string, reportPath *string) ([]accounts.CSVRow, error) {
+// default path beside it, or in the working directory with --all, the
+// run's time (UTC) in its name.
+func provisionRows(csvPath string, reportPath *string, now time.Time) ([]accounts.CSVRow, error) {
+	stamp := now.UTC().Format("20060102-150405")
 	if csvPath == "" {
 		if *reportPath == "" {
-			*reportPath = "provision-report-" + time.Now().UTC().Format("20060102-150405") + ".csv"
+			*reportPath = "provision-report-" + stamp + ".csv"
 		}
 		return nil, nil
 	}
@@ -117,7 +135,7 @@ func provisionRows(csvPath string, reportPath *string) ([]accounts.CSVRow, error
 		return nil, cli.UsageError(fmt.Sprintf("provision: %s has no rows of email,firstName,lastName", csvPath))
 	}
 	if *reportPath == "" {
-		*reportPath = strings.TrimSuffix(csvPath, filepath.Ext(csvPath)) + ".report.csv"
+		*reportPath = strings.TrimSuffix(csvPath, filepath.Ext(csvPath)) + ".report-" + stamp + ".csv"
 	}
 	return rows, nil
 }
@@ -140,7 +158,7 @@ func printPlan(out io.Writer, plan provisionPlan, rateLimit float64) {
 
 // runProvisioning provisions todo with a progress bar, writes the report
 // and says how it went: cli.ErrFailed when stopped or when any failed.
-func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning, todo []store.Account, workers int, reportPath string) error {
+func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning, todo []store.Account, workers int, to report) error {
 	out := progressWriter(stdout)
 	bar := &progress{out: out, total: len(todo), start: time.Now(), rateLimited: p.RateLimited}
 	report := make([]provision.Row, 0, len(todo))
@@ -152,7 +170,8 @@ func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning,
 		bar.update(tally)
 	})
 	bar.finish(tally)
-	if err := writeReport(reportPath, report); err != nil {
+	reportPath, err := writeReport(to, report)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "created %d, existed %d, already linked %d, failed %d; %d answered 429; took %s\nreport: %s\n",
@@ -246,12 +265,17 @@ func addMissing(ctx context.Context, s store.Store, ns []store.NewAccount) ([]st
 	return out, nil
 }
 
-// writeReport writes one line per account: email, outcome, platform user
-// id, reason.
-func writeReport(path string, rows []provision.Row) error {
-	f, err := os.Create(path)
+// writeReport writes one line per account (email, outcome, platform user
+// id, reason) to a new file, and returns its path.
+func writeReport(to report, rows []provision.Row) (string, error) {
+	path := to.path
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	for n := 2; errors.Is(err, os.ErrExist) && !to.explicit && n < 100; n++ {
+		path = strings.TrimSuffix(to.path, ".csv") + "-" + strconv.Itoa(n) + ".csv"
+		f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	}
 	if err != nil {
-		return fmt.Errorf("report: %w", err)
+		return "", fmt.Errorf("report (never overwritten): %w", err)
 	}
 	w := csvsafe.NewWriter(f) // opened in a spreadsheet: no cell may be a formula
 	_ = w.Write([]string{"email", "outcome", "platform_user_id", "reason"})
@@ -260,9 +284,9 @@ func writeReport(path string, rows []provision.Row) error {
 	}
 	w.Flush()
 	if err := errors.Join(w.Error(), f.Close()); err != nil {
-		return fmt.Errorf("report: %w", err)
+		return "", fmt.Errorf("report: %w", err)
 	}
-	return nil
+	return path, nil
 }
 
 // terminalWriter is progress output to a terminal: a bar redrawn in place.

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -465,13 +466,28 @@ func TestProvisionCommandInput(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "created 2, existed 0, already linked 0, failed 0")
 	assert.Contains(t, out, "provision: 2/2", "plain progress lines when not at a terminal")
-	report, err := os.ReadFile(filepath.Join(dir, "good.report.csv"))
+	firstPath := reportOf(t, out)
+	assert.Regexp(t, `^good\.report-\d{8}-\d{6}(-\d+)?\.csv$`, filepath.Base(firstPath), "beside the roll, the run's time in its name")
+	report, err := os.ReadFile(firstPath)
 	require.NoError(t, err)
 	assert.Contains(t, string(report), "email,outcome,platform_user_id,reason\n")
 	assert.Contains(t, string(report), "a@example.com,created,")
 	code, out, _ = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "0 accounts to provision (2 already linked)", "nothing repeated")
+	// The second run (a no-op) wrote its own report: the first, with who
+	// got which platform user, is intact.
+	assert.NotEqual(t, firstPath, reportOf(t, out))
+	again, err := os.ReadFile(firstPath)
+	require.NoError(t, err)
+	assert.Equal(t, string(report), string(again), "the first report is kept")
+	// A --report the admin names is never overwritten either.
+	code, out, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good, "--report", firstPath)
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, stderr, "exists; nothing was done. A report is never overwritten")
+	again, err = os.ReadFile(firstPath)
+	require.NoError(t, err)
+	assert.Equal(t, string(report), string(again))
 
 	// A spreadsheet's "CSV UTF-8" (a byte-order mark, no header line) for a
 	// person who has an account: nothing new, no second platform user.
@@ -487,9 +503,9 @@ func TestProvisionCommandInput(t *testing.T) {
 	// inert.
 	formulas := filepath.Join(dir, "formulas.csv")
 	require.NoError(t, os.WriteFile(formulas, []byte("=1+2@example.com,F,One\n+cmd@example.com,F,Two\n-x@example.com,F,Three\n"), 0o600))
-	code, _, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", formulas)
+	code, out, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", formulas)
 	require.Equal(t, 0, code, stderr)
-	report, err = os.ReadFile(filepath.Join(dir, "formulas.report.csv"))
+	report, err = os.ReadFile(reportOf(t, out))
 	require.NoError(t, err)
 	for _, line := range strings.Split(strings.TrimSpace(string(report)), "\n")[1:] {
 		assert.True(t, strings.HasPrefix(line, "'"), "an inert cell: %q", line)
@@ -544,4 +560,12 @@ func TestCommandLineFirstSteps(t *testing.T) {
 	code, _, stderr2 := runCLI(t, "", nil, "provision", "--workers", "0", "--all")
 	assert.Equal(t, 2, code)
 	assert.NotContains(t, stderr2, "ssobridge help", "an input error is not followed by an unrelated hint")
+}
+
+// reportOf is the report a provision run says it wrote.
+func reportOf(t *testing.T, out string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^report: (.+)$`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	return m[1]
 }

@@ -248,7 +248,7 @@ func TestFirstMorningProvisioned(t *testing.T) {
 	t.Logf("provision --csv of %d accounts: %.1f s, %d platform calls, %d answered 429\n%s", morningUsers, took.Seconds(), calls, limited, out)
 	assert.LessOrEqual(t, took, 60*time.Second)
 	assert.Contains(t, out, fmt.Sprintf("created %d, existed 0, already linked 0, failed 0", morningUsers))
-	report, err := os.ReadFile(strings.TrimSuffix(roll, ".csv") + ".report.csv")
+	report, err := os.ReadFile(reportOf(t, out))
 	require.NoError(t, err)
 	assert.Equal(t, morningUsers+1, strings.Count(string(report), "\n"), "a report line per account")
 

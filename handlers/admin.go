@@ -566,7 +566,7 @@ func (h *server) provisioningPage(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound)
 	}
 	ctx := c.Request().Context()
-	var d views.ProvisioningPage
+	d := views.ProvisioningPage{Embedded: h.Platform.Connection().Embedded}
 	var err error
 	if d.Linked, d.Unlinked, err = h.Store.Links.CountLinks(ctx); err != nil {
 		return err

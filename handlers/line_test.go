@@ -181,6 +181,13 @@ func TestProvisioningPage(t *testing.T) {
 	assert.Equal(t, "1 account", r.text("#linked"), "one, not \"1 accounts\"")
 	assert.Equal(t, "2 enabled accounts", r.text("#unlinked"), "root and bob")
 	assert.Contains(t, r.text("#provision-start"), "Provision all 2 unlinked accounts")
+	assert.Contains(t, r.text("#provision-cli"), "ssobridge provision --all", "a real platform: the command line works too")
+	assert.Equal(t, "/admin/audit?kind=provision", r.doc.Find("#job-report a").AttrOr("href", ""), "every job's outcomes stay in the audit log")
+	f.platform.conn.Embedded = true
+	r = c.get("/admin/provisioning")
+	assert.NotContains(t, r.text("#provision-cli"), "--all", "the demo: the command refuses its emulator, so it is not suggested")
+	assert.Contains(t, r.text("#provision-cli"), "In the demo, provision here")
+	f.platform.conn.Embedded = false
 
 	r = c.submit("/admin/provisioning", "/admin/provisioning/start", nil)
 	assert.Equal(t, http.StatusSeeOther, r.status)

@@ -182,4 +182,7 @@ type ProvisioningPage struct {
 	Failed           int
 	RateLimited      int // 429s met while it ran
 	Notice, Error    string
+	// Embedded: the demo's built-in emulator, which only this page can
+	// provision on (the provision command needs a platform of its own).
+	Embedded bool
 }
