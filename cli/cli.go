@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/ssobridge/ssobridge/config"
 )
@@ -70,6 +71,14 @@ func (e Env) Parse(fs *flag.FlagSet, c Command, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			e.PrintHelp(fs, c)
 			return err
+		}
+		if name, ok := unknownFlag(fs, args); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			if near := config.Nearest(name, names); near != "" {
+				return UsageError(fmt.Sprintf("%s: no flag --%s; did you mean --%s? (see '%s --help')", c.Name, name, near, c.invocation()))
+			}
+			return UsageError(fmt.Sprintf("%s: no flag --%s (see '%s --help')", c.Name, name, c.invocation()))
 		}
 		return UsageError(fmt.Sprintf("%s: %v (see '%s --help')", c.Name, err, c.invocation()))
 	}
@@ -155,4 +164,32 @@ func (e Env) ExitCode(program string, err error) int {
 		fmt.Fprintf(e.Stderr, "%s: %v\n", program, err)
 		return 1
 	}
+}
+
+// unknownFlag is the first flag of args that fs does not define (as the
+// flag package reads them: up to the first argument that is no flag, or
+// "--"; a flag that takes a value takes the next argument unless it has
+// "=").
+func unknownFlag(fs *flag.FlagSet, args []string) (string, bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			return "", false
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		f := fs.Lookup(name)
+		switch {
+		case f == nil && (name == "h" || name == "help"):
+			return "", false
+		case f == nil:
+			return name, true
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if !hasValue {
+			i++
+		}
+	}
+	return "", false
 }

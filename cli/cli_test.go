@@ -27,7 +27,10 @@ func TestParse(t *testing.T) {
 		message string
 	}{
 		{"ok", []string{"--n", "3"}, nil, ""},
-		{"unknown flag", []string{"--m", "3"}, UsageError(""), "cmd: flag provided but not defined: -m (see 'ssobridge cmd --help')"},
+		{"unknown flag", []string{"--verbose", "3"}, UsageError(""), "cmd: no flag --verbose (see 'ssobridge cmd --help')"},
+		{"a flag one edit off", []string{"--first-name", "Ada", "--lastname", "L"}, UsageError(""), "cmd: no flag --lastname; did you mean --last-name? (see 'ssobridge cmd --help')"},
+		{"a value that looks like a flag is a value", []string{"--first-name", "-x", "--nn", "3"}, UsageError(""), "cmd: no flag --nn; did you mean --n?"},
+		{"a bool flag takes no value", []string{"--dry", "--firstname", "A"}, UsageError(""), "did you mean --first-name?"},
 		{"bad value", []string{"--n", "three"}, UsageError(""), "invalid value"},
 		{"stray argument", []string{"--n", "3", "extra"}, UsageError(""), `cmd: unexpected argument "extra" (see 'ssobridge cmd --help')`},
 		{"help", []string{"--help"}, flag.ErrHelp, ""},
@@ -39,6 +42,11 @@ func TestParse(t *testing.T) {
 			env := Env{Stdout: &stdout, Stderr: &stderr}
 			fs := env.Flags(testCmd)
 			fs.Int("n", 0, "a number")
+			if strings.Contains(strings.Join(tt.args, " "), "name") {
+				fs.String("first-name", "", "")
+				fs.String("last-name", "", "")
+				fs.Bool("dry", false, "")
+			}
 			err := env.Parse(fs, testCmd, tt.args)
 			assert.Empty(t, stderr.String(), "errors are returned, not printed")
 			switch tt.want {

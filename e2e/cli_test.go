@@ -61,7 +61,7 @@ func TestUserAdd(t *testing.T) {
 		{"short password", "short\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "at least 8"},
 		{"spaces password", "          \n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "only spaces"},
 		{"common password", "Baseball1\n", []string{"--email", "a@example.com", "--first-name", "A", "--last-name", "B"}, 2, "most common"},
-		{"unknown flag", "x\n", []string{"--emial", "a@example.com"}, 2, "flag provided but not defined"},
+		{"unknown flag", "x\n", []string{"--emial", "a@example.com"}, 2, "no flag --emial; did you mean --email?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
