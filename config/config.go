@@ -360,40 +360,52 @@ func (es Errors) Is(target error) bool { return target == ErrInvalid }
 
 // Parse builds the configuration from YAML (may be empty) and the
 // environment (os.Environ form), then validates it.
+//
+// Every problem comes in one answer: misspelt keys (an error, never a
+// silent default), values the YAML or the environment cannot hold, files
+// that cannot be read and values that do not fit together, each key
+// named once.
 func Parse(yamlData []byte, environ []string) (Config, error) {
 	cfg := Defaults()
-	// A misspelt key is an error, not a silent default.
-	if errs := decodeYAML(&cfg, yamlData); len(errs) > 0 {
-		return Config{}, errs
+	errs := decodeYAML(&cfg, yamlData)
+	if len(errs) == 1 && errs[0].Key == fileKey {
+		return Config{}, errs // the file could not be read as settings: what else it says is unknown
 	}
-	if err := applyEnv(&cfg, environ); err != nil {
-		return Config{}, err
+	var envErrs Errors
+	if errors.As(applyEnv(&cfg, environ), &envErrs) {
+		errs = append(errs, envErrs...)
 	}
-	if cfg.OIDC.ClientSecretFile != "" {
-		b, err := os.ReadFile(cfg.OIDC.ClientSecretFile)
+	readFile := func(key, path string, into *string, trim bool) {
+		if path == "" {
+			return
+		}
+		b, err := os.ReadFile(path)
 		if err != nil {
-			return Config{}, Errors{{Key: "oidc.client_secret_file", Problem: "cannot read: " + err.Error()}}
+			errs = append(errs, &Error{Key: key, Problem: "cannot read: " + err.Error()})
+			return
 		}
-		cfg.OIDC.ClientSecret = strings.TrimSpace(string(b))
+		*into = string(b)
+		if trim {
+			*into = strings.TrimSpace(*into)
+		}
 	}
-	if cfg.Platform.APISecretFile != "" {
-		b, err := os.ReadFile(cfg.Platform.APISecretFile)
-		if err != nil {
-			return Config{}, Errors{{Key: "platform.api_secret_file", Problem: "cannot read: " + err.Error()}}
-		}
-		cfg.Platform.APISecret = strings.TrimSpace(string(b))
+	readFile("oidc.client_secret_file", cfg.OIDC.ClientSecretFile, &cfg.OIDC.ClientSecret, true)
+	readFile("platform.api_secret_file", cfg.Platform.APISecretFile, &cfg.Platform.APISecret, true)
+	if cfg.SCIM.TokenFile != "" && cfg.SCIM.Token != "" {
+		errs = append(errs, &Error{Key: "scim.token_file", Problem: "set it or " + EnvName("scim.token") + " (scim.token), not both"})
+	} else {
+		readFile("scim.token_file", cfg.SCIM.TokenFile, &cfg.SCIM.Token, false)
 	}
-	if cfg.SCIM.TokenFile != "" {
-		if cfg.SCIM.Token != "" {
-			return Config{}, Errors{{Key: "scim.token_file", Problem: "set it or " + EnvName("scim.token") + " (scim.token), not both"}}
-		}
-		b, err := os.ReadFile(cfg.SCIM.TokenFile)
-		if err != nil {
-			return Config{}, Errors{{Key: "scim.token_file", Problem: "cannot read: " + err.Error()}}
-		}
-		cfg.SCIM.Token = string(b)
+	named := map[string]bool{}
+	for _, e := range errs {
+		named[e.Key] = true
 	}
-	if errs := cfg.validate(); len(errs) > 0 {
+	for _, e := range cfg.validate() {
+		if !named[e.Key] { // a key that could not be read keeps its default: no second line about it
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
 		return Config{}, errs
 	}
 	return cfg, nil

@@ -204,6 +204,24 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 	}
 }
 
+// Every problem in one answer: a misspelt key, a value of the wrong type,
+// an unknown variable and values that do not fit together, each key once.
+func TestEveryProblemInOneRound(t *testing.T) {
+	_, err := Parse([]byte("server:\n  adress: x\n  addr: nowhere\nsession:\n  max_age: soon\nplatform:\n  base_url: https://video.example\n"),
+		[]string{"SSOBRIDGE_PLATFORM_SECRET=x", "SSOBRIDGE_SESSION_MAX_AGE=also-bad"})
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{"server.adress", "did you mean server.addr?", "server.addr: \"nowhere\" is not host:port", "session.max_age",
+		"SSOBRIDGE_PLATFORM_SECRET", "platform.api_key"} {
+		assert.Contains(t, msg, want)
+	}
+	assert.Equal(t, 1, strings.Count(msg, "config: server.addr:"), "each key once:\n%s", msg)
+
+	_, err = Parse([]byte("server: [\n"), []string{"SSOBRIDGE_PLATFORM_SECRET=x"})
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "SSOBRIDGE_PLATFORM_SECRET", "a file that is not YAML: its problem alone")
+}
+
 // FuzzParse: any input either parses into a valid configuration or fails
 // with ErrInvalid; it never panics.
 func FuzzParse(f *testing.F) {
