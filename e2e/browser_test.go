@@ -55,7 +55,7 @@ func newTab(t *testing.T) context.Context {
 	b.once.Do(func() {
 		path := chromiumPath()
 		if path == "" {
-			b.missing = "chromium not found (apt-get install -y chromium)"
+			b.missing = "chromium not found"
 			return
 		}
 		dir, err := os.MkdirTemp("", "ssobridge-chromium-")

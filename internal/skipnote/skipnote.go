@@ -2,7 +2,10 @@
 // test binary were skipped and how to switch them on. In package list
 // mode go test shows a passing package's output only with -v, so without
 // -v the lines go to the terminal the tests run at (when there is one);
-// with -v they are part of the output.
+// with -v they are part of the output. When SSOBRIDGE_TEST_SKIPPED names
+// a file, they are appended there too: CI has no terminal, and its log
+// prints that file after the tests (.ci/run), so a green log never hides
+// a suite that did not run.
 //
 // A test skips through Skip; the package's TestMain runs its tests with
 // Main. The record is one per test binary (a process): test-only state.
@@ -44,11 +47,19 @@ func Record(suite, why string) {
 	book.tests[suite]++
 }
 
+// EnvFile names the file skipped suites are appended to, when set.
+const EnvFile = "SSOBRIDGE_TEST_SKIPPED"
+
 // Main runs the tests and then writes one line per skipped suite (see
 // the package comment); it returns m.Run's code. pkg names the package
 // in the lines.
 func Main(m *testing.M, pkg string) int {
 	code := m.Run()
+	if path := os.Getenv(EnvFile); path != "" {
+		if err := Append(path, pkg); err != nil {
+			fmt.Fprintf(os.Stderr, "skipnote: %v\n", err)
+		}
+	}
 	if testing.Verbose() {
 		Write(os.Stdout, pkg)
 		return code
@@ -75,4 +86,15 @@ func Write(w io.Writer, pkg string) {
 		}
 		fmt.Fprintf(w, "skipped\t%s: %s (%d test%s): %s\n", pkg, s, n, plural, book.why[s])
 	}
+}
+
+// Append adds the lines of Write to the file at path (made if missing):
+// every test binary of a run appends its own.
+func Append(path, pkg string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	Write(f, pkg)
+	return f.Close()
 }

@@ -1,10 +1,13 @@
 package skipnote
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWriteOneLinePerSuite(t *testing.T) {
@@ -27,4 +30,16 @@ func TestSkipRecordsAndSkips(t *testing.T) {
 	var b strings.Builder
 	Write(&b, "p")
 	assert.Contains(t, b.String(), "p: Dex suites (1 test): set SSOBRIDGE_TEST_DEX\n")
+}
+
+// Each binary of a run appends its lines to the one file CI prints.
+func TestAppend(t *testing.T) {
+	Record("Dex suites", "set SSOBRIDGE_TEST_DEX")
+	path := filepath.Join(t.TempDir(), "skipped")
+	require.NoError(t, Append(path, "a"))
+	require.NoError(t, Append(path, "b"))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "skipped\ta: Dex suites")
+	assert.Contains(t, string(data), "skipped\tb: Dex suites")
 }
