@@ -22,14 +22,19 @@ type groupHandler struct {
 	st  store.Store
 }
 
-// groupResource is the SCIM Group of g.
-func groupResource(g store.Group) scim.Resource {
-	members := []any{}
-	for _, m := range g.Members {
-		members = append(members, map[string]any{"value": strconv.FormatInt(m, 10)})
+// groupResource is the SCIM Group of g, with its members unless the
+// request leaves them out (withMembers).
+func groupResource(g store.Group, members bool) scim.Resource {
+	attrs := scim.ResourceAttributes{"displayName": g.DisplayName}
+	if members {
+		list := []any{}
+		for _, m := range g.Members {
+			list = append(list, map[string]any{"value": strconv.FormatInt(m, 10)})
+		}
+		attrs["members"] = list
 	}
 	created, updated := g.CreatedAt, g.UpdatedAt
-	res := scim.Resource{ID: g.ID, Attributes: scim.ResourceAttributes{"displayName": g.DisplayName, "members": members},
+	res := scim.Resource{ID: g.ID, Attributes: attrs,
 		Meta: scim.Meta{Created: &created, LastModified: &updated, Version: version(updated)}}
 	if g.ExternalID != "" {
 		res.ExternalID = optional.NewString(g.ExternalID)
@@ -60,7 +65,7 @@ func (h *groupHandler) Create(r *http.Request, attrs scim.ResourceAttributes) (s
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
-	return groupResource(out), nil
+	return groupResource(out, withMembers(r)), nil
 }
 
 // Get reads a group.
@@ -69,7 +74,7 @@ func (h *groupHandler) Get(r *http.Request, id string) (scim.Resource, error) {
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
-	return groupResource(g), nil
+	return groupResource(g, withMembers(r)), nil
 }
 
 // GetAll pages through the groups a filter selects: displayName,
@@ -110,7 +115,7 @@ func (h *groupHandler) GetAll(r *http.Request, p scim.ListRequestParams) (scim.P
 		return page, nil
 	}
 	for _, g := range list {
-		page.Resources = append(page.Resources, groupResource(g))
+		page.Resources = append(page.Resources, groupResource(g, withMembers(r)))
 	}
 	return page, nil
 }
@@ -138,7 +143,7 @@ func (h *groupHandler) Replace(r *http.Request, id string, attrs scim.ResourceAt
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
-	return groupResource(out), nil
+	return groupResource(out, withMembers(r)), nil
 }
 
 // Delete removes a group.
@@ -156,5 +161,25 @@ func (h *groupHandler) Patch(r *http.Request, id string, ops []scim.PatchOperati
 	if err != nil {
 		return scim.Resource{}, fail(r, err)
 	}
-	return groupResource(out), nil
+	return groupResource(out, withMembers(r)), nil
+}
+
+// withMembers reports whether a group's answer lists its members: not
+// when the request's excludedAttributes names members (Entra ID asks so,
+// to keep large groups out of its reads), nor when its attributes list
+// leaves them out (RFC 7644, section 3.9).
+func withMembers(r *http.Request) bool {
+	q := r.URL.Query()
+	names := func(param string) []string {
+		var out []string
+		for _, a := range strings.Split(q.Get(param), ",") {
+			a = strings.ToLower(strings.TrimSpace(a))
+			out = append(out, a[strings.LastIndex(a, ":")+1:]) // the URN's attribute name
+		}
+		return out
+	}
+	if slices.Contains(names("excludedAttributes"), "members") {
+		return false
+	}
+	return q.Get("attributes") == "" || slices.Contains(names("attributes"), "members")
 }

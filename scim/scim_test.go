@@ -457,6 +457,22 @@ func TestAdminGroup(t *testing.T) {
 	require.Equal(t, http.StatusOK, member.status, member.raw)
 	assert.Equal(t, 1, member.total())
 
+	// Entra ID reads groups without their members; another IdP names
+	// the attributes it wants.
+	for _, q := range []string{"?excludedAttributes=members", "?excludedAttributes=urn:ietf:params:scim:schemas:core:2.0:Group:members",
+		"?attributes=displayName", "?excludedAttributes=externalId,Members"} {
+		one := e.do("GET", "/Groups/"+gid+q, "")
+		require.Equal(t, http.StatusOK, one.status, one.raw)
+		assert.NotContains(t, one.body, "members", q)
+		assert.Equal(t, "bridge admins", one.body["displayName"], q)
+		list := e.do("GET", "/Groups"+q, "")
+		require.Equal(t, http.StatusOK, list.status, list.raw)
+		assert.NotContains(t, list.raw, `"members"`, q)
+	}
+	with := e.do("GET", "/Groups/"+gid+"?attributes=displayName,members", "")
+	assert.Len(t, with.body["members"], 2, "asked for")
+	assert.Len(t, e.do("GET", "/Groups/"+gid, "").body["members"], 2, "by default")
+
 	a = patch(`[{"op":"Remove","path":"members[value eq \"` + ids["ada@example.com"] + `\"]"}]`) // Okta's form
 	require.Equal(t, http.StatusOK, a.status, a.raw)
 	assert.False(t, isAdmin("ada@example.com"), "leaving the group takes the role away")
