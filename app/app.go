@@ -102,6 +102,9 @@ type Options struct {
 	// LTIRetryEvery is how often an unreadable key set is read again;
 	// default 15 s.
 	LTIRetryEvery time.Duration
+	// NoSampleLMS leaves the embedded demo's sample LMS out (tests that
+	// do not launch from it: it costs two RSA keys and a listener).
+	NoSampleLMS bool
 }
 
 // EmulatorUsersFile, in the data directory, keeps the embedded emulator's
@@ -136,7 +139,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err := a.connect(o); err != nil {
 		return nil, err
 	}
-	if sampleLMSOn(cfg) {
+	if sampleLMSOn(cfg) && !o.NoSampleLMS {
 		if cfg, a.lms, err = startSampleLMS(cfg, cfg.PublicURL(cfg.Server.Addr)); err != nil {
 			return nil, err
 		}

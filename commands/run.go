@@ -37,7 +37,7 @@ commands:
 configuration: --config FILE, else ./config.yaml, else the built-in demo (embedded
 platform emulator, SQLite in ./data). Every key can also be set in the environment
 as SSOBRIDGE_<KEY> with _ for . (platform.api_secret: SSOBRIDGE_PLATFORM_API_SECRET);
-the keys are listed in README.md. The load tool is a program of its own:
+the keys are listed in docs/configuration.md. The load tool is a program of its own:
 go run ./cmd/ssobridge-bench --help.
 
 exit codes: 0 done, 1 failed, 2 bad command line or input (nothing changed).

@@ -496,7 +496,7 @@ func applyEnv(cfg *Config, environ []string) error {
 		}
 		l, ok := byEnv[name]
 		if !ok {
-			problem := "no such setting (see README.md for the list); unset it or fix the spelling"
+			problem := "no such setting (docs/configuration.md lists them); unset it or fix the spelling"
 			names := make([]string, 0, len(byEnv))
 			for n := range byEnv {
 				names = append(names, n)

@@ -118,7 +118,7 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 	}{
 		{"unknown key", "server:\n  addres: x\n", nil, "server.addres", "line 2: no such setting; did you mean server.addr?"},
 		{"unknown section", "plattform:\n  base_url: x\n", nil, "plattform", "line 1: no such setting; did you mean platform?"},
-		{"unknown key, nothing near", "server:\n  colour: blue\n", nil, "server.colour", "no such setting; the keys are listed in README.md"},
+		{"unknown key, nothing near", "server:\n  colour: blue\n", nil, "server.colour", "no such setting; the keys are listed in docs/configuration.md"},
 		{"bad yaml", "server: [", nil, "(file)", "line 1: the file is not valid YAML"},
 		{"file duration", "platform:\n  timeout: ten\n", nil, "platform.timeout", `line 2: "ten" is not a duration such as 30s or 12h`},
 		{"file number", "password:\n  hash_concurrency: many\n", nil, "password.hash_concurrency", `"many" is not a whole number`},
@@ -129,7 +129,7 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"key twice", "log:\n  level: info\n  level: debug\n", nil, "log.level", "line 3: set twice (first on line 2)"},
 		{"unknown env var", "", []string{"SSOBRIDGE_PLATFORM_SECRET=x"}, "SSOBRIDGE_PLATFORM_SECRET", "no such setting; did you mean SSOBRIDGE_PLATFORM_API_SECRET?"},
 		{"env var one letter off", "", []string{"SSOBRIDGE_SERVER_ADR=x"}, "SSOBRIDGE_SERVER_ADR", "did you mean SSOBRIDGE_SERVER_ADDR?"},
-		{"env var, nothing near", "", []string{"SSOBRIDGE_NOPE=1"}, "SSOBRIDGE_NOPE", "no such setting (see README.md for the list)"},
+		{"env var, nothing near", "", []string{"SSOBRIDGE_NOPE=1"}, "SSOBRIDGE_NOPE", "no such setting (docs/configuration.md lists them)"},
 		{"unknown key, the long form misspelt", "server:\n  adress: x\n", nil, "server.adress", "did you mean server.addr?"},
 		{"env duration", "", []string{"SSOBRIDGE_PLATFORM_TIMEOUT=ten"}, "platform.timeout", "duration"},
 		{"env number", "", []string{"SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=many"}, "password.hash_concurrency", "whole number"},
@@ -240,12 +240,13 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestREADMEDocumentsEveryKey keeps the README's configuration table true.
-func TestREADMEDocumentsEveryKey(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestDocsListEveryKey keeps docs/configuration.md's table of keys
+// complete.
+func TestDocsListEveryKey(t *testing.T) {
+	readme, err := os.ReadFile("../docs/configuration.md")
 	require.NoError(t, err)
 	for _, k := range Keys() {
-		assert.Contains(t, string(readme), "| `"+k+"` |", "README.md documents %s", k)
+		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
 	}
 }
 

@@ -60,7 +60,7 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
 		seen[k.Value] = k.Line
 		f, ok := fields[k.Value]
 		if !ok {
-			hint := "the keys are listed in README.md"
+			hint := "the keys are listed in docs/configuration.md"
 			if near := Nearest(k.Value, names); near != "" {
 				hint = "did you mean " + join(prefix, near) + "?"
 			}

@@ -167,3 +167,25 @@ func TestDeployGuide(t *testing.T) {
 	assert.Contains(t, readDoc(t, "../docs/deploy/Caddyfile"), "respond /metrics 404")
 	assert.Contains(t, readDoc(t, "../docs/deploy/nginx.conf"), "location = /metrics { return 404; }")
 }
+
+// The README's first screen: the Go it asks for is go.mod's, and the
+// table of ways in comes before the long sections, each way with its
+// guide.
+func TestREADMEFirstScreen(t *testing.T) {
+	readme := readDoc(t, "../README.md")
+	mod := readDoc(t, "../go.mod")
+	goLine := regexp.MustCompile(`(?m)^go (\S+)$`).FindStringSubmatch(mod)
+	require.NotNil(t, goLine)
+	assert.Contains(t, readme, "You need Go "+goLine[1]+" or later.")
+	pick := strings.Index(readme, "## Pick your way in")
+	require.GreaterOrEqual(t, pick, 0)
+	assert.Less(t, strings.Count(readme[:pick], "\n"), 60, "the ways in come on the first screen")
+	for _, h := range []string{"## How it works", "## Commands", "## Configuration"} {
+		assert.Less(t, pick, strings.Index(readme, h), "before %s", h)
+	}
+	table := readme[pick:strings.Index(readme[pick:], "\n## ")+pick]
+	for _, guide := range []string{"docs/portal.md", "docs/saml.md", "docs/lti.md", "docs/scim.md"} {
+		assert.Contains(t, table, "("+guide+")")
+	}
+	assert.NotContains(t, readme, "| `server.addr` |", "the key table is docs/configuration.md's")
+}

@@ -97,6 +97,9 @@ type testOptions struct {
 	// unreadable one is read again (default: the app's).
 	ltiClient *http.Client
 	ltiRetry  time.Duration
+	// sampleLMS serves the demo's sample LMS (off unless a test launches
+	// from it: two RSA keys a start).
+	sampleLMS bool
 }
 
 // Session keys every instance of a test shares.
@@ -152,7 +155,7 @@ log:
 		pacingOpts = nil
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
-		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry})
+		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {
