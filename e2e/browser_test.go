@@ -20,7 +20,6 @@ import (
 	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -419,7 +418,7 @@ func TestBrowserConsoleLayout(t *testing.T) {
 		"audit": "/admin/audit", "platform-users": "/admin/platform-users", "connection": "/admin/connection", "bans": "/admin/bans",
 	}
 	// A SCIM client's ban and an address's, for the bans page.
-	for _, email := range []string{regulation.SCIMTokenAddress("2001:db8:85a3::8a2e:370:7334"), "radia.perlman@a-rather-long-partner-portal.example.com"} {
+	for _, email := range []string{store.SCIMTokenAddress("2001:db8:85a3::8a2e:370:7334"), "radia.perlman@a-rather-long-partner-portal.example.com"} {
 		for range 5 {
 			id, _, err := ta.store.AdmitSignIn(t.Context(), store.SignIn{Email: email, IP: "192.0.2.7", At: time.Now()}, store.RegulationConfig{MaxRetries: 3, FindTime: time.Minute, BanTime: time.Hour})
 			require.NoError(t, err)

@@ -183,7 +183,7 @@ func TestREADMEFirstScreen(t *testing.T) {
 	for _, h := range []string{"## How it works", "## Commands", "## Configuration"} {
 		assert.Less(t, pick, strings.Index(readme, h), "before %s", h)
 	}
-	table := readme[pick:strings.Index(readme[pick:], "\n## ")+pick]
+	table := readme[pick : strings.Index(readme[pick:], "\n## ")+pick]
 	for _, guide := range []string{"docs/portal.md", "docs/saml.md", "docs/lti.md", "docs/scim.md"} {
 		assert.Contains(t, table, "("+guide+")")
 	}

@@ -52,6 +52,7 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"localpath":                        {},
 		"apiclient":                        {"mailaddr"},
 		"platformsim":                      {"internal/randid"},
+		"samplelms":                        {},
 		"launch":                           {"store", "apiclient", "localpath", "pacing"},
 		"pacing":                           {"store", "internal/randid"},
 		"store/storetest":                  {"store", "accounts", "regulation", "internal/fakeclock"},

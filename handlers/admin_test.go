@@ -14,7 +14,6 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
 	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -560,7 +559,7 @@ func TestAdminBansPage(t *testing.T) {
 
 	until := f.clock.Now().Add(10 * time.Minute)
 	f.accts.ban("bob@example.com", until)
-	scimClient := regulation.SCIMTokenAddress("2001:db8::7")
+	scimClient := store.SCIMTokenAddress("2001:db8::7")
 	f.accts.ban(scimClient, until)
 	r = c.get("/admin/bans")
 	assert.Equal(t, http.StatusOK, r.status)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -37,7 +36,7 @@ func (h *server) bansResult(c echo.Context, status int, notice, errMsg string) e
 // banRow says what a ban is about and why it was made.
 func banRow(b store.Ban, now time.Time) views.BanRow {
 	r := views.BanRow{Kind: b.Kind, Value: b.Value, Until: b.Until.UTC().Format("2006-01-02 15:04:05"), Left: b.Until.Sub(now).Round(time.Second).String()}
-	switch ip, scim := regulation.SCIMTokenClient(b.Value); {
+	switch ip, scim := b.SCIMClient(); {
 	case b.Kind == store.BanIP:
 		r.What, r.Shown = "Client IP", b.Value
 		r.Why = "Too many failed sign-ins or wrong SCIM tokens from this IP: nobody signs in from it, and its SCIM requests are refused."

@@ -357,7 +357,6 @@ const plainHTTPHint = "no LTI login cookie came with this launch. The bridge run
 	"cannot be SameSite=None (browsers require Secure, that is https), so a launch posted from the LMS's site arrives without it: " +
 	"set server.public_url to the https URL the LMS reaches"
 
-
 // page maps a refused launch to its page; an error of no LTI class (the
 // store's, say) keeps its own page (Status 0).
 func page(err error, lms string) *wayin.Refusal {

@@ -4,7 +4,6 @@ package regulation
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/ssobridge/ssobridge/store"
@@ -59,36 +58,4 @@ func (r *Regulator) Fail(ctx context.Context, a Attempt) (banStarted bool, err e
 // Succeed clears the failures counted for the attempt's email.
 func (r *Regulator) Succeed(ctx context.Context, a Attempt) error {
 	return r.store.SucceedSignIn(ctx, a.id)
-}
-
-// The failed SCIM token checks of a client IP count under an address of
-// that IP's own (and under the IP): one per IP, so that the failures of
-// one client never stop the count of another's. The bans list shows it.
-const (
-	scimTokenPrefix = "scim-token+"
-	scimTokenDomain = "@scim.invalid"
-)
-
-// SCIMTokenAddress is the address the failed SCIM token checks of ip
-// count under.
-func SCIMTokenAddress(ip string) string {
-	return scimTokenPrefix + strings.NewReplacer(":", "-", "%", "-").Replace(ip) + scimTokenDomain
-}
-
-// SCIMTokenClient is the client IP of a SCIM token ban's address (ok
-// false for any other address). An IPv6 address reads back with its
-// colons; a zone is not told apart from one.
-func SCIMTokenClient(addr string) (ip string, ok bool) {
-	rest, found := strings.CutPrefix(addr, scimTokenPrefix)
-	if !found {
-		return "", false
-	}
-	ip, found = strings.CutSuffix(rest, scimTokenDomain)
-	if !found || ip == "" {
-		return "", false
-	}
-	if !strings.Contains(ip, ".") {
-		ip = strings.ReplaceAll(ip, "-", ":")
-	}
-	return ip, true
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // MaxBody is the largest request body served (ServiceProviderConfig says
@@ -40,7 +41,7 @@ import (
 const MaxBody = 1 << 20
 
 // Regulator counts failed token checks (regulation.Regulator) under the
-// client IP and an address of that IP's own (regulation.SCIMTokenAddress): an IP that
+// client IP and an address of that IP's own (store.SCIMTokenAddress): an IP that
 // fails regulation.max_retries times within find_time is banned, as an
 // address is for sign-in, and a banned IP is refused whatever token it
 // sends, so a guess can be tried only a few times per ban.
@@ -199,7 +200,7 @@ func (h *Handler) bannedUntil(ctx context.Context, ip string) (time.Time, error)
 	if h.regulator == nil {
 		return time.Time{}, nil
 	}
-	return h.regulator.BannedUntil(ctx, regulation.SCIMTokenAddress(ip), ip)
+	return h.regulator.BannedUntil(ctx, store.SCIMTokenAddress(ip), ip)
 }
 
 // countFailure counts a failed token check for the client IP, and logs
@@ -208,7 +209,7 @@ func (h *Handler) countFailure(ctx context.Context, ip string) {
 	if h.regulator == nil {
 		return
 	}
-	a, until, err := h.regulator.Admit(ctx, regulation.SCIMTokenAddress(ip), ip)
+	a, until, err := h.regulator.Admit(ctx, store.SCIMTokenAddress(ip), ip)
 	started := false
 	if err == nil && until.IsZero() {
 		started, err = h.regulator.Fail(ctx, a)
@@ -218,9 +219,9 @@ func (h *Handler) countFailure(ctx context.Context, ip string) {
 		return
 	}
 	if started {
-		if until, err = h.regulator.BannedUntil(ctx, regulation.SCIMTokenAddress(ip), ip); err == nil {
+		if until, err = h.regulator.BannedUntil(ctx, store.SCIMTokenAddress(ip), ip); err == nil {
 			h.logger.Warn("scim: client IP banned after repeated wrong tokens: every SCIM request from it is refused until the ban ends",
-				"ip", ip, "until", until.UTC().Format(time.RFC3339), "lift", "the console's Sign-in bans page, or ssobridge bans revoke --email "+regulation.SCIMTokenAddress(ip))
+				"ip", ip, "until", until.UTC().Format(time.RFC3339), "lift", "the console's Sign-in bans page, or ssobridge bans revoke --email "+store.SCIMTokenAddress(ip))
 		}
 	}
 }
