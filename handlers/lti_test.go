@@ -370,6 +370,16 @@ func TestLTIFlowCookie(t *testing.T) {
 	for _, attr := range []string{"SameSite=None", "Secure", "HttpOnly", "Partitioned", "Path=/"} {
 		assert.Contains(t, ck, attr)
 	}
+
+	// A launch over plain http to a bridge whose cookies are Secure came
+	// without the cookie: the stale page's detail says why, not "another
+	// browser"; through a proxy that ended TLS, it does not.
+	r = f.client().post("/lti/launch", url.Values{"id_token": {"x.y.z"}, "state": {"s"}})
+	assert.Equal(t, "lti-stale", r.class())
+	assert.Contains(t, r.text("#error-detail"), "browsers do not send Secure cookies over plain http")
+	r = f.client().post("/lti/launch", url.Values{"id_token": {"x.y.z"}, "state": {"s"}}, "X-Forwarded-Proto", "https")
+	assert.Equal(t, "lti-stale", r.class())
+	assert.NotContains(t, r.body, "over plain http")
 }
 
 // Any site can post an error to /lti/launch (it must be exempt from the

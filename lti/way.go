@@ -253,8 +253,13 @@ func (w *Way) launch(c echo.Context) error {
 	if err != nil {
 		r := page(err, id.Platform.Name)
 		r.Info.CourseURL = w.LMS.CourseURL(form)
-		if _, none := c.Cookie(w.cookieName()); errors.Is(err, ErrBadState) && none != nil && !w.k.Secure() {
-			r.Info.Detail += "; " + plainHTTPHint
+		if _, none := c.Cookie(w.cookieName()); errors.Is(err, ErrBadState) && none != nil {
+			switch {
+			case !w.k.Secure():
+				r.Info.Detail += "; " + plainHTTPHint
+			case c.Request().TLS == nil && c.Scheme() == "http":
+				r.Info.Detail += "; " + secureOverHTTPHint
+			}
 		}
 		return w.k.Refuse(c, "LTI launch refused", refusedSource(id.Platform.Name), "", r)
 	}
@@ -356,6 +361,13 @@ func refusedSource(lms string) string {
 const plainHTTPHint = "no LTI login cookie came with this launch. The bridge runs over plain http here, where its cookie " +
 	"cannot be SameSite=None (browsers require Secure, that is https), so a launch posted from the LMS's site arrives without it: " +
 	"set server.public_url to the https URL the LMS reaches"
+
+// secureOverHTTPHint is added when the cookie is marked Secure (the public
+// URL is https) but the launch came over plain http: browsers never send
+// a Secure cookie over http.
+const secureOverHTTPHint = "no LTI login cookie came with this launch. The bridge's cookies are marked Secure (server.public_url is https), " +
+	"and browsers do not send Secure cookies over plain http, as this launch came: give the LMS the bridge's https URLs (the page /lti/config lists them), " +
+	"and behind a proxy that ends TLS, let it set X-Forwarded-Proto: https"
 
 // page maps a refused launch to its page; an error of no LTI class (the
 // store's, say) keeps its own page (Status 0).
