@@ -449,20 +449,38 @@ func TestBrowserConsoleLayout(t *testing.T) {
 
 // A launch that waits for the platform shows the waiting page, and the
 // browser, without any script of ours, moves on by itself into the editor
-// when its turn comes.
+// A launch that waits for the platform shows the waiting page. Its script
+// checks the line in place: the page is never reloaded while the person
+// waits (so focus stays where the person put it, and a screen reader is
+// not sent back to the top), the estimate is a polite live region, and the
+// editor opens by itself when the turn comes.
 func TestBrowserWaitingPageLandsInTheEditor(t *testing.T) {
 	ctx := newTab(t)
-	ta := startTestApp(t, testOptions{})
+	ta := startTestApp(t, testOptions{realPacing: true}) // the pause is waited for
 	ta.addAccount(t, "ada@example.com", false)
 	signIn(t, ctx, ta.srv.URL, "ada@example.com")
-	ta.budget.Pause(4 * time.Second) // as a 429 would: a line forms
+	ta.budget.Pause(12 * time.Second) // as a 429 would: a line forms (checked at about 3 s and 8 s)
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("open-editor")), chromedp.WaitVisible(chromedp.ID("launch-waiting"))))
 	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("launch-waiting")))
 	require.NoError(t, err)
 	assert.Contains(t, text, "Opening the video editor")
 	assert.Contains(t, text, "Many people are starting at the same time")
+	live, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('wait-status').getAttribute('aria-live')`))
+	require.NoError(t, err)
+	assert.Equal(t, "polite", live)
 	screenshot(t, ctx, "waiting")
+	// The person puts focus on the "continue" link; a mark on the page
+	// tells whether the page was loaded again.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`window.sameLoad = true; document.getElementById('wait-continue').focus(), true`))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		checks, err := chromedp.Run(ctx, chromedp.Evaluate[int](`performance.getEntriesByType('resource').filter(e => e.name.includes('/status')).length`))
+		return err == nil && checks >= 2
+	}, 20*time.Second, 100*time.Millisecond, "the script checks the line")
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(window.sameLoad ? 'same page' : 'reloaded') + ', focus on ' + document.activeElement.id`))
+	require.NoError(t, err)
+	assert.Equal(t, "same page, focus on wait-continue", state, "checked in place: no reload, focus kept")
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.ID("who"))), "the page moved on by itself")
 	loc, err := chromedp.Run(ctx, chromedp.Location())

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -254,12 +255,25 @@ func waitingRefresh(p page) string {
 	if p.status != http.StatusOK {
 		return ""
 	}
-	_, next, ok := strings.Cut(p.header.Get("Refresh"), ";url=")
+	_, next, ok := strings.Cut(metaRefresh(p.body), ";url=")
 	if !ok || !strings.HasPrefix(next, "/launch/wait/") {
 		return ""
 	}
 	return next
 }
+
+// metaRefresh is a page's refresh for browsers without JavaScript (the
+// waiting page's is inside <noscript>: with JavaScript its script checks
+// the line in place), "" if it has none.
+func metaRefresh(body string) string {
+	m := metaRefreshRe.FindStringSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
+var metaRefreshRe = regexp.MustCompile(`<meta http-equiv="refresh" content="([^"]+)"`)
 
 func (b *browser) get(path string) page {
 	req, _ := http.NewRequest("GET", b.base+path, nil)

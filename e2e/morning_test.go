@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -107,16 +108,18 @@ func oneMorningUser(c *http.Client, apps []*testApp, sim *platformsim.Running, i
 		if err != nil {
 			return "no answer", 0, pages
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		refresh := metaRefresh(string(body))
 		switch loc := resp.Header.Get("Location"); {
 		case resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, sim.URL):
 			return "landed", time.Since(arrived), pages
-		case resp.StatusCode == http.StatusOK && resp.Header.Get("Refresh") != "":
+		case resp.StatusCode == http.StatusOK && refresh != "":
 			pages++
-			secs, next, ok := strings.Cut(resp.Header.Get("Refresh"), ";url=")
+			secs, next, ok := strings.Cut(refresh, ";url=")
 			s, err := strconv.Atoi(secs)
 			if !ok || err != nil {
-				return "bad Refresh " + resp.Header.Get("Refresh"), 0, pages
+				return "bad refresh " + refresh, 0, pages
 			}
 			time.Sleep(time.Duration(s) * time.Second) // as the page asks
 			url = apps[(i+hop+1)%len(apps)].srv.URL + next

@@ -589,7 +589,12 @@ func (h *server) provisioningPage(c echo.Context) error {
 	}
 	p := h.page(c, "Provisioning")
 	if d.Running {
-		p.Refresh = "2"
+		// Reloads every 2 s while the job runs, unless the admin stopped
+		// the reloads (WCAG 2.2.1).
+		d.Still = c.QueryParam("still") != ""
+		if !d.Still {
+			p.Refresh = "2"
+		}
 		noStore(c)
 	}
 	return h.render(c, http.StatusOK, views.ProvisioningView(p, d))

@@ -196,9 +196,9 @@ func TestSetPasswordLink(t *testing.T) {
 		form.Set("token", token)
 		r := c.submit(path, "/set-password", form)
 		assert.Equal(t, http.StatusBadRequest, r.status, name)
-		assert.NotEmpty(t, r.text("#set-password-error"), name)
+		assert.NotEmpty(t, r.text("#error-summary li a"), name)
 		if name == "common" {
-			assert.Contains(t, r.text("#set-password-error"), "one of the most common ones")
+			assert.Contains(t, r.text("#error-summary li a"), "one of the most common ones")
 		}
 	}
 	r = c.submit(path, "/set-password", url.Values{"token": {token}, "password": {"a long new password"}, "confirm": {"a long new password"}})

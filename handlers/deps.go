@@ -113,6 +113,9 @@ type Line interface {
 	// page's refresh.
 	Join(ctx context.Context, acct store.Account, session, returnTo, requestID string) (waitline.Answer, error)
 	Check(ctx context.Context, ticket string, accountID int64, session string) (waitline.Answer, error)
+	// Peek is Check without using the ticket up (the waiting page's
+	// script): a launch that has ended answers Ready.
+	Peek(ctx context.Context, ticket string, accountID int64, session string) (waitline.Answer, error)
 	// End stops the launches of the account's session ("": of every one)
 	// when the session ends.
 	End(accountID int64, session string)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -105,13 +106,53 @@ func (h *server) lineAnswer(c echo.Context, acct store.Account, a waitline.Answe
 		return h.toExchange(c, acct, a.Result, a.ExchangeURL)
 	}
 	secs := max(1, int(math.Ceil(a.Wait.Seconds())))
-	refresh := fmt.Sprintf("%d;url=/launch/wait/%s", min(max(1, secs/2), maxRefresh), a.Ticket)
+	every := min(max(1, secs/2), maxRefresh)
+	still := c.QueryParam("still") != ""
 	noStore(c)
-	c.Response().Header().Set("Refresh", refresh)
 	p := h.page(c, "Opening the video editor")
-	p.Refresh = refresh
+	p.Script = waitScript
+	if !still {
+		p.Refresh = fmt.Sprintf("%d;url=/launch/wait/%s", every, a.Ticket)
+	}
+	// The page's script checks the line in place (wait.js): the one page
+	// that runs a script, from this site only.
+	hd := c.Response().Header()
+	hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "default-src 'none';", "default-src 'none'; script-src 'self'; connect-src 'self';", 1)}
 	return h.render(c, http.StatusOK, views.LaunchWaiting(p, views.LaunchWait{
-		Seconds: secs, WaitedSecs: int(a.Waited / time.Second), Next: "/launch/wait/" + a.Ticket}))
+		Seconds: secs, WaitedSecs: int(a.Waited / time.Second), Next: "/launch/wait/" + a.Ticket, Still: still, Every: every}))
+}
+
+// waitScript is the waiting page's script.
+const waitScript = "/static/wait.js"
+
+// waitStatus is what the waiting page's script reads.
+type waitStatus struct {
+	Ready   bool   `json:"ready"`            // load Next: the editor, or the launch's page
+	Say     string `json:"say,omitempty"`    // the estimate, as the page shows it
+	Waited  int    `json:"waited,omitempty"` // seconds since the person arrived
+	Total   int    `json:"total,omitempty"`  // waited + the estimate
+	EveryMS int    `json:"every,omitempty"`  // when to check again
+}
+
+// launchWaitStatus is GET /launch/wait/:ticket/status: the line as the
+// waiting page's script reads it, without using the ticket up (Peek).
+// Anything but "still waiting" answers ready: loading the page then shows
+// the editor, the launch's failure, or the start page.
+func (h *server) launchWaitStatus(c echo.Context) error {
+	if h.Line == nil {
+		return echo.NewHTTPError(http.StatusNotFound)
+	}
+	noStore(c)
+	acct, _ := account(c)
+	session, _ := c.Get(ctxSessionID).(string)
+	a, err := h.Line.Peek(c.Request().Context(), c.Param("ticket"), acct.ID, session)
+	if err != nil || a.Ready {
+		return c.JSON(http.StatusOK, waitStatus{Ready: true})
+	}
+	secs := max(1, int(math.Ceil(a.Wait.Seconds())))
+	waited := int(a.Waited / time.Second)
+	return c.JSON(http.StatusOK, waitStatus{Say: views.WaitEstimate(secs), Waited: waited, Total: waited + secs,
+		EveryMS: min(max(1, secs/2), maxRefresh) * 1000})
 }
 
 // maxRefresh bounds the waiting page's refresh, in seconds: a turn that

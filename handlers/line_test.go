@@ -2,7 +2,9 @@ package handlers
 
 import (
 	"context"
+	"html"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -49,9 +51,13 @@ func TestLaunchWaitsInLine(t *testing.T) {
 	r := c.submit("/", "/launch", nil)
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
-	refresh := r.header.Get("Refresh")
-	require.Regexp(t, `^[1-5];url=/launch/wait/[0-9a-f]{32}$`, refresh)
-	assert.Equal(t, refresh, r.doc.Find(`meta[http-equiv="refresh"]`).AttrOr("content", ""), "a meta refresh too")
+	refresh := waitRefresh(r)
+	require.Regexp(t, `^[1-5];url=/launch/wait/[0-9a-f]{32}$`, refresh, "a refresh for browsers without JavaScript")
+	assert.Empty(t, r.header.Get("Refresh"), "no Refresh header: with JavaScript the page is checked in place, not reloaded")
+	assert.Equal(t, "/static/wait.js", r.doc.Find("script").AttrOr("src", ""))
+	assert.Contains(t, r.header.Get("Content-Security-Policy"), "script-src 'self'; connect-src 'self'", "this page's own script only")
+	assert.Equal(t, "polite", r.doc.Find("#wait-status").AttrOr("aria-live", ""))
+	assert.Equal(t, 1, r.doc.Find("[aria-live]").Length(), "one live region: the estimate")
 	assert.Contains(t, r.text("#launch-waiting h1"), "Opening the video editor")
 	assert.Contains(t, r.text("#launch-waiting .lead"), "Many people are starting at the same time")
 	assert.NotContains(t, r.body, "TOKEN")
@@ -59,7 +65,22 @@ func TestLaunchWaitsInLine(t *testing.T) {
 
 	r = c.get(next)
 	assert.Equal(t, http.StatusOK, r.status, "still waiting")
+	// The script's check: still waiting, never using the ticket up.
+	r = c.get(next + "/status")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Contains(t, r.body, `"ready":false`)
+	assert.Contains(t, r.body, `"say":"`)
+	// Stopping the reloads (no JavaScript, WCAG 2.2.1): no refresh, a
+	// "check now" link instead.
+	r = c.get(next + "?still=1")
+	assert.Equal(t, http.StatusOK, r.status)
+	assert.Empty(t, waitRefresh(r))
+	assert.Equal(t, next+"?still=1", r.doc.Find("#wait-continue").AttrOr("href", ""))
+	assert.Equal(t, next, r.doc.Find("#wait-resume").AttrOr("href", ""))
 	close(release)
+	require.Eventually(t, func() bool {
+		return strings.Contains(c.get(next+"/status").body, `"ready":true`)
+	}, 5*time.Second, 10*time.Millisecond, "the status says ready once the launch is done")
 	require.Eventually(t, func() bool {
 		r = c.get(next)
 		return r.status == http.StatusSeeOther
@@ -88,7 +109,7 @@ func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
 	withLine(f, fixedBudget{Waiting: 1}, time.Minute)
 	ada := f.client()
 	ada.signIn("ada@example.com")
-	next := strings.SplitN(ada.submit("/", "/launch", nil).header.Get("Refresh"), ";url=", 2)[1]
+	next := strings.SplitN(waitRefresh(ada.submit("/", "/launch", nil)), ";url=", 2)[1]
 
 	eve := f.client()
 	eve.signIn("eve@example.com")
@@ -113,7 +134,7 @@ func TestLaunchEndsWithItsSession(t *testing.T) {
 			ln := withLine(f, fixedBudget{Waiting: 1}, time.Minute)
 			c := f.client()
 			c.signIn("ada@example.com")
-			next := strings.SplitN(c.submit("/", "/launch", nil).header.Get("Refresh"), ";url=", 2)[1]
+			next := strings.SplitN(waitRefresh(c.submit("/", "/launch", nil)), ";url=", 2)[1]
 			require.Equal(t, 1, ln.Waiting())
 
 			c.submit("/", end, nil)
@@ -205,6 +226,10 @@ func TestProvisioningPage(t *testing.T) {
 	assert.Contains(t, r.text("#job-counts"), "3 created, 1 found on the platform, 0 failed")
 	assert.Contains(t, r.text("#job-counts"), "answered 2 calls with 429")
 	assert.Equal(t, "2", r.doc.Find(`meta[http-equiv="refresh"]`).AttrOr("content", ""), "reloads while running")
+	assert.Contains(t, r.text("#job-reload"), "Stop reloading")
+	still := c.get("/admin/provisioning?still=1")
+	assert.Empty(t, still.doc.Find(`meta[http-equiv="refresh"]`).Nodes, "the admin stopped the reloads (WCAG 2.2.1)")
+	assert.Contains(t, still.text("#job-reload"), "Reload by itself again")
 	assert.Empty(t, r.doc.Find("#provision-start").Nodes, "no second start while it runs")
 
 	f.clock.Advance(time.Minute) // its instance stopped
@@ -232,4 +257,14 @@ func TestLaunchWithoutALine(t *testing.T) {
 	require.Len(t, calls, 1)
 	assert.True(t, calls[0].hasDeadline, "bounded")
 	assert.Zero(t, ln.Waiting())
+}
+
+// waitRefresh is a waiting page's refresh for browsers without JavaScript
+// (the meta refresh inside <noscript>), "" if it has none.
+func waitRefresh(r *response) string {
+	m := regexp.MustCompile(`<noscript><meta http-equiv="refresh" content="([^"]+)"`).FindStringSubmatch(r.body)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
 }

@@ -167,6 +167,7 @@ func New(d Deps) *echo.Echo {
 	e.GET("/", h.home, h.requireUser(redirectToLogin))
 	e.POST("/launch", h.launch, h.requireUser(sessionExpiredPage))
 	e.GET("/launch/wait/:ticket", h.launchWait, h.requireUser(sessionExpiredPage))
+	e.GET("/launch/wait/:ticket/status", h.launchWaitStatus, h.requireUser(sessionExpiredPage))
 	e.GET("/open", h.open)
 	for _, w := range d.Ways {
 		w.Mount(e, kit{h})

@@ -185,4 +185,6 @@ type ProvisioningPage struct {
 	// Embedded: the demo's built-in emulator, which only this page can
 	// provision on (the provision command needs a platform of its own).
 	Embedded bool
+	// Still: the admin stopped the page's reloads while the job runs.
+	Still bool
 }

@@ -20,8 +20,11 @@ type Page struct {
 	// partner's portal.
 	FromPortal bool
 	// Refresh, when set, reloads the page by itself (a meta refresh:
-	// "seconds;url=path"), for browsers without JavaScript.
+	// "seconds;url=path"). With Script set, only browsers without
+	// JavaScript reload; the script updates the page in place instead.
 	Refresh string
+	// Script is the page's one script (a path under /static/), or "".
+	Script string
 }
 
 // LaunchWait is the page of a user waiting in line for the platform.
@@ -29,6 +32,25 @@ type LaunchWait struct {
 	Seconds    int    // about how long still
 	WaitedSecs int    // since the user arrived
 	Next       string // the refresh's path
+	// Still: the person stopped the reloads (no JavaScript): the page
+	// offers "check now" and "reload by itself again" instead.
+	Still bool
+	// Every is how often, in seconds, the page reloads (or is checked).
+	Every int
+}
+
+// WaitEstimate says how long is left as the waiting page shows it: in
+// steps of 10 s above 10 s, so that a live region speaks only when the
+// estimate has moved, not at every check.
+func WaitEstimate(seconds int) string {
+	switch {
+	case seconds <= 10:
+		return "a few seconds"
+	case seconds < 120:
+		return strconv.Itoa((seconds+9)/10*10) + " seconds"
+	default:
+		return strconv.Itoa((seconds+59)/60) + " minutes"
+	}
 }
 
 // User is the signed-in user as the layout shows it.
@@ -63,6 +85,23 @@ type SetPasswordForm struct {
 	Email string // whose password it sets
 	Error string // a refused password
 	Gone  bool   // the link has expired or was used: no form
+}
+
+// errors is the form's error, on its password field.
+func (f SetPasswordForm) errors() []FieldError {
+	if f.Error == "" {
+		return nil
+	}
+	return []FieldError{{Field: "new-password", Message: f.Error}}
+}
+
+// errors is the sign-in's error, on the email field (a refused sign-in
+// does not say which of the two was wrong).
+func (f LoginForm) errors() []FieldError {
+	if f.Error == "" {
+		return nil
+	}
+	return []FieldError{{Field: "email", Message: f.Error}}
 }
 
 // DemoPortal is the sample partner portal of the embedded demo.

@@ -110,14 +110,27 @@ func TestLogin(t *testing.T) {
 	assert.Equal(t, "ada@example.com", doc.Find("#email").AttrOr("value", ""), "the email typed is kept")
 	assert.Empty(t, doc.Find("#password").AttrOr("value", ""), "never the password")
 	assert.Equal(t, "current-password", doc.Find("#password").AttrOr("autocomplete", ""))
-	assert.Equal(t, "Email or password is incorrect.", text(doc, "#login-error"))
-	assert.Equal(t, "alert", doc.Find("#login-error").AttrOr("role", ""))
+	// The error summary (GOV.UK's pattern): it takes focus, links to the
+	// field, which is marked invalid and described by its message.
+	summary := doc.Find("#error-summary")
+	assert.Equal(t, "Email or password is incorrect.", text(doc, "#error-summary li a"))
+	assert.Equal(t, "#email", summary.Find("li a").AttrOr("href", ""))
+	_, focused := summary.Attr("autofocus")
+	assert.True(t, focused, "the summary takes focus on load")
+	assert.Equal(t, "-1", summary.AttrOr("tabindex", ""))
+	_, emailFocused := doc.Find("#email").Attr("autofocus")
+	assert.False(t, emailFocused, "one autofocus: the summary's")
+	assert.Equal(t, "true", doc.Find("#email").AttrOr("aria-invalid", ""))
+	assert.Equal(t, "email-error", doc.Find("#email").AttrOr("aria-describedby", ""))
+	assert.Contains(t, text(doc, "#email-error"), "Email or password is incorrect.")
 	assert.Equal(t, "You have been signed out.", text(doc, `[role="status"]`))
 	for _, id := range []string{"email", "password"} {
 		assert.Equal(t, 1, doc.Find(`label[for="`+id+`"]`).Length(), "label for %s", id)
 	}
 	plain := render(t, Login(signedOut, LoginForm{}))
-	assert.Empty(t, plain.Find("#login-error, .notice").Nodes)
+	assert.Empty(t, plain.Find("#error-summary, .notice, [aria-invalid]").Nodes)
+	_, autofocus := plain.Find("#email").Attr("autofocus")
+	assert.True(t, autofocus, "without an error, the email field has focus")
 }
 
 func TestPortal(t *testing.T) {
@@ -333,7 +346,10 @@ func TestSetPasswordPage(t *testing.T) {
 	form := doc.Find(`form[action="/set-password"]`)
 	assert.Equal(t, "tok-1", form.Find(`input[name="token"]`).AttrOr("value", ""))
 	assert.Equal(t, 2, form.Find(`input[type="password"]`).Length(), "asked twice")
-	assert.Equal(t, "too short", text(doc, "#set-password-error"))
+	assert.Equal(t, "too short", text(doc, "#error-summary li a"))
+	assert.Equal(t, "#new-password", doc.Find("#error-summary li a").AttrOr("href", ""))
+	assert.Equal(t, "true", doc.Find("#new-password").AttrOr("aria-invalid", ""))
+	assert.Equal(t, "new-password-error", doc.Find("#new-password").AttrOr("aria-describedby", ""))
 	assert.Contains(t, text(doc, "main"), "bob@example.com")
 	gone := render(t, SetPassword(signedOut, SetPasswordForm{Gone: true}))
 	assert.Zero(t, gone.Find("form[action='/set-password']").Length())

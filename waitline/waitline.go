@@ -117,6 +117,9 @@ type Answer struct {
 	Ticket      string        // waiting: the ticket to refresh with
 	Wait        time.Duration // waiting: the estimate
 	Waited      time.Duration // since the user arrived
+	// Ready (Peek only): the launch has ended, done or failed; the next
+	// Check takes its answer.
+	Ready bool
 }
 
 // Done reports whether the launch is done.
@@ -533,6 +536,18 @@ func sealName(id string) string { return "launch-ticket:" + id }
 // (ErrTicketGone otherwise). A ticket whose instance stopped is taken over
 // here, at its place.
 func (l *Line) Check(ctx context.Context, id string, accountID int64, session string) (Answer, error) {
+	return l.check(ctx, id, accountID, session, false)
+}
+
+// Peek is Check without using the ticket up: a launch that has ended is
+// answered Ready, and the waiting page's script then loads Check's answer
+// (the editor, or the failure's page). A ticket whose instance stopped is
+// taken over here too.
+func (l *Line) Peek(ctx context.Context, id string, accountID int64, session string) (Answer, error) {
+	return l.check(ctx, id, accountID, session, true)
+}
+
+func (l *Line) check(ctx context.Context, id string, accountID int64, session string, peek bool) (Answer, error) {
 	if !validID(id) {
 		return Answer{}, ErrTicketGone
 	}
@@ -545,7 +560,10 @@ func (l *Line) Check(ctx context.Context, id string, accountID int64, session st
 		return Answer{}, err
 	}
 	waited := now.Sub(t.ArrivedAt)
-	if t.State != store.TicketWaiting {
+	switch {
+	case t.State != store.TicketWaiting && peek:
+		return Answer{Ticket: id, Waited: waited, Ready: true}, nil
+	case t.State != store.TicketWaiting:
 		return l.take(ctx, id, accountID, waited)
 	}
 	l.mu.Lock()

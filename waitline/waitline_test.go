@@ -126,6 +126,9 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 	again, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	require.NoError(t, err)
 	assert.False(t, again.Done(), "still waiting")
+	peek, err := ln.Peek(t.Context(), a.Ticket, e.acct.ID, "s1")
+	require.NoError(t, err)
+	assert.False(t, peek.Ready, "still waiting")
 	assert.Equal(t, a.Ticket, again.Ticket)
 	for _, bad := range []struct {
 		id      string
@@ -147,6 +150,16 @@ func TestWaitingLaunchLandsOnce(t *testing.T) {
 
 	_, err = ln.Check(t.Context(), a.Ticket, e.other.ID, "s1")
 	assert.ErrorIs(t, err, waitline.ErrTicketGone, "not another user's, even when done")
+	_, err = ln.Peek(t.Context(), a.Ticket, e.other.ID, "s1")
+	assert.ErrorIs(t, err, waitline.ErrTicketGone, "nor may another user peek")
+	// The waiting page's script peeks: ready, and the ticket is still
+	// there for the page's own load.
+	for range 2 {
+		peek, err := ln.Peek(t.Context(), a.Ticket, e.acct.ID, "s1")
+		require.NoError(t, err)
+		assert.True(t, peek.Ready)
+		assert.Empty(t, peek.ExchangeURL, "a peek never carries the token")
+	}
 	done, err := ln.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 	require.NoError(t, err)
 	assert.Equal(t, "https://platform.example/exchange?token=secret-pupil@example.com&next=/editor", done.ExchangeURL)
