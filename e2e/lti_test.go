@@ -258,16 +258,23 @@ func openFramedInNewTab(t *testing.T, tab context.Context, bridge string, logs f
 	if frameCtx == nil {
 		click, clickIn = chromedp.MouseClickNode(button), tab
 	}
-	opened := chromedp.WaitNewTarget(clickIn, func(info *target.Info) bool { return info.Type == "page" })
-	require.NoError(t, chromedp.Do(clickIn, click))
-	var newTab target.ID
+	return clickOpensTab(t, clickIn, tab, click, "the framed page's button opened no tab")
+}
+
+// clickOpensTab runs click in ctx and returns the tab (or window) it
+// opens, as a context under parent.
+func clickOpensTab(t *testing.T, ctx, parent context.Context, click chromedp.Action[chromedp.Void], what string) context.Context {
+	t.Helper()
+	opened := chromedp.WaitNewTarget(ctx, func(info *target.Info) bool { return info.Type == "page" })
+	require.NoError(t, chromedp.Do(ctx, click))
+	var id target.ID
 	select {
-	case newTab = <-opened:
+	case id = <-opened:
 	case <-time.After(20 * time.Second):
-		t.Fatal("no new tab opened")
+		t.Fatal(what)
 	}
-	tabCtx, cancelTab := chromedp.NewContext(tab, chromedp.WithTargetID(newTab))
-	t.Cleanup(cancelTab)
+	tabCtx, cancel := chromedp.NewContext(parent, chromedp.WithTargetID(id))
+	t.Cleanup(cancel)
 	return tabCtx
 }
 
@@ -285,17 +292,8 @@ func TestBrowserDemoSampleLMS(t *testing.T) {
 
 	require.NoError(t, chromedp.Do(tab, chromedp.Navigate(course), chromedp.WaitVisible(chromedp.ID("window-ada"))))
 	screenshot(t, tab, "14-sample-lms")
-	opened := chromedp.WaitNewTarget(tab, func(info *target.Info) bool { return info.Type == "page" })
-	require.NoError(t, chromedp.Do(tab, chromedp.Click(chromedp.ID("window-ada"))))
-	var win target.ID
-	select {
-	case win = <-opened:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the learner's link opened no window")
-	}
-	winCtx, cancel := chromedp.NewContext(tab, chromedp.WithTargetID(win))
-	defer cancel()
-	assert.Equal(t, "Signed in as Ada Lovelace", editorWho(t, winCtx))
+	win := clickOpensTab(t, tab, tab, chromedp.Click(chromedp.ID("window-ada")), "the learner's link opened no window")
+	assert.Equal(t, "Signed in as Ada Lovelace", editorWho(t, win))
 
 	// A tab of its own, in front (a tab behind the learner's window is
 	// not painted, and neither clicks nor screenshots reach it).

@@ -204,3 +204,45 @@ func TestCheckSCIM(t *testing.T) {
 	assert.Contains(t, stderr, "scim.token: token 1 is 12 characters")
 	assert.NotContains(t, stderr, "short-secret")
 }
+
+// A misconfigured IdP (a wrong token) bans its IP: the log says why each
+// request was refused and when the ban started, the right token then gets
+// a 401 that says until when, the console's Sign-in bans page lists the
+// SCIM client and lifts the ban, and the right token is served again.
+func TestSCIMTokenBanSeenAndLifted(t *testing.T) {
+	ta := startTestApp(t, withSCIM(testOptions{}))
+	admin := ta.addAccount(t, "root@example.com", true)
+	call := func(token string) (int, string) {
+		req, err := http.NewRequest("GET", ta.srv.URL+"/scim/v2/Users", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := ta.srv.Client().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	for range 5 { // regulation.max_retries
+		status, _ := call("a-token-from-last-year-0123456789abcdef")
+		require.Equal(t, http.StatusUnauthorized, status)
+	}
+	status, body := call(scimToken)
+	assert.Equal(t, http.StatusUnauthorized, status, "banned, even with the right token")
+	assert.Contains(t, body, "or this client is banned until ")
+	logs := ta.logs.String()
+	assert.Contains(t, logs, `msg="scim: request refused: wrong bearer token (not scim.token_file's or SSOBRIDGE_SCIM_TOKEN's)" ip=127.0.0.1`)
+	assert.Contains(t, logs, `msg="scim: client IP banned after repeated wrong tokens: every SCIM request from it is refused until the ban ends" ip=127.0.0.1`)
+	assert.NotContains(t, logs, "a-token-from-last-year", "never the token")
+
+	b := ta.browser(t)
+	b.login(admin.Email, testPassword)
+	page := b.get("/admin/bans")
+	require.Equal(t, http.StatusOK, page.status)
+	assert.Contains(t, page.body, "SCIM client")
+	assert.Contains(t, page.body, "Wrong SCIM bearer tokens from this IP")
+	lift := b.post("/admin/bans/lift", url.Values{"_csrf": {b.csrf("/admin/bans")}, "kind": {store.BanEmail}, "value": {store.SCIMTokenAddress("127.0.0.1")}})
+	require.Equal(t, http.StatusOK, lift.status, lift.body)
+	assert.Contains(t, lift.body, "Lifted the ban on scim client 127.0.0.1")
+	status, body = call(scimToken)
+	assert.Equal(t, http.StatusOK, status, body)
+}
