@@ -110,6 +110,7 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 			return rf.Status, rf.Page, ri
 		}
 		err = rf.Err // of no class of the way in's (the store's, say): its own page
+		info.CourseURL = rf.Info.CourseURL // with the way in's way back, if it has one
 	}
 	var ae admissionError
 	if errors.As(err, &ae) {

@@ -441,3 +441,16 @@ func TestLTIRefusalOfAnUnknownPlatformIsAuditedSo(t *testing.T) {
 	require.NotEmpty(t, evs)
 	assert.True(t, strings.HasPrefix(evs[0].Detail, "LTI (unknown platform): "), evs[0].Detail)
 }
+
+// The admission's own page (an address outside the LMS's email_domains)
+// keeps the way back to the course, as the LMS's pages do.
+func TestLTIAdmissionRefusalLeadsBackToTheCourse(t *testing.T) {
+	f, plat, _ := ltiSetup(t)
+	plat.Edit(func(m map[string]any) { m["email"] = "someone@elsewhere.example" })
+	c := f.client()
+	r := ltiLaunchAs(t, c, plat, "learner")
+	assert.Equal(t, http.StatusForbidden, r.status)
+	assert.Equal(t, "arrival-refused", r.class())
+	assert.Equal(t, plat.URL()+"/course", r.doc.Find("#back-to-course").AttrOr("href", ""))
+	assert.NotContains(t, r.text("#error-page .meta"), "Back to the start page", "not the bridge's start page, where a pupil has no password")
+}

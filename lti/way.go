@@ -403,9 +403,10 @@ func admissionPage(err error, lms, course string) error {
 	case errors.Is(err, signin.ErrBadAddress):
 		return &wayin.Refusal{Err: err, Status: http.StatusBadRequest, Page: views.LTIRefused, Class: "arrival_refused", Info: info}
 	}
-	var r *wayin.Refusal
-	if errors.As(err, &r) && course != "" {
-		r.Info.CourseURL = course // the admission's shared page, with the way back
+	if course != "" {
+		// The admission's shared page (Status 0: its own), with the way
+		// back to the course.
+		return &wayin.Refusal{Err: err, Info: views.ErrorInfo{CourseURL: course}}
 	}
 	return err
 }
