@@ -109,7 +109,7 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 			ri.RequestID, ri.Detail = info.RequestID, outside.Trim(ri.Detail, maxReason)
 			return rf.Status, rf.Page, ri
 		}
-		err = rf.Err // of no class of the way in's (the store's, say): its own page
+		err = rf.Err                       // of no class of the way in's (the store's, say): its own page
 		info.CourseURL = rf.Info.CourseURL // with the way in's way back, if it has one
 	}
 	var ae admissionError
