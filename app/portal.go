@@ -174,22 +174,34 @@ func PortalSigningKey(cfg config.Config) (k portal.Config, ok bool, err error) {
 
 // demoPortalSecret is the demo portal's HS256 key, made once (0600).
 func demoPortalSecret(cfg config.Config) ([]byte, error) {
-	path := filepath.Join(cfg.DataDir(), demoPortalKeyFile)
+	data, err := keptDemoFile(cfg, demoPortalKeyFile,
+		func(data []byte) bool { return len(strings.TrimSpace(string(data))) >= portal.MinSecret },
+		func() ([]byte, error) { return []byte(randid.Hex(32) + "\n"), nil })
+	return []byte(strings.TrimSpace(string(data))), err
+}
+
+// keptDemoFile is a file of the demo's in the data directory (0600): as
+// kept when valid takes it, else made anew and kept, so every start of
+// the demo uses the same key.
+func keptDemoFile(cfg config.Config, name string, valid func([]byte) bool, make func() ([]byte, error)) ([]byte, error) {
+	path := filepath.Join(cfg.DataDir(), name)
 	data, err := os.ReadFile(path)
-	if err == nil && len(strings.TrimSpace(string(data))) >= portal.MinSecret {
-		return []byte(strings.TrimSpace(string(data))), nil
+	if err == nil && valid(data) {
+		return data, nil
 	}
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	secret := randid.Hex(32)
+	if data, err = make(); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.DataDir(), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
-	return []byte(secret), nil
+	return data, nil
 }
 
 // demoPortal fills the sample partner portal: its user and a fresh token.

@@ -2,10 +2,6 @@ package app
 
 import (
 	"crypto/rsa"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/lti"
@@ -72,29 +68,13 @@ func WithSampleLMS(cfg config.Config) (_ config.Config, stop func() error, _ err
 	return cfg, running.Close, nil
 }
 
-// sampleLMSKey is the sample LMS's signing key, made once (0600).
+// sampleLMSKey is the sample LMS's signing key, made once (0600; one
+// that does not read as a key is made anew).
 func sampleLMSKey(cfg config.Config) (*rsa.PrivateKey, error) {
-	path := filepath.Join(cfg.DataDir(), sampleLMSKeyFile)
-	data, err := os.ReadFile(path)
-	if err == nil {
-		k, perr := samplelms.ParseKey(data)
-		if perr == nil {
-			return k, nil
-		}
-		return nil, fmt.Errorf("%s: %w (delete it: the demo makes a new one)", path, perr)
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	fresh, err := lti.GenerateKeyPEM()
+	data, err := keptDemoFile(cfg, sampleLMSKeyFile,
+		func(data []byte) bool { _, err := lti.ParseRSAKey(data); return err == nil }, lti.GenerateKeyPEM)
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir(), 0o700); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(path, fresh, 0o600); err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
-	}
-	return samplelms.ParseKey(fresh)
+	return lti.ParseRSAKey(data)
 }

@@ -105,8 +105,7 @@ func (h *server) lineAnswer(c echo.Context, acct store.Account, a waitline.Answe
 	if a.Done() {
 		return h.toExchange(c, acct, a.Result, a.ExchangeURL)
 	}
-	secs := max(1, int(math.Ceil(a.Wait.Seconds())))
-	every := min(max(1, secs/2), maxRefresh)
+	secs, every := waitTiming(a)
 	still := c.QueryParam("still") != ""
 	noStore(c)
 	p := h.page(c, "Opening the video editor")
@@ -149,10 +148,17 @@ func (h *server) launchWaitStatus(c echo.Context) error {
 	if err != nil || a.Ready {
 		return c.JSON(http.StatusOK, waitStatus{Ready: true})
 	}
-	secs := max(1, int(math.Ceil(a.Wait.Seconds())))
+	secs, every := waitTiming(a)
 	waited := int(a.Waited / time.Second)
-	return c.JSON(http.StatusOK, waitStatus{Say: views.WaitEstimate(secs), Waited: waited, Total: waited + secs,
-		EveryMS: min(max(1, secs/2), maxRefresh) * 1000})
+	return c.JSON(http.StatusOK, waitStatus{Say: views.WaitEstimate(secs), Waited: waited, Total: waited + secs, EveryMS: every * 1000})
+}
+
+// waitTiming is a waiting launch's estimate in whole seconds (at least 1)
+// and how often its page looks again: half the estimate, 1 to maxRefresh
+// seconds.
+func waitTiming(a waitline.Answer) (secs, every int) {
+	secs = max(1, int(math.Ceil(a.Wait.Seconds())))
+	return secs, min(max(1, secs/2), maxRefresh)
 }
 
 // maxRefresh bounds the waiting page's refresh, in seconds: a turn that

@@ -212,36 +212,46 @@ func GenerateKeyPEM() ([]byte, error) {
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
-// ParseToolKey reads an RSA private key (PKCS#1 or PKCS#8 PEM) of at
-// least 2048 bits.
-func ParseToolKey(data []byte) (ToolKey, error) {
+// ParseRSAKey reads an RSA private key of 2048 bits or more from PEM
+// (PKCS#8 or PKCS#1), as LTI 1.3 signs (RS256): the tool's key, and the
+// demo's sample LMS's.
+func ParseRSAKey(data []byte) (*rsa.PrivateKey, error) {
 	b, _ := pem.Decode(data)
 	if b == nil {
-		return ToolKey{}, errors.New("no PEM block: expected an RSA private key (BEGIN PRIVATE KEY or BEGIN RSA PRIVATE KEY)")
+		return nil, errors.New("no PEM block: expected an RSA private key (BEGIN PRIVATE KEY or BEGIN RSA PRIVATE KEY)")
 	}
 	var k *rsa.PrivateKey
 	switch b.Type {
 	case "RSA PRIVATE KEY":
 		pk, err := x509.ParsePKCS1PrivateKey(b.Bytes)
 		if err != nil {
-			return ToolKey{}, fmt.Errorf("not an RSA private key: %w", err)
+			return nil, fmt.Errorf("not an RSA private key: %w", err)
 		}
 		k = pk
 	case "PRIVATE KEY":
 		pk, err := x509.ParsePKCS8PrivateKey(b.Bytes)
 		if err != nil {
-			return ToolKey{}, fmt.Errorf("not a private key: %w", err)
+			return nil, fmt.Errorf("not a private key: %w", err)
 		}
 		rk, ok := pk.(*rsa.PrivateKey)
 		if !ok {
-			return ToolKey{}, fmt.Errorf("a %T, not an RSA key: LTI 1.3 signs with RS256", pk)
+			return nil, fmt.Errorf("a %T, not an RSA key: LTI 1.3 signs with RS256", pk)
 		}
 		k = rk
 	default:
-		return ToolKey{}, fmt.Errorf("a PEM %q block, not a private key", b.Type)
+		return nil, fmt.Errorf("a PEM %q block, not a private key", b.Type)
 	}
 	if k.N.BitLen() < 2048 {
-		return ToolKey{}, fmt.Errorf("a %d-bit RSA key: use 2048 bits or more", k.N.BitLen())
+		return nil, fmt.Errorf("a %d-bit RSA key: use 2048 bits or more", k.N.BitLen())
+	}
+	return k, nil
+}
+
+// ParseToolKey reads the tool's key (ParseRSAKey) and names it (its kid).
+func ParseToolKey(data []byte) (ToolKey, error) {
+	k, err := ParseRSAKey(data)
+	if err != nil {
+		return ToolKey{}, err
 	}
 	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
 	if err != nil {

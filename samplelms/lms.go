@@ -11,10 +11,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
 	"encoding/json"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"html/template"
 	"maps"
@@ -71,18 +68,20 @@ type LMS struct {
 	Target string
 	// Course is the course's title, shown on its page and in launches.
 	Course string
+	// KeepIssued keeps every id_token answered (Issued): tests replay
+	// them; the demo keeps none, so a long-running demo does not grow.
+	KeepIssued bool
 
 	mu       sync.Mutex
 	public   string // how browsers reach the platform
 	key      *rsa.PrivateKey
 	kid      string
-	extra    []jose.JSONWebKey // published beside the signing key
 	users    map[string]User
 	keysDown bool
 	framed   bool
 	now      func() time.Time
 	edit     func(claims map[string]any) // changes the next id_tokens' claims
-	issued   []string                    // every id_token answered, in order
+	issued   []string                    // with KeepIssued: every id_token answered, in order
 	jwksHits int
 }
 
@@ -158,17 +157,14 @@ func (l *LMS) RotateKey() {
 func (l *LMS) setKey(k *rsa.PrivateKey) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.key, l.kid, l.extra = k, keyID(&k.PublicKey), nil
+	l.key, l.kid = k, keyID(&k.PublicKey)
 }
 
 // keyID names a public key by its RFC 7638 thumbprint: the same key gets
 // the same kid across restarts, a new key another.
 func keyID(pub *rsa.PublicKey) string {
-	sum, err := (&jose.JSONWebKey{Key: pub}).Thumbprint(crypto.SHA256)
-	if err != nil {
-		return fmt.Sprintf("platform-key-%d", time.Now().UnixNano())
-	}
-	return "platform-" + fmt.Sprintf("%x", sum[:8])
+	sum, _ := (&jose.JSONWebKey{Key: pub}).Thumbprint(crypto.SHA256) // fails only for a key type it does not know
+	return fmt.Sprintf("platform-%x", sum[:8])
 }
 
 // Key is the signing key and its kid.
@@ -207,7 +203,7 @@ func (l *LMS) Edit(f func(claims map[string]any)) {
 	l.edit = f
 }
 
-// Issued is every id_token answered so far.
+// Issued is every id_token answered so far (with KeepIssued).
 func (l *LMS) Issued() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -225,7 +221,7 @@ func (l *LMS) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 	l.mu.Lock()
 	l.jwksHits++
 	down := l.keysDown
-	set := jose.JSONWebKeySet{Keys: append([]jose.JSONWebKey{{Key: &l.key.PublicKey, KeyID: l.kid, Algorithm: "RS256", Use: "sig"}}, l.extra...)}
+	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &l.key.PublicKey, KeyID: l.kid, Algorithm: "RS256", Use: "sig"}}}
 	l.mu.Unlock()
 	if down {
 		http.Error(w, "key service unavailable", http.StatusServiceUnavailable)
@@ -395,11 +391,11 @@ func (l *LMS) Sign(claims map[string]any) string { return l.sign(claims, false) 
 func (l *LMS) sign(claims map[string]any, keep bool) string {
 	k, kid := l.Key()
 	tok := SignWith(jose.RS256, k, kid, claims)
-	if keep {
-		l.mu.Lock()
+	l.mu.Lock()
+	if keep && l.KeepIssued {
 		l.issued = append(l.issued, tok)
-		l.mu.Unlock()
 	}
+	l.mu.Unlock()
 	return tok
 }
 
@@ -418,26 +414,6 @@ func SignWith(alg jose.SignatureAlgorithm, key any, kid string, claims map[strin
 		panic(err)
 	}
 	return out
-}
-
-// ParseKey reads an RSA private key in PEM (PKCS#8 or PKCS#1).
-func ParseKey(data []byte) (*rsa.PrivateKey, error) {
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, errors.New("samplelms: no PEM block")
-	}
-	if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
-		return k, nil
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("samplelms: %w", err)
-	}
-	rk, ok := k.(*rsa.PrivateKey)
-	if !ok {
-		return nil, errors.New("samplelms: not an RSA key")
-	}
-	return rk, nil
 }
 
 // Running is a platform served on a listener.

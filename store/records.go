@@ -2,7 +2,6 @@ package store
 
 import (
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -57,38 +56,3 @@ const (
 
 // ErrJobRunning: a provisioning job runs already.
 var ErrJobRunning = errors.New("accounts: a provisioning job is running")
-
-// The failed SCIM token checks of a client IP count under an address of
-// that IP's own (and under the IP): one per IP, so that the failures of
-// one client never stop the count of another's. The bans list shows it.
-const (
-	scimTokenPrefix = "scim-token+"
-	scimTokenDomain = "@scim.invalid"
-)
-
-// SCIMTokenAddress is the address the failed SCIM token checks of ip
-// count under.
-func SCIMTokenAddress(ip string) string {
-	return scimTokenPrefix + strings.NewReplacer(":", "-", "%", "-").Replace(ip) + scimTokenDomain
-}
-
-// SCIMClient is the client IP of a ban on a SCIM client's failed token
-// checks (ok false for any other ban). An IPv6 address reads back with
-// its colons; a zone is not told apart from one.
-func (b Ban) SCIMClient() (ip string, ok bool) {
-	if b.Kind != BanEmail {
-		return "", false
-	}
-	rest, found := strings.CutPrefix(b.Value, scimTokenPrefix)
-	if !found {
-		return "", false
-	}
-	ip, found = strings.CutSuffix(rest, scimTokenDomain)
-	if !found || ip == "" {
-		return "", false
-	}
-	if !strings.Contains(ip, ".") {
-		ip = strings.ReplaceAll(ip, "-", ":")
-	}
-	return ip, true
-}

@@ -39,6 +39,7 @@ type Platform struct {
 func Start(t testing.TB, tool string) *Platform {
 	t.Helper()
 	p := &Platform{LMS: samplelms.New(tool, nil)}
+	p.KeepIssued = true
 	p.Server = httptest.NewServer(p.Handler())
 	t.Cleanup(p.Server.Close)
 	p.SetURL(p.Server.URL)
@@ -53,6 +54,7 @@ func Start(t testing.TB, tool string) *Platform {
 func StartTLS(t testing.TB, tool, host string) *Platform {
 	t.Helper()
 	p := &Platform{LMS: samplelms.New(tool, nil)}
+	p.KeepIssued = true
 	p.Server = httptest.NewTLSServer(p.Handler())
 	t.Cleanup(p.Server.Close)
 	_, port, _ := strings.Cut(strings.TrimPrefix(p.Server.URL, "https://"), ":")
