@@ -23,6 +23,7 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
@@ -174,8 +175,12 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		in.list = append(in.list, lms)
 	}
 	a.watch(in.list)
+	languages, err := locale.New(cfg.Server.Languages.List())
+	if err != nil {
+		return nil, fmt.Errorf("server.languages: %w", err)
+	}
 	a.handler = handlers.New(handlers.Deps{
-		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg,
+		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg, Languages: languages,
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: a.metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/internal/loopback"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
@@ -203,6 +204,10 @@ type Server struct {
 	// Pprof serves Go's profiler under /debug/pprof/ next to /metrics on
 	// MetricsAddr (never on Addr: profiles show what the process does).
 	Pprof bool `yaml:"pprof"`
+	// Languages are the languages the pages people see are offered in
+	// (BCP 47 tags, in the switch's order; the first is for a browser that
+	// asks for none of them). Empty: every language the bridge has.
+	Languages Words `yaml:"languages"`
 }
 
 // Session is the browser session.
@@ -606,6 +611,9 @@ func (c *Config) validateServer(bad func(key, problem string)) {
 	}
 	if c.Server.Pprof && c.Server.MetricsAddr == "" {
 		bad("server.pprof", "needs server.metrics_addr (e.g. 127.0.0.1:9100): the profiler is served only there, never on server.addr")
+	}
+	if _, err := locale.New(c.Server.Languages.List()); err != nil {
+		bad("server.languages", err.Error())
 	}
 	if c.Server.PublicURL != "" {
 		if u, err := url.Parse(c.Server.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

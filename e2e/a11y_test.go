@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,8 +23,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/internal/viewgallery"
 	"github.com/ssobridge/ssobridge/static"
-	"github.com/ssobridge/ssobridge/views"
 )
 
 // axeSource is axe-core (testdata/axe: its version, licence and how to
@@ -201,46 +200,16 @@ type gallery struct {
 
 func galleryServer(t *testing.T) gallery {
 	t.Helper()
-	user := views.Page{Title: "Error", User: &views.User{Name: "Bob Builder", Email: "bob.builder@partner.example"}, CSRF: "token"}
-	adminPage := views.Page{Title: "Error", User: &views.User{Name: "Ada Admin", Email: "ada.admin@partner.example", Admin: true}, CSRF: "token"}
-	info := views.ErrorInfo{Status: 503, RequestID: "4f2a9c1d0e7b3a65", Detail: "platform answered 503 on POST /api/5/public/users", RetryAfter: 30,
-		ClockSkew: "6m12s ahead", Endpoint: "create_user", LMS: "Springfield Canvas", Source: "LTI: Springfield Canvas", Public: true,
-		CourseURL: "https://canvas.example/courses/7"}
-	errorPages := map[string]func(views.Page, views.ErrorInfo) templ.Component{
-		"PlatformForbidden": views.PlatformForbidden, "PlatformUnauthorized": views.PlatformUnauthorized, "PlatformClockSkew": views.PlatformClockSkew,
-		"PlatformUnavailable": views.PlatformUnavailable, "PlatformBusy": views.PlatformBusy, "BadRequest": views.BadRequest, "NotFound": views.NotFound,
-		"CSRFFailed": views.CSRFFailed, "SessionExpired": views.SessionExpired, "AccountDisabled": views.AccountDisabled, "Forbidden": views.Forbidden,
-		"InternalError": views.InternalError, "PlatformMisconfigured": views.PlatformMisconfigured, "Busy": views.Busy, "StoreUnavailable": views.StoreUnavailable,
-		"PortalRefused": views.PortalRefused, "IdPDenied": views.IdPDenied, "ArrivalRefused": views.ArrivalRefused, "IdPStateMismatch": views.IdPStateMismatch,
-		"IdPExpired": views.IdPExpired, "IdPUnavailable": views.IdPUnavailable, "IdPClock": views.IdPClock, "IdPInvalidAnswer": views.IdPInvalidAnswer,
-		"IdPUnverified": views.IdPUnverified, "LTIRefused": views.LTIRefused, "LTIStale": views.LTIStale, "LTIClock": views.LTIClock,
-		"LTINoEmail": views.LTINoEmail, "LTIDenied": views.LTIDenied, "LTIUnavailable": views.LTIUnavailable, "LTIKeyChanged": views.LTIKeyChanged,
-	}
-	pages := map[string]templ.Component{
-		"waiting page": views.LaunchWaiting(views.Page{Title: "Waiting for the editor", User: user.User, CSRF: "token", Refresh: "5;url=/launch/wait/abc", Script: "/static/wait.js"},
-			views.LaunchWait{Seconds: 40, WaitedSecs: 12, Next: "/launch/wait/abc", Every: 5}),
-		"waiting page, reloads stopped": views.LaunchWaiting(views.Page{Title: "Waiting for the editor", User: user.User, CSRF: "token", Script: "/static/wait.js"},
-			views.LaunchWait{Seconds: 40, WaitedSecs: 12, Next: "/launch/wait/abc", Every: 5, Still: true}),
-		"LTI framed page":    views.LTIFramedPage(views.Page{Title: "Video editor"}, views.LTIFramed{LMS: "Springfield Canvas", Token: "sealed"}),
-		"set-password, gone": views.SetPassword(views.Page{Title: "Set your password"}, views.SetPasswordForm{Gone: true}),
-		"set-password, refused": views.SetPassword(views.Page{Title: "Set your password", CSRF: "token"},
-			views.SetPasswordForm{Token: "t", Email: "bob.builder@partner.example", Error: "The two passwords differ."}),
-	}
-	for name, page := range errorPages {
-		pages[name+" (a person)"] = page(user, info)
-		pages[name+" (an admin)"] = page(adminPage, info)
-		pages[name+" (signed out)"] = page(views.Page{Title: "Error"}, views.ErrorInfo{Status: 400, RequestID: "4f2a9c1d0e7b3a65"})
-	}
+	pages := map[string]templ.Component{}
 	var names, variants []string
-	for n := range pages {
-		if strings.HasSuffix(n, " (an admin)") || strings.HasSuffix(n, " (signed out)") {
-			variants = append(variants, n)
+	for _, p := range viewgallery.Pages(nil) {
+		pages[p.Name] = p.View
+		if p.Variant {
+			variants = append(variants, p.Name)
 		} else {
-			names = append(names, n)
+			names = append(names, p.Name)
 		}
 	}
-	sort.Strings(names)
-	sort.Strings(variants)
 	mux := http.NewServeMux()
 	css, err := fs.Sub(static.Files, ".")
 	require.NoError(t, err)
@@ -336,6 +305,20 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 	assert.True(t, f.Visible)
 	key(kb.Enter)
 	assert.Equal(t, "main", whatHasFocus(t, ctx).ID, "the skip link moves focus to the content")
+
+	// The language switch, with the keyboard: the page again in German,
+	// kept for the next page, and as accessible as in English; then back.
+	tabTo(t, ctx, "lang-de")
+	key(kb.Enter)
+	waitFor(`html[lang="de"] #error-page`)
+	heading, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('error-title').innerText`))
+	require.NoError(t, err)
+	assert.Equal(t, "Seite nicht gefunden", heading)
+	assert.Empty(t, axeViolations(t, ctx), "the German page")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/login"), chromedp.WaitVisible(chromedp.CSS(`html[lang="de"] #email`))))
+	tabTo(t, ctx, "lang-en")
+	key(kb.Enter)
+	waitFor(`html[lang="en"] #email`)
 
 	// A wrong password: the error summary takes focus; its link moves focus
 	// to the field, which says it is invalid.

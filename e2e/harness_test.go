@@ -201,6 +201,8 @@ type browser struct {
 	t    testing.TB
 	base string
 	c    *http.Client
+	// lang is the browser's Accept-Language ("": none sent).
+	lang string
 }
 
 func (ta *testApp) browser(t testing.TB) *browser {
@@ -243,6 +245,9 @@ const linePoll = 100 * time.Millisecond
 
 func (b *browser) doOnce(req *http.Request) page {
 	b.t.Helper()
+	if b.lang != "" {
+		req.Header.Set("Accept-Language", b.lang)
+	}
 	resp, err := b.c.Do(req)
 	require.NoError(b.t, err)
 	defer resp.Body.Close()

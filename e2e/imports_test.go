@@ -61,13 +61,16 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"store/sqlstore/internal/guardgen": {},
 		"scim":                             {"accounts", "regulation", "store", "mailaddr", "scim/internal/scimreq"},
 		"scim/internal/scimreq":            {"store"},
-		"lti":                              {"store", "internal/randid", "internal/loopback", "internal/outside", "wayin", "signin", "accounts", "views"},
+		"lti":                              {"store", "internal/randid", "internal/loopback", "internal/outside", "wayin", "signin", "accounts", "views", "locale"},
 		"oidc":                             {"internal/randid", "internal/groupname", "internal/outside", "wayin", "signin", "accounts", "views", "store", "localpath"},
 		"internal/outside":                 {},
 		"samlsso":                          {"store", "mailaddr", "internal/randid", "internal/groupname", "wayin", "signin", "accounts", "views", "localpath"},
-		"portal":                           {"store", "mailaddr", "internal/randid", "wayin", "signin", "accounts", "views"},
+		"portal":                           {"store", "mailaddr", "internal/randid", "wayin", "signin", "accounts", "views", "locale"},
 		"wayin":                            {"signin", "store", "views"},
-		"config":                           {"apiclient", "mailaddr", "internal/loopback"},
+		"config":                           {"apiclient", "mailaddr", "internal/loopback", "locale"},
+		"locale":                           {},
+		"views":                            {"locale"},
+		"internal/viewgallery":             {"views", "locale"},
 	}
 	for pkg, may := range allowed {
 		imps, ok := graph[pkg]

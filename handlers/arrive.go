@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/locale"
+	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -58,12 +60,12 @@ func (h *server) setPasswordPage(c echo.Context) error {
 	token := c.QueryParam("token")
 	acct, err := h.signin.LinkAccount(c.Request().Context(), token)
 	if errors.Is(err, signin.ErrLinkGone) {
-		return h.render(c, http.StatusGone, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Gone: true}))
+		return h.render(c, http.StatusGone, views.SetPassword(h.page(c, locale.Msg("Set your password")), views.SetPasswordForm{Gone: true}))
 	}
 	if err != nil {
 		return err
 	}
-	return h.render(c, http.StatusOK, views.SetPassword(h.page(c, "Set your password"), views.SetPasswordForm{Token: token, Email: acct.Email}))
+	return h.render(c, http.StatusOK, views.SetPassword(h.page(c, locale.Msg("Set your password")), views.SetPasswordForm{Token: token, Email: acct.Email}))
 }
 
 // setPassword sets the password of a link's account (signin's rules), and
@@ -74,7 +76,7 @@ func (h *server) setPassword(c echo.Context) error {
 	ctx := c.Request().Context()
 	token := c.FormValue("token")
 	page := func(status int, f views.SetPasswordForm) error {
-		return h.render(c, status, views.SetPassword(h.page(c, "Set your password"), f))
+		return h.render(c, status, views.SetPassword(h.page(c, locale.Msg("Set your password")), f))
 	}
 	acct, err := h.signin.SetPasswordByLink(ctx, token, c.FormValue("password"), c.FormValue("confirm"))
 	var refused *signin.RefusedPasswordError
@@ -82,7 +84,7 @@ func (h *server) setPassword(c echo.Context) error {
 	case errors.Is(err, signin.ErrLinkGone):
 		return page(http.StatusGone, views.SetPasswordForm{Gone: true})
 	case errors.As(err, &refused):
-		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: refused.Reason})
+		return page(http.StatusBadRequest, views.SetPasswordForm{Token: token, Email: acct.Email, Error: refusedPassword(locale.From(ctx), refused)})
 	case errors.Is(err, signin.ErrDisabled):
 		return launchError{launch.ErrAccountDisabled}
 	case err != nil:
@@ -101,4 +103,22 @@ func noStore(c echo.Context) {
 	hd := c.Response().Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("Referrer-Policy", "no-referrer")
+}
+
+// refusedPassword says why a new password is refused, in the person's
+// language.
+func refusedPassword(l *locale.Localizer, refused *signin.RefusedPasswordError) string {
+	switch {
+	case errors.Is(refused, signin.ErrPasswordsDiffer):
+		return l.T("The two passwords differ.")
+	case errors.Is(refused, passhash.ErrPasswordTooShort):
+		return l.N("A password needs at least {{.Count}} character.", "A password needs at least {{.Count}} characters.", passhash.MinPasswordLength)
+	case errors.Is(refused, passhash.ErrPasswordTooLong):
+		return l.T("A password is limited to 1024 bytes.")
+	case errors.Is(refused, passhash.ErrPasswordBlank):
+		return l.T("A password cannot be only spaces.")
+	case errors.Is(refused, passhash.ErrPasswordTooCommon):
+		return l.T("This password is one of the most common ones, which are guessed first. Choose another: a few unrelated words make a good one.")
+	}
+	return l.T("This password cannot be used. Choose another.")
 }

@@ -9,24 +9,18 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/localpath"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
 
-// loginFailed is the one message for every failed sign-in, so it does not
-// tell whether the email has an account.
-const loginFailed = "Email or password is incorrect."
-
 // bannedMessage answers a sign-in while a ban holds: how long it lasts,
 // in whole minutes rounded up, and nothing more.
-func bannedMessage(left time.Duration) string {
-	minutes := int((left + time.Minute - 1) / time.Minute)
-	if minutes <= 1 {
-		return "Too many failed sign-ins. Please try again in 1 minute."
-	}
-	return "Too many failed sign-ins. Please try again in " + strconv.Itoa(minutes) + " minutes."
+func bannedMessage(l *locale.Localizer, left time.Duration) string {
+	minutes := max(1, int((left+time.Minute-1)/time.Minute))
+	return l.N("Too many failed sign-ins. Please try again in {{.Count}} minute.", "Too many failed sign-ins. Please try again in {{.Count}} minutes.", minutes)
 }
 
 func truncate(s string, n int) string {
@@ -43,17 +37,18 @@ func (h *server) loginPage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	f := h.loginForm(c, views.LoginForm{Next: next})
+	l := locale.From(c.Request().Context())
 	switch {
 	case reauth:
-		f.Notice = "You arrived from your portal. To open the admin console, sign in here as well."
+		f.Notice = l.T("You arrived from your portal. To open the admin console, sign in here as well.")
 	case c.QueryParam("expired") != "":
-		f.Notice = "Your session has ended. Please sign in again."
+		f.Notice = l.T("Your session has ended. Please sign in again.")
 	case c.QueryParam("signed_out") == "everywhere":
-		f.Notice = "You have been signed out on every device."
+		f.Notice = l.T("You have been signed out on every device.")
 	case c.QueryParam("signed_out") != "":
-		f.Notice = "You have been signed out."
+		f.Notice = l.T("You have been signed out.")
 	}
-	return h.render(c, http.StatusOK, views.Login(h.page(c, "Sign in"), f))
+	return h.render(c, http.StatusOK, views.Login(h.page(c, locale.Msg("Sign in")), f))
 }
 
 // loginForm adds the ways in's buttons to f and hides the password form
@@ -88,7 +83,7 @@ func (h *server) login(c echo.Context) error {
 	password := c.FormValue("password")
 	next := localpath.SafeNext(c.FormValue("next"))
 	if email == "" || password == "" {
-		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: "Enter your email and password."})))
+		return h.render(c, http.StatusBadRequest, views.Login(h.page(c, locale.Msg("Sign in")), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: locale.From(c.Request().Context()).T("Enter your email and password.")})))
 	}
 	email = truncate(email, 320) // counted and shown bounded; a longer one fails in the rules
 	acct, err := h.signin.Password(ctx, email, password, c.RealIP())
@@ -102,7 +97,7 @@ func (h *server) login(c echo.Context) error {
 		h.Metrics.login("banned")
 		left := banned.Until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
-		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: bannedMessage(left)})))
+		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, locale.Msg("Sign in")), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: bannedMessage(locale.From(c.Request().Context()), left)})))
 	case errors.As(err, &failed):
 		return h.loginFailure(c, failed, email, next)
 	case err != nil:
@@ -127,7 +122,10 @@ func (h *server) loginFailure(c echo.Context, failed *signin.FailedError, email,
 	}
 	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: failed.AccountID, Email: email, Outcome: "failed", Detail: reason})
 	h.Metrics.login("failed")
-	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, "Sign in"), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: loginFailed})))
+	// One message for every failed sign-in: it does not tell whether the
+	// email has an account.
+	msg := locale.From(c.Request().Context()).T("Email or password is incorrect.")
+	return h.render(c, http.StatusUnauthorized, views.Login(h.page(c, locale.Msg("Sign in")), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: msg})))
 }
 
 // logout ends this device's session: its record goes, so a copy of the

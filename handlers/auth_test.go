@@ -53,10 +53,10 @@ func TestLoginFailures(t *testing.T) {
 		reason                string // the audit detail; "" when nothing is audited
 		verified, dummy       int    // password verifications spent
 	}{
-		{"wrong password", "ada@example.com", "wrong password", 401, loginFailed, "wrong password", 1, 0},
-		{"unknown email", "nobody@example.com", testPassword, 401, loginFailed, "unknown email", 0, 1},
-		{"disabled account", "off@example.com", testPassword, 401, loginFailed, "account disabled", 1, 0},
-		{"email too long", strings.Repeat("a", 250) + "@example.com", testPassword, 401, loginFailed, "input too long", 0, 0},
+		{"wrong password", "ada@example.com", "wrong password", 401, "Email or password is incorrect.", "wrong password", 1, 0},
+		{"unknown email", "nobody@example.com", testPassword, 401, "Email or password is incorrect.", "unknown email", 0, 1},
+		{"disabled account", "off@example.com", testPassword, 401, "Email or password is incorrect.", "account disabled", 1, 0},
+		{"email too long", strings.Repeat("a", 250) + "@example.com", testPassword, 401, "Email or password is incorrect.", "input too long", 0, 0},
 		{"no password", "ada@example.com", "", 400, "Enter your email and password.", "", 0, 0},
 		{"no email", "", testPassword, 400, "Enter your email and password.", "", 0, 0},
 	}

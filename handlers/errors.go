@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -73,7 +74,7 @@ func requestID(c echo.Context) string {
 
 // page fills the layout's fields.
 func (h *server) page(c echo.Context, title string) views.Page {
-	p := views.Page{Title: title}
+	p := views.Page{Title: locale.From(c.Request().Context()).T(title)}
 	if secret, ok := c.Get(ctxCSRFSecret).([]byte); ok {
 		p.CSRF = mask(secret)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -112,8 +113,8 @@ func (h *server) arrived(c echo.Context, acct store.Account, g grant) error {
 		}
 		c.Set(ctxAccount, in.Account)
 		noStore(c)
-		return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, "Switch accounts?"), views.HandoffSwitch{
-			SignedIn: in.Email, Arriving: acct.Email, Via: "Your sign-in through " + g.Via, Action: switchPath, Field: "grant", Token: tok}))
+		return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, locale.Msg("Switch accounts?")), views.HandoffSwitch{
+			SignedIn: in.Email, Arriving: acct.Email, Via: locale.From(c.Request().Context()).T("Your sign-in through {{.Name}} signs in another account:", "Name", g.Via), Action: switchPath, Field: "grant", Token: tok}))
 	}
 	return h.complete(c, acct, g)
 }

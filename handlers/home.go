@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/waitline"
@@ -28,12 +29,12 @@ func (h *server) home(c echo.Context) error {
 	case err == nil:
 		d.PlatformUserID = link.PlatformUserID
 		if !link.LastLaunchAt.IsZero() {
-			d.LastLaunch = link.LastLaunchAt.Local().Format("2 Jan 2006 15:04 MST")
+			d.LastLaunch = link.LastLaunchAt.Local()
 		}
 	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
-	return h.render(c, http.StatusOK, views.HomePage(h.page(c, "Home"), d))
+	return h.render(c, http.StatusOK, views.HomePage(h.page(c, locale.Msg("Home")), d))
 }
 
 // launch is "Open video editor": a 303 to the platform's exchange URL.
@@ -108,7 +109,7 @@ func (h *server) lineAnswer(c echo.Context, acct store.Account, a waitline.Answe
 	secs, every := waitTiming(a)
 	still := c.QueryParam("still") != ""
 	noStore(c)
-	p := h.page(c, "Opening the video editor")
+	p := h.page(c, locale.Msg("Opening the video editor"))
 	p.Script = waitScript
 	if !still {
 		p.Refresh = fmt.Sprintf("%d;url=/launch/wait/%s", every, a.Ticket)
@@ -150,7 +151,7 @@ func (h *server) launchWaitStatus(c echo.Context) error {
 	}
 	secs, every := waitTiming(a)
 	waited := int(a.Waited / time.Second)
-	return c.JSON(http.StatusOK, waitStatus{Say: views.WaitEstimate(secs), Waited: waited, Total: waited + secs, EveryMS: every * 1000})
+	return c.JSON(http.StatusOK, waitStatus{Say: views.WaitEstimate(locale.From(c.Request().Context()), secs), Waited: waited, Total: waited + secs, EveryMS: every * 1000})
 }
 
 // waitTiming is a waiting launch's estimate in whole seconds (at least 1)

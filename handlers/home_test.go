@@ -44,7 +44,7 @@ func TestPortal(t *testing.T) {
 	at := time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
 	f.accts.link(ada.ID, "9007199254740993", at)
 	r = c.get("/")
-	assert.Equal(t, at.Local().Format("2 Jan 2006 15:04 MST"), r.text("#last-launch"))
+	assert.Equal(t, at.Local().Format("January 2, 2006 at 15:04 MST"), r.text("#last-launch"))
 	assert.Contains(t, r.body, "linked (platform user 9007199254740993)")
 
 	f.accts.down()

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/internal/outside"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -23,7 +24,10 @@ import (
 
 // Deps are what the handlers need; app wires them.
 type Deps struct {
-	Store     Store
+	Store Store
+	// Languages are the catalogs of the pages people see and the
+	// languages offered (nil: every language, English first).
+	Languages *locale.Catalog
 	Passwords signin.Passwords
 	// Regulator bans after repeated failed sign-ins (required: every
 	// sign-in is admitted by it before its password is verified).
@@ -131,6 +135,13 @@ func New(d Deps) *echo.Echo {
 	if d.Stopping == nil {
 		d.Stopping = func() bool { return false }
 	}
+	if d.Languages == nil {
+		cat, err := locale.New(nil)
+		if err != nil {
+			panic(err) // the embedded catalogs are checked by the tests
+		}
+		d.Languages = cat
+	}
 	svc := signin.New(signin.Config{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.OneTime,
 		Passwords: d.Passwords, Regulator: d.Regulator, MaxAge: d.Sessions.MaxAge, IdleTimeout: d.Sessions.IdleTimeout, Now: d.Now})
 	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now, exemptions(d.Ways))}
@@ -145,6 +156,7 @@ func New(d Deps) *echo.Echo {
 	e.HTTPErrorHandler = h.handleError
 	e.IPExtractor = ClientIP(d.TrustProxyHeaders)
 	e.Use(newRequestIDs().middleware)
+	e.Use(h.language)   // before anything that may answer a page
 	e.Use(h.requestLog) // outside recoverer, so a panic is logged with its status
 	e.Use(h.recoverer)
 	conn := d.Platform.Connection()
@@ -182,7 +194,7 @@ func New(d Deps) *echo.Echo {
 		e.Any(scimPrefix+"/*", scim)
 	}
 
-	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin))
+	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin, h.consoleEnglish))
 	h.csrf.knowRoutes(e)
 	return e
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -286,7 +287,7 @@ func (w *Way) launch(c echo.Context) error {
 		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+strings.Join(origins, " "), 1)}
 		delete(hd, "X-Frame-Options") // frame-ancestors says who may frame it
 	}
-	return w.k.Render(c, http.StatusOK, "Video editor", func(p views.Page) templ.Component {
+	return w.k.Render(c, http.StatusOK, locale.Msg("Video editor"), func(p views.Page) templ.Component {
 		return views.LTIFramedPage(p, views.LTIFramed{LMS: id.Platform.Name, Token: tok})
 	})
 }
@@ -437,5 +438,5 @@ func (w *Way) config(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, out)
 	}
-	return w.k.Render(c, http.StatusOK, "LTI 1.3 tool settings", func(p views.Page) templ.Component { return views.LTIConfigPage(p, cfg) })
+	return w.k.Render(c, http.StatusOK, locale.Msg("LTI 1.3 tool settings"), func(p views.Page) templ.Component { return views.LTIConfigPage(p, cfg) })
 }

@@ -49,12 +49,26 @@ var ErrBusy = errors.New("accounts: too many passwords being checked at once")
 // returns is one (errors.Is) and says why.
 var ErrWeakPassword = errors.New("password refused")
 
-// weakPassword is a refused password: its text is the reason alone, for
-// the person who chose it.
-type weakPassword string
+// Why a new password is refused: each is also ErrWeakPassword
+// (errors.Is), so a page can say it in the person's language.
+var (
+	ErrPasswordTooShort  = errors.New("too short")
+	ErrPasswordTooLong   = errors.New("too long")
+	ErrPasswordBlank     = errors.New("only spaces")
+	ErrPasswordTooCommon = errors.New("too common")
+)
 
-func (w weakPassword) Error() string        { return string(w) }
-func (w weakPassword) Is(target error) bool { return target == ErrWeakPassword }
+// weakPassword is a refused password: its text is the reason alone, for
+// the person who chose it; why is one of the ErrPassword errors.
+type weakPassword struct {
+	why  error
+	text string
+}
+
+func (w weakPassword) Error() string { return w.text }
+func (w weakPassword) Is(target error) bool {
+	return target == ErrWeakPassword || target == w.why
+}
 
 // MaxHashWait is how long a hash or verification waits for a slot.
 const MaxHashWait = 5 * time.Second
@@ -105,13 +119,13 @@ func (h *Hasher) release() { <-h.slots }
 func CheckPassword(pw string) error {
 	switch {
 	case utf8.RuneCountInString(pw) < MinPasswordLength:
-		return weakPassword(fmt.Sprintf("a password needs at least %d characters", MinPasswordLength))
+		return weakPassword{ErrPasswordTooShort, fmt.Sprintf("a password needs at least %d characters", MinPasswordLength)}
 	case len(pw) > 1024:
-		return weakPassword("a password is limited to 1024 bytes")
+		return weakPassword{ErrPasswordTooLong, "a password is limited to 1024 bytes"}
 	case strings.TrimSpace(pw) == "":
-		return weakPassword("a password cannot be only spaces")
+		return weakPassword{ErrPasswordBlank, "a password cannot be only spaces"}
 	case isCommonPassword(pw):
-		return weakPassword("this password is one of the most common ones, which are guessed first; choose another (a few unrelated words make a good one)")
+		return weakPassword{ErrPasswordTooCommon, "this password is one of the most common ones, which are guessed first; choose another (a few unrelated words make a good one)"}
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
@@ -105,9 +106,9 @@ func (w *Way) handoff(c echo.Context, token string, confirmed bool) error {
 			// silently (an admin's, even): ask. The token is not spent
 			// until the answer.
 			wayin.NoStore(c)
-			return w.k.Render(c, http.StatusOK, "Switch accounts?", func(p views.Page) templ.Component {
+			return w.k.Render(c, http.StatusOK, locale.Msg("Switch accounts?"), func(p views.Page) templ.Component {
 				return views.HandoffSwitchPage(p, views.HandoffSwitch{SignedIn: in.Email, Arriving: claims.Email,
-					Via: "The link from your portal", Action: ConfirmPath, Field: "jwt", Token: token})
+					Via: locale.From(c.Request().Context()).T("The link from your portal signs in another account:"), Action: ConfirmPath, Field: "jwt", Token: token})
 			})
 		}
 	}
@@ -148,7 +149,7 @@ func (w *Way) demo(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return w.k.Render(c, http.StatusOK, "Sample partner portal", func(p views.Page) templ.Component { return views.DemoPortalPage(p, d) })
+	return w.k.Render(c, http.StatusOK, locale.Msg("Sample partner portal"), func(p views.Page) templ.Component { return views.DemoPortalPage(p, d) })
 }
 
 // demoOpen is the sample portal's button: it signs a token when it is

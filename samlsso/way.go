@@ -67,9 +67,9 @@ func (w *Way) Ready(ctx context.Context) error { return w.IdP.Ready(ctx) }
 // Essential: sign-in needs the IdP.
 func (w *Way) Essential() bool { return true }
 
-// Button is "Sign in with <display name>".
+// Button is the IdP's display name, for "Sign in with <display name>".
 func (w *Way) Button(next string) (string, string) {
-	return "Sign in with " + w.DisplayName, wayin.WithNext(StartPath, next)
+	return w.DisplayName, wayin.WithNext(StartPath, next)
 }
 
 // Mount adds its routes.

@@ -274,16 +274,24 @@ var ErrLinkGone = errors.New("signin: the set-password link is used or expired")
 // arrival's).
 var ErrDisabled = errors.New("signin: the account is disabled")
 
+// ErrPasswordsDiffer: a new password and its confirmation differ.
+var ErrPasswordsDiffer = errors.New("the two passwords differ")
+
 // RefusedPasswordError is a new password that is not accepted; Reason is
-// for the person who chose it.
-type RefusedPasswordError struct{ Reason string }
+// for the person who chose it (in English), and Why tells which rule:
+// ErrPasswordsDiffer or one of passhash's ErrPassword errors.
+type RefusedPasswordError struct {
+	Reason string
+	Why    error
+}
 
 func (e *RefusedPasswordError) Error() string { return e.Reason }
+func (e *RefusedPasswordError) Unwrap() error { return e.Why }
 
 // checkNew applies the rule of every new password.
 func checkNew(password string) error {
 	if err := passhash.CheckPassword(password); err != nil {
-		return &RefusedPasswordError{Reason: err.Error()}
+		return &RefusedPasswordError{Reason: err.Error(), Why: err}
 	}
 	return nil
 }
@@ -326,7 +334,7 @@ func (s *Service) SetPasswordByLink(ctx context.Context, token, password, confir
 		return acct, err
 	}
 	if confirm != password {
-		return acct, &RefusedPasswordError{Reason: "The two passwords differ."}
+		return acct, &RefusedPasswordError{Reason: "The two passwords differ.", Why: ErrPasswordsDiffer}
 	}
 	if acct.Disabled {
 		return store.Account{}, ErrDisabled

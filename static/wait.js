@@ -8,7 +8,7 @@
   "use strict";
   const page = document.getElementById("launch-waiting");
   if (!page) return;
-  const say = document.getElementById("wait-seconds");
+  const say = document.getElementById("wait-status");
   const bar = document.getElementById("wait-progress");
   let every = 3000;
   const check = async () => {

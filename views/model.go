@@ -5,6 +5,9 @@ package views
 import (
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/ssobridge/ssobridge/locale"
 )
 
 // Page is what every page's layout needs.
@@ -39,17 +42,17 @@ type LaunchWait struct {
 	Every int
 }
 
-// WaitEstimate says how long is left as the waiting page shows it: in
-// steps of 10 s above 10 s, so that a live region speaks only when the
-// estimate has moved, not at every check.
-func WaitEstimate(seconds int) string {
+// WaitEstimate says how long is left as the waiting page shows it, in the
+// localizer's language: in steps of 10 s above 10 s, so that a live region
+// speaks only when the estimate has moved, not at every check.
+func WaitEstimate(l *locale.Localizer, seconds int) string {
 	switch {
 	case seconds <= 10:
-		return "a few seconds"
+		return l.T("A few seconds more.")
 	case seconds < 120:
-		return strconv.Itoa((seconds+9)/10*10) + " seconds"
+		return l.N("About {{.Count}} second more.", "About {{.Count}} seconds more.", (seconds+9)/10*10)
 	default:
-		return strconv.Itoa((seconds+59)/60) + " minutes"
+		return l.N("About {{.Count}} minute more.", "About {{.Count}} minutes more.", (seconds+59)/60)
 	}
 }
 
@@ -75,7 +78,7 @@ type LoginForm struct {
 // SignInButton is a way in's button on the sign-in page.
 type SignInButton struct {
 	ID    string // the element's id ("idp-sign-in")
-	Label string // "Sign in with <IdP>"
+	Label string // the IdP's name: the button says "Sign in with <name>"
 	URL   string
 }
 
@@ -83,7 +86,7 @@ type SignInButton struct {
 type SetPasswordForm struct {
 	Token string // the link's token (posted back with the form)
 	Email string // whose password it sets
-	Error string // a refused password
+	Error string // a refused password (in the person's language)
 	Gone  bool   // the link has expired or was used: no form
 }
 
@@ -116,7 +119,7 @@ type DemoPortal struct {
 type HandoffSwitch struct {
 	SignedIn string // the account signed in now
 	Arriving string // the account the arrival signs in
-	Via      string // the arrival, as a sentence's subject: "The link from your portal"
+	Via      string // what arrives, as a sentence: "The link from your portal signs in another account:"
 	Action   string // where the confirmation posts
 	Field    string // the form field that carries Token
 	Token    string // what the confirmation posts back: the portal's token (spent then), or a sealed pending sign-in
@@ -124,8 +127,8 @@ type HandoffSwitch struct {
 
 // Home is the start page's state (who is signed in is in Page.User).
 type Home struct {
-	LastLaunch     string // human time, empty if never
-	PlatformUserID string // empty if not linked yet
+	LastLaunch     time.Time // zero if never
+	PlatformUserID string    // empty if not linked yet
 }
 
 // ErrorInfo is what an error page shows beyond its fixed text.
@@ -180,14 +183,16 @@ func count(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// minutes says a wait in seconds as a person would: "1 minute", "3
-// minutes" (rounded up; at least one).
-func minutes(seconds int) string {
-	m := max(1, (seconds+59)/60)
-	if m == 1 {
-		return "1 minute"
-	}
-	return strconv.Itoa(m) + " minutes"
+// minutes is a wait in seconds in whole minutes, rounded up (at least
+// one).
+func minutes(seconds int) int {
+	return max(1, (seconds+59)/60)
+}
+
+// titled is the page with the title its heading says (an error page's).
+func titled(p Page, title string) Page {
+	p.Title = title
+	return p
 }
 
 // joinNames lists names as a sentence does: "A", "A and B", "A, B and C".

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
@@ -139,8 +140,8 @@ func TestPortal(t *testing.T) {
 	assert.Equal(t, "/launch", doc.Find("#open-editor").Closest("form").AttrOr("action", ""))
 	assert.Contains(t, text(doc, "#last-launch"), "never")
 	assert.NotContains(t, doc.Text(), "linked (platform user")
-	doc = render(t, HomePage(user, Home{LastLaunch: "22 Nov 2026 10:00 UTC", PlatformUserID: "9007199254740993"}))
-	assert.Contains(t, text(doc, "#last-launch"), "22 Nov 2026 10:00 UTC")
+	doc = render(t, HomePage(user, Home{LastLaunch: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), PlatformUserID: "9007199254740993"}))
+	assert.Contains(t, text(doc, "#last-launch"), "November 22, 2026 at 10:00 UTC")
 	assert.Contains(t, doc.Text(), "linked (platform user 9007199254740993)")
 }
 
@@ -382,11 +383,11 @@ func TestLoginCarriesNext(t *testing.T) {
 
 // The IdP's button, above the form or instead of it.
 func TestLoginWithIdP(t *testing.T) {
-	doc := render(t, Login(signedOut, LoginForm{Buttons: []SignInButton{{ID: "idp-sign-in", Label: "Sign in with Acme SSO", URL: "/auth/oidc?next=%2Fx"}}}))
+	doc := render(t, Login(signedOut, LoginForm{Buttons: []SignInButton{{ID: "idp-sign-in", Label: "Acme SSO", URL: "/auth/oidc?next=%2Fx"}}}))
 	assert.Equal(t, "Sign in with Acme SSO", text(doc, "#idp-sign-in"))
 	assert.Equal(t, "/auth/oidc?next=%2Fx", doc.Find("#idp-sign-in").AttrOr("href", ""))
 	assert.Equal(t, 1, doc.Find(`form[action="/login"]`).Length())
-	hidden := render(t, Login(signedOut, LoginForm{Buttons: []SignInButton{{ID: "idp-sign-in", Label: "Sign in with Acme SSO", URL: "/auth/oidc"}}, HideLocal: true}))
+	hidden := render(t, Login(signedOut, LoginForm{Buttons: []SignInButton{{ID: "idp-sign-in", Label: "Acme SSO", URL: "/auth/oidc"}}, HideLocal: true}))
 	assert.Zero(t, hidden.Find(`form[action="/login"]`).Length())
 	assert.Zero(t, render(t, Login(signedOut, LoginForm{})).Find("#idp-sign-in").Length(), "no IdP: no button")
 }

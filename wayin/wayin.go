@@ -40,8 +40,9 @@ type Way interface {
 	// sign-in may need it); otherwise /readyz says "degraded".
 	Essential() bool
 	// Button is its button on the sign-in page for a sign-in that goes on
-	// to next; "" when it has none.
-	Button(next string) (label, href string)
+	// to next: the name the page shows ("Sign in with <name>", in the
+	// person's language); "" when it has none.
+	Button(next string) (name, href string)
 	// Watch refreshes what it reads from elsewhere (metadata, keys) until
 	// ctx ends; it returns at once when it reads nothing.
 	Watch(ctx context.Context, logger *slog.Logger)

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/viewgallery"
+	"github.com/ssobridge/ssobridge/portal"
+)
+
+// languagePages are the pages a person reaches in the running bridge,
+// each as its browser gets there (the texts the handlers write included:
+// notices, refusals, titles, what arrives). The account is signed out at
+// the start.
+func languagePages(t *testing.T, ta *testApp, b *browser, email string) map[string]page {
+	t.Helper()
+	pages := map[string]page{}
+	pages["sign-in"] = b.get("/login")
+	pages["sign-in, signed out"] = b.get("/login?signed_out=1")
+	pages["sign-in, signed out everywhere"] = b.get("/login?signed_out=everywhere")
+	pages["sign-in, session ended"] = b.get("/login?expired=1")
+	pages["sign-in, refused"] = b.login(email, "not the password")
+	pages["sign-in, empty"] = b.post("/login", url.Values{"_csrf": {b.csrf("/login")}})
+	pages["not found"] = b.get("/no/such/page")
+	pages["form from elsewhere"] = b.post("/login", url.Values{"email": {email}, "password": {testPassword}})
+	pages["session ended (launch)"] = b.post("/launch", url.Values{"_csrf": {b.csrf("/login")}})
+	pages["LTI tool settings"] = b.get("/lti/config")
+	acct, err := ta.store.AccountByEmail(t.Context(), email)
+	require.NoError(t, err)
+	tok, err := accounts.IssuePasswordLink(t.Context(), ta.store, acct.ID, time.Now())
+	require.NoError(t, err)
+	link := accounts.SetPasswordPath(tok)
+	pages["set-password"] = b.get(link)
+	pages["set-password, refused"] = b.post("/set-password", url.Values{"_csrf": {b.csrf(link)}, "token": {tok}, "password": {"short"}, "confirm": {"short"}})
+	pages["set-password, differ"] = b.post("/set-password", url.Values{"_csrf": {b.csrf(link)}, "token": {tok},
+		"password": {"a long enough password"}, "confirm": {"another long password"}})
+	pages["set-password, gone"] = b.get(accounts.SetPasswordPath("no-such-token"))
+	require.Equal(t, http.StatusSeeOther, b.login(email, testPassword).status)
+	pages["home"] = b.get("/")
+	pages["forbidden"] = b.get("/admin/accounts")
+	other := portalToken(t, portal.Claims{Email: "grace@example.com", GivenName: "Grace", FamilyName: "Hopper"})
+	pages["switch accounts"] = b.get(portal.HandoffPath + "?jwt=" + url.QueryEscape(other))
+	pages["portal link refused"] = b.get(portal.HandoffPath + "?jwt=not-a-token")
+	return pages
+}
+
+// TestLanguagesFromOutside: the running bridge speaks each language a
+// browser asks for (Accept-Language) or the switch chooses (kept in a
+// cookie), with <html lang> set; in the pseudo-language no page it
+// serves a person holds a word that skipped the catalog, and in each
+// language none holds an English sentence of the catalog.
+func TestLanguagesFromOutside(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: portalYAML + "server:\n  languages: [en, es, fr, de, pt-BR, en-XA]\n"})
+	const email = "ada@example.com"
+	ta.addAccount(t, email, false)
+	data := []string{email, "grace@example.com", "Ada", "Lovelace", "Grace", "Hopper"}
+
+	t.Run("pseudo-language", func(t *testing.T) {
+		b := ta.browser(t)
+		b.lang = "en-XA"
+		for name, p := range languagePages(t, ta, b, email) {
+			assert.Contains(t, p.body, `<html lang="en-XA">`, name)
+			assert.Equal(t, "en-XA", p.header.Get("Content-Language"), name)
+			left, err := viewgallery.EnglishLeft(p.body, data...)
+			require.NoError(t, err)
+			assert.Empty(t, left, "%s (%d): text that did not come from the catalog", name, p.status)
+		}
+	})
+	for _, tc := range []struct{ accept, want string }{
+		{"es-MX,es;q=0.9,en;q=0.5", "es"}, {"fr-CA", "fr"}, {"de-AT;q=0.9, ja", "de"}, {"pt-PT", "pt-BR"}, {"pt-BR", "pt-BR"},
+	} {
+		t.Run(tc.accept, func(t *testing.T) {
+			b := ta.browser(t)
+			b.lang = tc.accept
+			english, err := viewgallery.NewEnglish(tc.want)
+			require.NoError(t, err)
+			for name, p := range languagePages(t, ta, b, email) {
+				assert.Contains(t, p.body, `<html lang="`+tc.want+`">`, name)
+				left, err := english.Left(p.body, data...)
+				require.NoError(t, err)
+				assert.Empty(t, left, "%s: English left", name)
+			}
+		})
+	}
+
+	t.Run("the switch", func(t *testing.T) {
+		b := ta.browser(t)
+		b.lang = "es"
+		p := b.get("/login")
+		assert.Contains(t, p.body, `<html lang="es">`)
+		assert.Contains(t, p.body, `href="/login?lang=de"`, "the switch links to this page in German")
+		p = b.get("/login?lang=de")
+		assert.Contains(t, p.body, `<html lang="de">`)
+		assert.Contains(t, p.body, `aria-current="true" id="lang-de"`)
+		assert.Contains(t, p.header.Get("Set-Cookie"), "ssobridge_lang=de")
+		assert.Contains(t, b.get("/no/such/page").body, `<html lang="de">`, "kept for the next pages, over Accept-Language")
+		p = b.get("/login?lang=xx")
+		assert.Contains(t, p.body, `<html lang="de">`, "a language not offered is ignored")
+		assert.Contains(t, b.get("/login?lang=fr&next=%2Feditor").body, `name="next" value="/editor"`, "the page's own parameters stay")
+		assert.Contains(t, b.get("/login").body, `<html lang="fr">`)
+		assert.Contains(t, p.header.Get("Vary"), "Accept-Language")
+	})
+	t.Run("the console stays English", func(t *testing.T) {
+		ta.addAccount(t, "root@example.com", true)
+		b := ta.browser(t)
+		b.lang = "fr"
+		require.Equal(t, http.StatusSeeOther, b.login("root@example.com", testPassword).status)
+		p := b.get("/admin/accounts")
+		require.Equal(t, http.StatusOK, p.status)
+		assert.Contains(t, p.body, `<html lang="en">`)
+		assert.NotContains(t, p.body, `id="language-switch"`)
+		assert.True(t, strings.Contains(b.get("/").body, `<html lang="fr">`), "the person's pages in French")
+	})
+}

@@ -1,0 +1,76 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/locale"
+	"github.com/ssobridge/ssobridge/localpath"
+)
+
+// languageParam is the query parameter of the language switch's links:
+// the page again, in that language, which is then kept in a cookie.
+const languageParam = "lang"
+
+// languageCookieAge is how long a chosen language is kept.
+const languageCookieAge = 365 * 24 * time.Hour
+
+// language picks the language of the request's pages: the switch's choice
+// (?lang=, then kept in a cookie), else the cookie's, else the browser's
+// Accept-Language. A language that is not
+// offered is ignored, as an Accept-Language header's would be: the page
+// comes in the language negotiated without it.
+func (h *server) language(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		hdr := c.Response().Header()
+		chosen := ""
+		if ck, err := r.Cookie(locale.CookieName); err == nil {
+			chosen = ck.Value
+		}
+		if asked := r.URL.Query().Get(languageParam); asked != "" && r.Method == http.MethodGet {
+			if l, ok := h.Languages.Lookup(asked); ok {
+				chosen = l.Lang()
+				c.SetCookie(&http.Cookie{Name: locale.CookieName, Value: chosen, Path: "/", MaxAge: int(languageCookieAge / time.Second),
+					HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode})
+			}
+		}
+		l := h.Languages.Choose(chosen, r.Header.Get("Accept-Language"))
+		ctx := locale.With(r.Context(), l)
+		ctx = locale.WithMenu(ctx, locale.Menu{Options: h.Languages.Offered(), Back: here(r)})
+		c.SetRequest(r.WithContext(ctx))
+		hdr.Set("Content-Language", l.Lang())
+		hdr.Add("Vary", "Accept-Language, Cookie")
+		return next(c)
+	}
+}
+
+// here is the page a language switch reloads: this one (without its
+// language parameter) when it can be asked for again, else the start page.
+func here(r *http.Request) string {
+	if r.Method != http.MethodGet {
+		return "/"
+	}
+	q := r.URL.Query()
+	q.Del(languageParam)
+	p := r.URL.EscapedPath()
+	if enc := q.Encode(); enc != "" {
+		p += "?" + enc
+	}
+	return localpath.SafeNext(p)
+}
+
+// consoleEnglish: the admin console stays in English, without a language
+// switch (it follows the checks that let an admin in: a person refused at
+// its door reads why in their language).
+func (h *server) consoleEnglish(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		ctx := locale.WithMenu(locale.With(r.Context(), h.Languages.English()), locale.Menu{})
+		c.SetRequest(r.WithContext(ctx))
+		c.Response().Header().Set("Content-Language", h.Languages.English().Lang())
+		return next(c)
+	}
+}

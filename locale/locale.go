@@ -1,0 +1,290 @@
+// Package locale chooses the language a page speaks and translates its
+// texts from the message catalogs (go-i18n bundles, one YAML file per
+// language under catalog/). A message's id is its English text, as the
+// templates write it: the English catalog lists the ids the code uses, and
+// the other catalogs translate them.
+package locale
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/nicksnyder/go-i18n/v2/i18n"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"golang.org/x/text/number"
+)
+
+//go:embed catalog/*.yaml
+var catalogFiles embed.FS
+
+// English is the language of the templates and the fallback of every
+// message a catalog lacks.
+var English = language.English
+
+// Available are the languages the catalogs translate, in the order the
+// switch offers them by default.
+func Available() []language.Tag {
+	return []language.Tag{language.English, language.Spanish, language.French, language.German, language.BrazilianPortuguese}
+}
+
+// CookieName is the cookie that keeps the language a person chose with the
+// switch.
+const CookieName = "ssobridge_lang"
+
+// ErrUnknownLanguage: a configured or chosen language has no catalog.
+var ErrUnknownLanguage = errors.New("no catalog for this language")
+
+// Catalog holds the translations and the languages offered.
+type Catalog struct {
+	offered    []language.Tag
+	matcher    language.Matcher
+	localizers map[language.Tag]*Localizer
+}
+
+// Option is a language as the switch offers it.
+type Option struct {
+	Tag  string // BCP 47: "pt-BR"
+	Name string // in its own language: "Português (Brasil)"
+}
+
+// names are the languages in their own words (the switch's links).
+var names = map[language.Tag]string{
+	language.English: "English", language.Spanish: "Español", language.French: "Français",
+	language.German: "Deutsch", language.BrazilianPortuguese: "Português (Brasil)", Pseudo: "Ƥšéûðö",
+}
+
+// New loads the catalogs and offers the languages named (BCP 47 tags, in
+// the order the switch shows them; the first is for browsers that accept
+// none of them). No names: every available language, English first.
+// The pseudo-language (en-XA) may be offered too: every text marked and
+// accented, so a page shows at once what skipped the catalog.
+func New(offered []string) (*Catalog, error) {
+	bundle := i18n.NewBundle(English)
+	bundle.RegisterUnmarshalFunc("yaml", yaml.Unmarshal)
+	files, err := fs.Glob(catalogFiles, "catalog/*.yaml")
+	if err != nil {
+		return nil, fmt.Errorf("locale: %w", err)
+	}
+	have := map[language.Tag]bool{}
+	for _, f := range files {
+		buf, err := catalogFiles.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("locale: %w", err)
+		}
+		mf, err := bundle.ParseMessageFileBytes(buf, path.Base(f))
+		if err != nil {
+			return nil, fmt.Errorf("locale: catalog %s: %w", f, err)
+		}
+		have[mf.Tag] = true
+	}
+	if err := addPseudo(bundle); err != nil {
+		return nil, err
+	}
+	have[Pseudo] = true
+	c := &Catalog{localizers: map[language.Tag]*Localizer{}}
+	if len(offered) == 0 {
+		c.offered = Available()
+	}
+	for _, s := range offered {
+		tag, err := language.Parse(s)
+		if err != nil || !have[tag] {
+			return nil, fmt.Errorf("%q: %w (have %s)", s, ErrUnknownLanguage, tagList(Available()))
+		}
+		for _, o := range c.offered {
+			if o == tag {
+				return nil, fmt.Errorf("%q is listed twice", s)
+			}
+		}
+		c.offered = append(c.offered, tag)
+	}
+	c.matcher = language.NewMatcher(c.offered)
+	for _, tag := range append([]language.Tag{English}, c.offered...) {
+		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(bundle, tag.String()), p: message.NewPrinter(tag), pseudo: tag == Pseudo}
+	}
+	return c, nil
+}
+
+func tagList(tags []language.Tag) string {
+	s := make([]string, len(tags))
+	for i, t := range tags {
+		s[i] = t.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// Offered lists the languages the switch offers, in their own words.
+func (c *Catalog) Offered() []Option {
+	out := make([]Option, len(c.offered))
+	for i, t := range c.offered {
+		out[i] = Option{Tag: t.String(), Name: names[t]}
+	}
+	return out
+}
+
+// Lookup is the localizer of one offered language (a cookie's or a
+// switch's choice); false if it is not offered.
+func (c *Catalog) Lookup(tag string) (*Localizer, bool) {
+	t, err := language.Parse(tag)
+	if err != nil {
+		return nil, false
+	}
+	for _, o := range c.offered {
+		if o == t {
+			return c.localizers[o], true
+		}
+	}
+	return nil, false
+}
+
+// Choose picks the language of a request: the switch's choice when it
+// names an offered language, else the best match of the Accept-Language
+// header (q-values honoured; a region falls back to its language, es-MX
+// to es, pt-PT to pt-BR), else the first offered.
+func (c *Catalog) Choose(chosen, acceptLanguage string) *Localizer {
+	if l, ok := c.Lookup(chosen); ok && chosen != "" {
+		return l
+	}
+	prefs, _, err := language.ParseAcceptLanguage(acceptLanguage)
+	if err == nil && len(prefs) > 0 {
+		if _, i, conf := c.matcher.Match(prefs...); conf != language.No {
+			return c.localizers[c.offered[i]]
+		}
+	}
+	return c.localizers[c.offered[0]]
+}
+
+// English is the localizer of the console, which stays in English.
+func (c *Catalog) English() *Localizer { return c.localizers[English] }
+
+// Localizer translates into one language.
+type Localizer struct {
+	tag    language.Tag
+	l      *i18n.Localizer
+	p      *message.Printer
+	pseudo bool
+}
+
+// Lang is the language's BCP 47 tag, for <html lang>.
+func (l *Localizer) Lang() string {
+	if l == nil {
+		return English.String()
+	}
+	return l.tag.String()
+}
+
+// T translates a message whose id is its English text; data are its
+// placeholders as name, value pairs ("Name", "Ada" for {{.Name}}).
+// Without a localizer, or for a message a catalog lacks, the English.
+func (l *Localizer) T(id string, data ...any) string {
+	return l.localize(&i18n.Message{ID: id, Other: id}, nil, data)
+}
+
+// N translates a message with plural forms: one and other are its English
+// forms (other is its id), n picks the form by the language's plural rules
+// and is the template's {{.Count}}, written as the language writes numbers.
+func (l *Localizer) N(one, other string, n int, data ...any) string {
+	return l.localize(&i18n.Message{ID: other, One: one, Other: other}, n, append([]any{"Count", l.Number(n)}, data...))
+}
+
+func (l *Localizer) localize(m *i18n.Message, count any, data []any) string {
+	td := map[string]any{}
+	for i := 0; i+1 < len(data); i += 2 {
+		if k, ok := data[i].(string); ok {
+			td[k] = data[i+1]
+		}
+	}
+	cfg := &i18n.LocalizeConfig{DefaultMessage: m, TemplateData: td, PluralCount: count}
+	var loc *i18n.Localizer
+	if l != nil {
+		loc = l.l
+	} else {
+		loc = i18n.NewLocalizer(i18n.NewBundle(English))
+	}
+	s, err := loc.Localize(cfg)
+	if err != nil && s == "" {
+		// A template error in a catalog's text: the English rather than
+		// nothing (the catalog test fails on such a text).
+		s, _ = i18n.NewLocalizer(i18n.NewBundle(English)).Localize(cfg)
+	}
+	return s
+}
+
+// Number writes n as the language does (1,234 or 1.234).
+func (l *Localizer) Number(n int) string {
+	if l == nil {
+		return message.NewPrinter(English).Sprint(number.Decimal(n))
+	}
+	return l.p.Sprint(number.Decimal(n))
+}
+
+// Date writes a day and time in the language: its month names and its
+// order ("27 November 2026, 14:05").
+func (l *Localizer) Date(t time.Time) string {
+	month := l.T(t.Month().String())
+	return l.T("{{.Month}} {{.Day}}, {{.Year}} at {{.Time}}", "Month", month, "Day", t.Day(), "Year", t.Year(), "Time", t.Format("15:04 MST"))
+}
+
+// Msg marks a text as a message for the catalogs where it is written down
+// (in a handler) rather than translated (by the view that shows it).
+func Msg(english string) string { return english }
+
+// months lists the month names for the catalogs (Date translates them).
+var _ = [...]string{Msg("January"), Msg("February"), Msg("March"), Msg("April"), Msg("May"), Msg("June"),
+	Msg("July"), Msg("August"), Msg("September"), Msg("October"), Msg("November"), Msg("December")}
+
+type ctxKey struct{}
+
+// With returns a context carrying a request's localizer.
+func With(ctx context.Context, l *Localizer) context.Context {
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// From is the request's localizer (nil, which speaks English, if none).
+func From(ctx context.Context) *Localizer {
+	l, _ := ctx.Value(ctxKey{}).(*Localizer)
+	return l
+}
+
+// Menu is the language switch of a page: the languages offered and the
+// page to come back to after a choice.
+type Menu struct {
+	Options []Option
+	Back    string // the page the switch reloads in the chosen language (a local path)
+}
+
+type menuKey struct{}
+
+// WithMenu returns a context carrying a page's language switch.
+func WithMenu(ctx context.Context, m Menu) context.Context {
+	return context.WithValue(ctx, menuKey{}, m)
+}
+
+// MenuFrom is the page's language switch (none: no switch is shown).
+func MenuFrom(ctx context.Context) Menu {
+	m, _ := ctx.Value(menuKey{}).(Menu)
+	return m
+}
+
+// CatalogMessages are the messages of one language's catalog file, as
+// written there (for the pseudo-language, and for the tests that look for
+// English left on a page in another language).
+func CatalogMessages(tag string) ([]*i18n.Message, error) {
+	name := tag + ".yaml"
+	buf, err := catalogFiles.ReadFile("catalog/" + name)
+	if err != nil {
+		return nil, fmt.Errorf("locale: %w", err)
+	}
+	mf, err := i18n.ParseMessageFileBytes(buf, name, map[string]i18n.UnmarshalFunc{"yaml": yaml.Unmarshal})
+	if err != nil {
+		return nil, fmt.Errorf("locale: catalog %s: %w", name, err)
+	}
+	return mf.Messages, nil
+}
