@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	lms, err := a.ltiWay(ctx, o, a.store)
+	lms, err := a.ltiWay(ctx, o, a.store, jobs)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL,
+		PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, LTIConsole: lms != nil,
 		Ways: in.list, PasswordForm: passwordForm(cfg),
 		SCIM: scimHandler,
 	})

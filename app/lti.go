@@ -16,6 +16,8 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -90,9 +92,13 @@ func LTIPlatforms(cfg config.Config) []lti.Platform {
 		for _, o := range p.FrameOrigins.List() {
 			origins = append(origins, strings.TrimRight(o, "/"))
 		}
+		var items []lti.DeepLinkItem
+		for _, it := range p.DeepLinkItems {
+			items = append(items, lti.DeepLinkItem{Title: it.Title, Path: it.Path})
+		}
 		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
 			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins,
-			Key: ltiKey(i)})
+			Key: ltiKey(i), DeepLinkItems: items, TokenURL: p.TokenURL})
 	}
 	return out
 }
@@ -101,7 +107,7 @@ func LTIPlatforms(cfg config.Config) []lti.Platform {
 // (nil when it lists none): the tool, its public key set, and the
 // platforms' key sets read in the background (the bridge starts even
 // while one is unreadable).
-func (a *App) ltiWay(ctx context.Context, o Options, st store.Store) (*lti.Way, error) {
+func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provision.Jobs) (*lti.Way, error) {
 	if !a.cfg.LTI.Enabled() {
 		return nil, nil
 	}
@@ -118,10 +124,43 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store) (*lti.Way, 
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
 	retry := cmp.Or(o.LTIRetryEvery, 15*time.Second)
-	tool := lti.New(lti.Config{Platforms: LTIPlatforms(a.cfg), HTTPClient: hc, UseOnce: st.UseOnce, Now: o.Now, RetryEvery: min(retry, 5*time.Second)})
+	tool := lti.New(lti.Config{Platforms: LTIPlatforms(a.cfg), HTTPClient: hc, UseOnce: st.UseOnce, Now: o.Now, RetryEvery: min(retry, 5*time.Second),
+		Stored: func(ctx context.Context) ([]lti.Platform, error) { return RegisteredLTIPlatforms(ctx, st) }})
 	a.logger.Info("LTI 1.3 tool", "platforms", len(a.cfg.LTI.Platforms), "key_id", key.KeyID(), "key", source)
 	if ok, note := LTIReach(a.cfg); !ok {
 		a.logger.Warn("LTI launches will fail: "+note, "key", "server.public_url")
 	}
-	return &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}, nil
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	// The roster of an instructor's course is provisioned ahead (NRPS),
+	// through the admission every launch takes and the console's jobs.
+	roster := &lti.Roster{Services: lti.NewServices(key, hc, now), Admit: signin.NewAdmission(st, a.logger).Admit, Provision: jobs.StartFor,
+		Record: st.Record, Courses: st, UseOnce: st.UseOnce, Logger: a.logger, Now: now}
+	return &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: st, HTTPClient: hc, Logger: a.logger,
+		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}, nil
+}
+
+// RegisteredLTIPlatforms are the LMSs that registered themselves (Dynamic
+// Registration) and are not disabled, in lti's terms.
+func RegisteredLTIPlatforms(ctx context.Context, st lti.Registry) ([]lti.Platform, error) {
+	list, err := st.LTIPlatforms(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []lti.Platform
+	for _, p := range list {
+		if p.Disabled {
+			continue
+		}
+		var deployments []string
+		if p.DeploymentID != "" {
+			deployments = []string{p.DeploymentID}
+		}
+		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: deployments, AuthURL: p.AuthURL,
+			JWKSURL: p.JWKSURL, TokenURL: p.TokenURL, CreateAccounts: p.CreateAccounts, EmailDomains: strings.Fields(p.EmailDomains),
+			Registered: true, Key: "the registered LMS " + p.Name + " (console, LTI page)"})
+	}
+	return out, nil
 }

@@ -43,13 +43,19 @@ func startSampleLMS(cfg config.Config, tool string) (config.Config, *samplelms.R
 		Roles: []string{samplelms.RoleLearner}})
 	l.AddUser("alan", samplelms.User{Sub: "sample-lms-alan", Email: "alan.turing@" + sampleLMSDomain, GivenName: "Alan", FamilyName: "Turing",
 		Roles: []string{samplelms.RoleInstructor}})
+	// Its roster (NRPS): an instructor's launch provisions the learner.
+	l.OfferRoster([]samplelms.Member{
+		{UserID: "sample-lms-ada", Email: "ada.lovelace@" + sampleLMSDomain, GivenName: "Ada", FamilyName: "Lovelace", Roles: []string{samplelms.RoleLearner}},
+		{UserID: "sample-lms-alan", Email: "alan.turing@" + sampleLMSDomain, GivenName: "Alan", FamilyName: "Turing", Roles: []string{samplelms.RoleInstructor}},
+	}, 10)
 	running, err := samplelms.Start(l, "127.0.0.1:0")
 	if err != nil {
 		return cfg, nil, err
 	}
 	cfg.LTI.Platforms = config.LTIPlatforms{{Name: SampleLMSName, Issuer: SampleLMSIssuer, ClientID: sampleLMSClientID,
-		DeploymentIDs: "demo", AuthURL: running.AuthURL(), JWKSURL: running.URL() + samplelms.JWKSPath,
-		CreateAccounts: true, EmailDomains: sampleLMSDomain}}
+		DeploymentIDs: "demo", AuthURL: running.AuthURL(), JWKSURL: running.URL() + samplelms.JWKSPath, TokenURL: running.TokenURL(),
+		CreateAccounts: true, EmailDomains: sampleLMSDomain,
+		DeepLinkItems: []config.DeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}}}
 	return cfg, running, nil
 }
 

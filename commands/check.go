@@ -138,6 +138,22 @@ func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
 		}
 		fmt.Fprintf(w, "           %s (issuer %s, client %s, %d deployment(s)): key set read; partner admins: %s; accounts created: %t\n",
 			p.Name, p.Issuer, p.ClientID, len(p.DeploymentIDs), admins, p.CreateAccounts)
+		if p.TokenURL != "" {
+			var key *lti.ToolKey
+			if cfg.LTI.KeyFile != "" {
+				if k, _, err := app.LTIToolKey(ctx, cfg, nil); err == nil {
+					key = &k
+				}
+			}
+			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			said, err := lti.CheckTokenEndpoint(tctx, nil, p, key)
+			cancel()
+			if err != nil {
+				fmt.Fprintf(w, "           %s: token endpoint %s UNUSABLE: %v (course rosters are not provisioned ahead; launches work)\n", p.Name, p.TokenURL, err)
+			} else {
+				fmt.Fprintf(w, "           %s: token endpoint %s: %s; rosters are provisioned at an instructor's launch\n", p.Name, p.TokenURL, said)
+			}
+		}
 	}
 	reach, note := app.LTIReach(cfg)
 	switch {

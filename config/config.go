@@ -612,7 +612,7 @@ func (c *Config) validateServer(bad func(key, problem string)) {
 	if c.Server.Pprof && c.Server.MetricsAddr == "" {
 		bad("server.pprof", "needs server.metrics_addr (e.g. 127.0.0.1:9100): the profiler is served only there, never on server.addr")
 	}
-	if _, err := locale.New(c.Server.Languages.List()); err != nil {
+	if err := locale.Check(c.Server.Languages.List()); err != nil {
 		bad("server.languages", err.Error())
 	}
 	if c.Server.PublicURL != "" {

@@ -10,6 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ssobridge/ssobridge/internal/loopback"
+	"github.com/ssobridge/ssobridge/localpath"
 )
 
 // LTI is launching from a school's LMS: the bridge as an LTI 1.3 Tool. It
@@ -22,10 +23,15 @@ type LTI struct {
 	// Platforms are the LMS registrations (in YAML a list; in
 	// SSOBRIDGE_LTI_PLATFORMS the same list in YAML's or JSON's flow form).
 	Platforms LTIPlatforms `yaml:"platforms"`
+	// DynamicRegistration turns LTI on without a platform in Platforms:
+	// LMSs register themselves (LTI Dynamic Registration) from a URL the
+	// console makes. With platforms listed it is on anyway.
+	DynamicRegistration bool `yaml:"dynamic_registration"`
 }
 
-// Enabled reports whether LTI launches are configured.
-func (l LTI) Enabled() bool { return len(l.Platforms) > 0 }
+// Enabled reports whether LTI is on: platforms are configured, or LMSs
+// may register themselves.
+func (l LTI) Enabled() bool { return len(l.Platforms) > 0 || l.DynamicRegistration }
 
 // LTIPlatforms is the list of lti.platforms.
 type LTIPlatforms []LTIPlatform
@@ -52,6 +58,19 @@ type LTIPlatform struct {
 	// frame a launch's new-tab page; empty: auth_url's origin and the
 	// launch's signed return_url's.
 	FrameOrigins Words `yaml:"frame_origins"`
+	// DeepLinkItems: the places of the editor (a project, a template) an
+	// instructor may place in a course, besides the editor itself.
+	DeepLinkItems []DeepLinkItem `yaml:"deep_link_items"`
+	// TokenURL: the platform's OAuth 2.0 token endpoint, for its LTI
+	// Advantage services (the course roster, NRPS); empty: none are read.
+	TokenURL string `yaml:"token_url"`
+}
+
+// DeepLinkItem is one place an instructor may place: its title and its
+// path in the editor (as /open's return_to).
+type DeepLinkItem struct {
+	Title string `yaml:"title"`
+	Path  string `yaml:"path"`
 }
 
 var ltiPlatformsType = reflect.TypeOf(LTIPlatforms(nil))
@@ -98,7 +117,7 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 	l := c.LTI
 	if !l.Enabled() {
 		if l.KeyFile != "" {
-			bad("lti.key_file", "set, but lti.platforms lists no platform: LTI is off")
+			bad("lti.key_file", "set, but lti.platforms lists no platform and lti.dynamic_registration is off: LTI is off")
 		}
 		return
 	}
@@ -122,7 +141,11 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 		if len(p.DeploymentIDs.List()) == 0 {
 			bad(key("deployment_ids"), "empty; list at least one deployment id the LMS shows for this tool")
 		}
-		for k, raw := range map[string]string{"auth_url": p.AuthURL, "jwks_url": p.JWKSURL} {
+		urls := map[string]string{"auth_url": p.AuthURL, "jwks_url": p.JWKSURL}
+		if p.TokenURL != "" {
+			urls["token_url"] = p.TokenURL
+		}
+		for k, raw := range urls {
 			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
 			}
@@ -131,6 +154,15 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 			if u, err := url.Parse(o); err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil ||
 				strings.ContainsAny(u.Host, "*;,' \"") || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad(key("frame_origins"), fmt.Sprintf("%q is not an origin; list exact origins such as https://springfield.instructure.com (no path, no wildcard)", o))
+			}
+		}
+		for j, it := range p.DeepLinkItems {
+			ik := func(k string) string { return fmt.Sprintf("lti.platforms[%d].deep_link_items[%d].%s", i, j, k) }
+			if strings.TrimSpace(it.Title) == "" {
+				bad(ik("title"), "empty; the title a course shows for this link, e.g. \"Make a trailer\"")
+			}
+			if err := localpath.Check(it.Path); err != nil || len(it.Path) > 1024 {
+				bad(ik("path"), fmt.Sprintf("%q is not a path of the editor; use one such as /editor/templates/trailer", it.Path))
 			}
 		}
 		reg := p.Issuer + "\x00" + p.ClientID

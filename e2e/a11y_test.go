@@ -25,6 +25,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
 	"github.com/ssobridge/ssobridge/static"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // axeSource is axe-core (testdata/axe: its version, licence and how to
@@ -82,6 +83,13 @@ func TestBrowserAccessibility(t *testing.T) {
 	r := b.post(fmt.Sprintf("/admin/accounts/%d/invite", admin.ID+1), url.Values{"_csrf": {invite}})
 	link := regexp.MustCompile(`/set-password\?token=[^"<\s]+`).FindString(r.body)
 	require.NotEmpty(t, link, "a set-password link for bob")
+	// The console's LTI page with a registered LMS and a course in its
+	// tables.
+	require.NoError(t, ta.store.AddLTIPlatform(t.Context(), store.LTIPlatform{Name: "sample-lms (moodle.school.example)", Issuer: "https://moodle.school.example",
+		ClientID: "registered-1", DeploymentID: "1", AuthURL: "https://moodle.school.example/auth", JWKSURL: "https://moodle.school.example/jwks",
+		RegisteredAt: time.Now(), RegisteredBy: admin.Email, CreateAccounts: true}))
+	require.NoError(t, ta.store.SeeLTICourse(t.Context(), store.LTICourse{Issuer: "https://moodle.school.example", ClientID: "registered-1", ContextID: "7",
+		Title: "Media studies", MembershipsURL: "https://moodle.school.example/nrps/7", LaunchedBy: "teacher@school.example", LastLaunchAt: time.Now()}))
 
 	signedOut := []a11yPage{
 		{name: "sign-in", open: nav(ta.srv.URL+"/login", "#sign-in"), ready: "#sign-in"},
@@ -105,6 +113,7 @@ func TestBrowserAccessibility(t *testing.T) {
 		{name: "console: provisioning", open: nav(ta.srv.URL+"/admin/provisioning", "main h1")},
 		{name: "console: sign-in bans", open: nav(ta.srv.URL+"/admin/bans", "main h1")},
 		{name: "console: audit log", open: nav(ta.srv.URL+"/admin/audit", "main h1")},
+		{name: "console: LTI", open: nav(ta.srv.URL+"/admin/lti", "#lti-courses")},
 		{name: "switch accounts (a portal link of another person)", open: func(t *testing.T, ctx context.Context) {
 			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/demo/portal"), chromedp.WaitVisible(chromedp.ID("deep-link")),
 				chromedp.Click(chromedp.CSS(`#demo-portal button[type="submit"]`)), chromedp.WaitVisible(chromedp.ID("handoff-switch"))))

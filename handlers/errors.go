@@ -74,7 +74,7 @@ func requestID(c echo.Context) string {
 
 // page fills the layout's fields.
 func (h *server) page(c echo.Context, title string) views.Page {
-	p := views.Page{Title: locale.From(c.Request().Context()).T(title)}
+	p := views.Page{Title: locale.From(c.Request().Context()).T(title), ConsoleLTI: h.LTIConsole}
 	if secret, ok := c.Get(ctxCSRFSecret).([]byte); ok {
 		p.CSRF = mask(secret)
 	}

@@ -352,7 +352,7 @@ type fakeLTI struct {
 	course              string // CourseURL's answer
 }
 
-func (l *fakeLTI) Login(string, url.Values) (string, lti.Flow, error) {
+func (l *fakeLTI) Login(context.Context, string, url.Values) (string, lti.Flow, error) {
 	if l.loginErr != nil {
 		return "", lti.Flow{}, l.loginErr
 	}

@@ -48,6 +48,15 @@ func (k kit) Render(c echo.Context, status int, title string, body func(views.Pa
 
 func (k kit) BaseURL(c echo.Context) string { return k.h.baseURL(c) }
 
+func (k kit) Console(next echo.HandlerFunc) echo.HandlerFunc {
+	return k.h.requireUser(redirectToLogin)(k.h.requireAdmin(k.h.consoleEnglish(next)))
+}
+
+func (k kit) Audit(c echo.Context, detail string) {
+	acct, _ := account(c)
+	k.h.audit(c, store.Event{Kind: store.KindAdmin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: detail})
+}
+
 func (k kit) Sealer(purpose string) wayin.Sealer {
 	return newCookieSealer(sealPurpose(purpose), k.h.Sessions.keys(), k.h.Sessions.previousKeys(), 0, k.h.Now)
 }

@@ -28,7 +28,9 @@ type Deps struct {
 	// Languages are the catalogs of the pages people see and the
 	// languages offered (nil: every language, English first).
 	Languages *locale.Catalog
-	Passwords signin.Passwords
+	// LTIConsole: LTI is on, and the console links its LTI page.
+	LTIConsole bool
+	Passwords  signin.Passwords
 	// Regulator bans after repeated failed sign-ins (required: every
 	// sign-in is admitted by it before its password is verified).
 	Regulator signin.Regulator

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,27 +90,49 @@ func New(offered []string) (*Catalog, error) {
 		return nil, err
 	}
 	have[Pseudo] = true
-	c := &Catalog{localizers: map[language.Tag]*Localizer{}}
-	if len(offered) == 0 {
-		c.offered = Available()
+	tags, err := offeredTags(offered)
+	if err != nil {
+		return nil, err
 	}
-	for _, s := range offered {
-		tag, err := language.Parse(s)
-		if err != nil || !have[tag] {
-			return nil, fmt.Errorf("%q: %w (have %s)", s, ErrUnknownLanguage, tagList(Available()))
+	c := &Catalog{localizers: map[language.Tag]*Localizer{}, offered: tags}
+	for _, t := range tags {
+		if !have[t] {
+			return nil, fmt.Errorf("%q: %w", t, ErrUnknownLanguage)
 		}
-		for _, o := range c.offered {
-			if o == tag {
-				return nil, fmt.Errorf("%q is listed twice", s)
-			}
-		}
-		c.offered = append(c.offered, tag)
 	}
 	c.matcher = language.NewMatcher(c.offered)
 	for _, tag := range append([]language.Tag{English}, c.offered...) {
 		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(bundle, tag.String()), p: message.NewPrinter(tag), pseudo: tag == Pseudo}
 	}
 	return c, nil
+}
+
+// Check tells whether New would offer the languages named, without
+// loading the catalogs (the configuration's check).
+func Check(offered []string) error {
+	_, err := offeredTags(offered)
+	return err
+}
+
+// offeredTags reads the languages to offer: each one the bridge has
+// (Available, or the pseudo-language), none twice; none named: every
+// available one.
+func offeredTags(offered []string) ([]language.Tag, error) {
+	if len(offered) == 0 {
+		return Available(), nil
+	}
+	var tags []language.Tag
+	for _, s := range offered {
+		tag, err := language.Parse(s)
+		if err != nil || (tag != Pseudo && !slices.Contains(Available(), tag)) {
+			return nil, fmt.Errorf("%q: %w (have %s)", s, ErrUnknownLanguage, tagList(Available()))
+		}
+		if slices.Contains(tags, tag) {
+			return nil, fmt.Errorf("%q is listed twice", s)
+		}
+		tags = append(tags, tag)
+	}
+	return tags, nil
 }
 
 func tagList(tags []language.Tag) string {

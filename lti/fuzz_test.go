@@ -34,7 +34,7 @@ func FuzzLogin(f *testing.F) {
 	f.Fuzz(func(t *testing.T, iss, hint, target, msgHint, clientID, deployment string) {
 		q := url.Values{"iss": {iss}, "login_hint": {hint}, "target_link_uri": {target}, "lti_message_hint": {msgHint},
 			"client_id": {clientID}, "lti_deployment_id": {deployment}}
-		to, flow, err := fx.tool.Login(base, q)
+		to, flow, err := fx.tool.Login(context.Background(), base, q)
 		if err != nil {
 			if !refusedWithAClass(err) {
 				t.Fatalf("refused without a class: %v", err)
@@ -82,6 +82,6 @@ func FuzzLaunch(f *testing.F) {
 }
 
 func loginFlow(fx fixture) (lti.Flow, error) {
-	_, flow, err := fx.tool.Login(base, fx.plat.LoginForm("learner"))
+	_, flow, err := fx.tool.Login(context.Background(), base, fx.plat.LoginForm("learner"))
 	return flow, err
 }

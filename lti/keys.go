@@ -166,9 +166,9 @@ func (s *keySet) status() (read bool, err error) {
 // without a launch). It returns the failures, joined.
 func (t *Tool) Refresh(ctx context.Context) error {
 	var errs []error
-	for i, ks := range t.keys {
-		if err := ks.refresh(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", t.cfg.Platforms[i].Name, err))
+	for _, p := range t.all(ctx) {
+		if err := t.keySet(p).refresh(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -179,13 +179,13 @@ func (t *Tool) Refresh(ctx context.Context) error {
 // read) or use keys read before (the last read failed).
 func (t *Tool) Ready() error {
 	var errs []error
-	for i, ks := range t.keys {
-		read, err := ks.status()
+	for _, p := range t.known() {
+		read, err := t.keySet(p).status()
 		switch {
 		case !read && err == nil:
-			errs = append(errs, fmt.Errorf("%s: the key set has not been read yet", t.cfg.Platforms[i].Name))
+			errs = append(errs, fmt.Errorf("%s: the key set has not been read yet", p.Name))
 		case err != nil:
-			errs = append(errs, fmt.Errorf("%s: %w", t.cfg.Platforms[i].Name, err))
+			errs = append(errs, fmt.Errorf("%s: %w", p.Name, err))
 		}
 	}
 	return errors.Join(errs...)

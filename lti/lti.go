@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
@@ -60,7 +61,12 @@ const (
 	claimRoles          = claimPrefix + "roles"
 	claimPresentation   = claimPrefix + "launch_presentation"
 	messageResourceLink = "LtiResourceLinkRequest"
-	version13           = "1.3.0"
+	// MessageDeepLinking is a teacher placing the tool in a course
+	// (Deep Linking 2.0); its answer is a MessageDeepLinkingResponse.
+	MessageDeepLinking         = "LtiDeepLinkingRequest"
+	MessageDeepLinkingResponse = "LtiDeepLinkingResponse"
+	claimDeepLinkingSettings   = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
+	version13                  = "1.3.0"
 )
 
 // Errors of a login or launch; each class has its own page.
@@ -117,6 +123,16 @@ type Platform struct {
 	// Key is its configuration key (lti.platforms[0]), named where a
 	// refusal asks for a setting; "" in tests.
 	Key string
+	// DeepLinkItems are the places of the editor an instructor may place
+	// in a course besides the editor itself.
+	DeepLinkItems []DeepLinkItem
+	// TokenURL is the platform's OAuth 2.0 token endpoint (its LTI
+	// Advantage services: the course roster); "": none are read.
+	TokenURL string
+	// Registered: it registered itself (Dynamic Registration); its
+	// admission rules are EmailDomains and CreateAccounts.
+	Registered   bool
+	EmailDomains []string
 }
 
 // Config is the Tool's.
@@ -133,12 +149,21 @@ type Config struct {
 	// never read is tried again on demand (5 s unless set).
 	RefetchEvery, RetryEvery time.Duration
 	Now                      func() time.Time
+	// Stored reads the LMSs registered by Dynamic Registration, kept for
+	// every instance (nil: none); they are read again when StoredEvery
+	// has passed (5 s unless set), and at once for an issuer not known.
+	Stored      func(ctx context.Context) ([]Platform, error)
+	StoredEvery time.Duration
 }
 
 // Tool is the LTI 1.3 Tool. It is safe for concurrent use.
 type Tool struct {
-	cfg  Config
-	keys []*keySet // per platform, in Config.Platforms' order
+	cfg Config
+
+	mu       sync.Mutex
+	keys     map[string]*keySet // by key set URL
+	stored   []Platform         // the registered LMSs, as last read
+	storedAt time.Time
 }
 
 // New builds the Tool. Its key sets are read on first use (or Refresh).
@@ -158,15 +183,55 @@ func New(cfg Config) *Tool {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	t := &Tool{cfg: cfg}
-	for _, p := range cfg.Platforms {
-		t.keys = append(t.keys, newKeySet(p.JWKSURL, cfg.HTTPClient, cfg.Now, cfg.RefetchEvery, cfg.RetryEvery))
+	if cfg.StoredEvery <= 0 {
+		cfg.StoredEvery = 5 * time.Second
 	}
-	return t
+	return &Tool{cfg: cfg, keys: map[string]*keySet{}}
 }
 
-// Platforms are the registered platforms.
-func (t *Tool) Platforms() []Platform { return t.cfg.Platforms }
+// Platforms are the registered platforms: the configuration's, then
+// those registered by Dynamic Registration (as last read).
+func (t *Tool) Platforms() []Platform { return t.known() }
+
+// known is every platform as last read, without reading the store.
+func (t *Tool) known() []Platform {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append(slices.Clone(t.cfg.Platforms), t.stored...)
+}
+
+// all is every platform, the stored ones read again when they are older
+// than StoredEvery (or when fresh is set: an issuer not known may have
+// registered on another instance). A store that does not answer keeps
+// the list read before.
+func (t *Tool) all(ctx context.Context, fresh ...bool) []Platform {
+	if t.cfg.Stored == nil {
+		return t.cfg.Platforms
+	}
+	t.mu.Lock()
+	stale := t.cfg.Now().Sub(t.storedAt) >= t.cfg.StoredEvery || (len(fresh) > 0 && fresh[0])
+	t.mu.Unlock()
+	if stale {
+		if list, err := t.cfg.Stored(ctx); err == nil {
+			t.mu.Lock()
+			t.stored, t.storedAt = list, t.cfg.Now()
+			t.mu.Unlock()
+		}
+	}
+	return t.known()
+}
+
+// keySet is the platform's key set reader (one per key set URL).
+func (t *Tool) keySet(p Platform) *keySet {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ks, ok := t.keys[p.JWKSURL]
+	if !ok {
+		ks = newKeySet(p.JWKSURL, t.cfg.HTTPClient, t.cfg.Now, t.cfg.RefetchEvery, t.cfg.RetryEvery)
+		t.keys[p.JWKSURL] = ks
+	}
+	return ks
+}
 
 // CourseURL is where a refused launch's page sends the person back: the
 // launch_presentation.return_url of the posted id_token when it is on an
@@ -193,7 +258,7 @@ func (t *Tool) CourseURL(form url.Values) string {
 	if o == "" {
 		return ""
 	}
-	for _, p := range t.cfg.Platforms {
+	for _, p := range t.known() {
 		if p.Issuer != std.Issuer {
 			continue
 		}
@@ -221,17 +286,16 @@ type Flow struct {
 // target_link_uri, lti_message_hint, client_id, lti_deployment_id): the
 // URL of the platform's authorization endpoint to send the browser to,
 // and the flow to keep. base is the bridge's public URL.
-func (t *Tool) Login(base string, q url.Values) (string, Flow, error) {
+func (t *Tool) Login(ctx context.Context, base string, q url.Values) (string, Flow, error) {
 	iss, hint, target := q.Get("iss"), q.Get("login_hint"), q.Get("target_link_uri")
 	if iss == "" || hint == "" || target == "" {
 		return "", Flow{}, fmt.Errorf("%w: a login needs iss, login_hint and target_link_uri", ErrBadRequest)
 	}
-	i, err := t.platform(iss, q.Get("client_id"))
+	p, err := t.platform(ctx, iss, q.Get("client_id"))
 	if err != nil {
 		return "", Flow{}, err
 	}
-	p := t.cfg.Platforms[i]
-	if d := q.Get("lti_deployment_id"); d != "" && !slices.Contains(p.DeploymentIDs, d) {
+	if d := q.Get("lti_deployment_id"); d != "" && !p.deploys(d) {
 		return "", Flow{}, fmt.Errorf("%w: deployment %s of %s (the deployment ids in %s)", ErrUnknownPlatform, outside.Quote(d), p.Name, p.settingKey("deployment_ids"))
 	}
 	if !OnBridge(base, target) {
@@ -260,25 +324,35 @@ func (t *Tool) Login(base string, q url.Values) (string, Flow, error) {
 }
 
 // platform finds the registration of an issuer (and client id, when the
-// login names one; an issuer registered twice needs it).
-func (t *Tool) platform(iss, clientID string) (int, error) {
+// login names one; an issuer registered twice needs it), among the
+// configured and the stored ones (read again at once when none is found:
+// it may have registered on another instance moments ago).
+func (t *Tool) platform(ctx context.Context, iss, clientID string) (Platform, error) {
+	p, err := findPlatform(t.all(ctx), iss, clientID)
+	if errors.Is(err, ErrUnknownPlatform) && t.cfg.Stored != nil {
+		p, err = findPlatform(t.all(ctx, true), iss, clientID)
+	}
+	return p, err
+}
+
+func findPlatform(list []Platform, iss, clientID string) (Platform, error) {
 	found := -1
-	for i, p := range t.cfg.Platforms {
+	for i, p := range list {
 		if p.Issuer != iss || (clientID != "" && p.ClientID != clientID) {
 			continue
 		}
 		if found >= 0 {
-			return -1, fmt.Errorf("%w: issuer %s is registered more than once; the login must name its client_id", ErrUnknownPlatform, outside.Quote(iss))
+			return Platform{}, fmt.Errorf("%w: issuer %s is registered more than once; the login must name its client_id", ErrUnknownPlatform, outside.Quote(iss))
 		}
 		found = i
 	}
 	if found < 0 {
 		if clientID != "" {
-			return -1, fmt.Errorf("%w: issuer %s with client_id %s", ErrUnknownPlatform, outside.Quote(iss), outside.Quote(clientID))
+			return Platform{}, fmt.Errorf("%w: issuer %s with client_id %s", ErrUnknownPlatform, outside.Quote(iss), outside.Quote(clientID))
 		}
-		return -1, fmt.Errorf("%w: issuer %s", ErrUnknownPlatform, outside.Quote(iss))
+		return Platform{}, fmt.Errorf("%w: issuer %s", ErrUnknownPlatform, outside.Quote(iss))
 	}
-	return found, nil
+	return list[found], nil
 }
 
 // OnBridge reports whether target is a URL on the bridge at base (same
@@ -302,8 +376,14 @@ type Identity struct {
 	DeploymentID   string // registered
 	ResourceLinkID string
 	TargetLinkURI  string // on this bridge
-	DocumentTarget string // launch_presentation.document_target: iframe, frame, window or empty
-	ReturnURL      string // launch_presentation.return_url, if any
+	// DeepLinking is set on a deep-linking request (a teacher placing the
+	// tool in the course): where the answer goes and what it may hold.
+	DeepLinking *DeepLinking
+	// Course is the launch's course (its context) and where its roster
+	// is read (NRPS), when the platform offers it.
+	ContextID, ContextTitle, MembershipsURL string
+	DocumentTarget                          string // launch_presentation.document_target: iframe, frame, window or empty
+	ReturnURL                               string // launch_presentation.return_url, if any
 }
 
 // Framed reports whether the platform shows the tool inside its own page.
@@ -348,6 +428,13 @@ func Origin(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
+// deploys reports whether the deployment is one of the platform's: one of
+// its DeploymentIDs; any, for an LMS that registered itself without
+// naming one (its launches are signed by its own key all the same).
+func (p Platform) deploys(id string) bool {
+	return slices.Contains(p.DeploymentIDs, id) || (p.Registered && len(p.DeploymentIDs) == 0)
+}
+
 // settingKey is the configuration key of the platform's setting name.
 func (p Platform) settingKey(name string) string {
 	if p.Key == "" {
@@ -385,6 +472,20 @@ func platformError(code, description string) error {
 	return err
 }
 
+// DeepLinking is a deep-linking request's deep_linking_settings.
+type DeepLinking struct {
+	ReturnURL      string   `json:"deep_link_return_url"`
+	AcceptTypes    []string `json:"accept_types"`
+	AcceptMultiple bool     `json:"accept_multiple"`
+	Title          string   `json:"title"`
+	Text           string   `json:"text"`
+	// Data is the platform's own value, echoed unchanged in the answer.
+	Data string `json:"data,omitempty"`
+}
+
+// Accepts reports whether the platform takes content items of type typ.
+func (d DeepLinking) Accepts(typ string) bool { return slices.Contains(d.AcceptTypes, typ) }
+
 // launchClaims are the id_token's claims beyond the registered ones.
 type launchClaims struct {
 	Nonce         string   `json:"nonce"`
@@ -405,6 +506,14 @@ type launchClaims struct {
 		DocumentTarget string `json:"document_target"`
 		ReturnURL      string `json:"return_url"`
 	} `json:"https://purl.imsglobal.org/spec/lti/claim/launch_presentation"`
+	DeepLinking *DeepLinking `json:"https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"`
+	NRPS        struct {
+		MembershipsURL string `json:"context_memberships_url"`
+	} `json:"https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"`
+	Context struct {
+		ID    string `json:"id"`
+		Title string `json:"title"`
+	} `json:"https://purl.imsglobal.org/spec/lti/claim/context"`
 }
 
 // Launch checks a posted launch (id_token and state) against the flows
@@ -433,18 +542,17 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 	if !now.Before(flow.Expires) {
 		return Identity{}, ErrFlowExpired
 	}
-	pi, err := t.platform(flow.Issuer, flow.ClientID)
+	p, err := t.platform(ctx, flow.Issuer, flow.ClientID)
 	if err != nil {
 		return Identity{}, err // the registration went away during the login
 	}
-	p := t.cfg.Platforms[pi]
 	// RS256 only: alg none, HS256 (a key set's public key used as an HMAC
 	// secret) and every other algorithm are refused before any key is read.
 	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256})
 	if err != nil {
 		return Identity{Platform: p}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	key, err := t.keys[pi].key(ctx, tok.Headers[0].KeyID)
+	key, err := t.keySet(p).key(ctx, tok.Headers[0].KeyID)
 	if err != nil {
 		return Identity{Platform: p}, err
 	}
@@ -456,7 +564,7 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 	if err := checkClaims(std, c, p, flow, now, t.cfg.Skew); err != nil {
 		return Identity{Platform: p}, err
 	}
-	if !slices.Contains(p.DeploymentIDs, c.DeploymentID) {
+	if !p.deploys(c.DeploymentID) {
 		return Identity{Platform: p}, fmt.Errorf("%w: deployment %s of %s (the deployment ids in %s)", ErrUnknownPlatform, outside.Quote(c.DeploymentID), p.Name, p.settingKey("deployment_ids"))
 	}
 	if !OnBridge(base, c.TargetLinkURI) {
@@ -471,14 +579,19 @@ func (t *Tool) Launch(ctx context.Context, base string, flows []Flow, form url.V
 	case err != nil:
 		return Identity{Platform: p}, err
 	}
-	if c.Email == "" {
+	if c.Email == "" && c.MessageType != MessageDeepLinking { // placing the tool opens no account
 		return Identity{Platform: p, Subject: std.Subject}, ErrNoEmail
 	}
-	return Identity{
+	id := Identity{
 		Platform: p, Subject: std.Subject, Email: c.Email, GivenName: c.GivenName, FamilyName: c.FamilyName, Name: c.Name,
 		Roles: c.Roles, Admin: holdsAny(c.Roles, p.AdminRoles), DeploymentID: c.DeploymentID, ResourceLinkID: c.ResourceLink.ID,
 		TargetLinkURI: c.TargetLinkURI, DocumentTarget: c.Presentation.DocumentTarget, ReturnURL: c.Presentation.ReturnURL,
-	}, nil
+		ContextID: c.Context.ID, ContextTitle: c.Context.Title, MembershipsURL: c.NRPS.MembershipsURL,
+	}
+	if c.MessageType == MessageDeepLinking {
+		id.DeepLinking = c.DeepLinking
+	}
+	return id, nil
 }
 
 // checkClaims applies the Security Framework's and LTI Core's rules to a
@@ -504,14 +617,18 @@ func checkClaims(std jwt.Claims, c launchClaims, p Platform, flow Flow, now time
 		return fmt.Errorf("%w: the nonce is not the one this browser's login asked for", ErrBadState)
 	}
 	switch {
-	case c.MessageType != messageResourceLink:
-		return fmt.Errorf("%w: message_type %s, not %s", ErrInvalid, outside.Quote(c.MessageType), messageResourceLink)
+	case c.MessageType != messageResourceLink && c.MessageType != MessageDeepLinking:
+		return fmt.Errorf("%w: message_type %s, not %s or %s", ErrInvalid, outside.Quote(c.MessageType), messageResourceLink, MessageDeepLinking)
 	case c.Version != version13:
 		return fmt.Errorf("%w: version %s, not %s", ErrInvalid, outside.Quote(c.Version), version13)
 	case std.Subject == "":
 		return fmt.Errorf("%w: no sub (an anonymous launch cannot open an editor)", ErrInvalid)
-	case c.ResourceLink.ID == "":
+	case c.MessageType == messageResourceLink && c.ResourceLink.ID == "":
 		return fmt.Errorf("%w: no resource_link.id", ErrInvalid)
+	case c.MessageType == MessageDeepLinking && c.DeepLinking == nil:
+		return fmt.Errorf("%w: a deep-linking request without deep_linking_settings", ErrInvalid)
+	case c.MessageType == MessageDeepLinking && Origin(c.DeepLinking.ReturnURL) == "":
+		return fmt.Errorf("%w: deep_link_return_url %s is not an https URL", ErrInvalid, outside.Quote(c.DeepLinking.ReturnURL))
 	}
 	return nil
 }

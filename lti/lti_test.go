@@ -69,7 +69,7 @@ func setup(t testing.TB) fixture {
 // to the platform.
 func (f fixture) login(t *testing.T) lti.Flow {
 	t.Helper()
-	to, flow, err := f.tool.Login(base, f.plat.LoginForm("learner"))
+	to, flow, err := f.tool.Login(context.Background(), base, f.plat.LoginForm("learner"))
 	require.NoError(t, err)
 	u, err := url.Parse(to)
 	require.NoError(t, err)
@@ -148,7 +148,7 @@ func TestLoginRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q := f.plat.LoginForm("learner")
 			tc.edit(q)
-			_, _, err := f.tool.Login(base, q)
+			_, _, err := f.tool.Login(context.Background(), base, q)
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
@@ -156,7 +156,7 @@ func TestLoginRefusals(t *testing.T) {
 		q := f.plat.LoginForm("learner")
 		q.Del("client_id")
 		q.Del("lti_deployment_id")
-		_, _, err := f.tool.Login(base, q)
+		_, _, err := f.tool.Login(context.Background(), base, q)
 		assert.NoError(t, err)
 	})
 }

@@ -25,7 +25,7 @@ import (
 
 // LMS is the tool's side of the registered platforms (a *Tool).
 type LMS interface {
-	Login(base string, q url.Values) (string, Flow, error)
+	Login(ctx context.Context, base string, q url.Values) (string, Flow, error)
 	Launch(ctx context.Context, base string, flows []Flow, form url.Values) (Identity, error)
 	Platforms() []Platform
 	Ready() error
@@ -60,6 +60,18 @@ type Way struct {
 	Sources map[string]signin.Source
 	// KeySet is the tool's public key set (JSON), served at JWKSPath.
 	KeySet []byte
+	// Key is the tool's key: it signs deep-linking answers.
+	Key ToolKey
+	// Roster provisions the course of an instructor's launch ahead of its
+	// members' first launches (nil: never).
+	Roster *Roster
+	// Registry keeps the LMSs registered by Dynamic Registration (nil: no
+	// registration, and no console page).
+	Registry Registry
+	// HTTPClient reaches LMSs that register (nil: its own, 10 s timeout).
+	HTTPClient *http.Client
+	// Logger: nil, none.
+	Logger *slog.Logger
 	// Refresh reads the key sets (a *Tool's); nil: Watch does nothing.
 	Refresh func(ctx context.Context) error
 	// RefreshEvery and RetryEvery: how often Watch reads the key sets
@@ -77,6 +89,9 @@ type Way struct {
 type heldFlow struct {
 	Flow    Flow   `json:"f"`
 	Browser string `json:"b"` // the SHA-256 of the browser's key (FlowCookie)
+	// Storage is set when the platform keeps the browser's key too
+	// (lti_storage_target): where, and under which key.
+	Storage *platformStorage `json:"p,omitempty"`
 }
 
 // Name is its key on /readyz.
@@ -85,7 +100,7 @@ func (w *Way) Name() string { return "lti" }
 // Exempt: the login and the launch; the framed page's button keeps the
 // cross-origin check.
 func (w *Way) Exempt() []wayin.Exemption {
-	return []wayin.Exemption{{Path: LoginPath}, {Path: LaunchPath}, {Path: ContinuePath, KeepOrigin: true}}
+	return []wayin.Exemption{{Path: LoginPath}, {Path: LaunchPath}, {Path: ContinuePath, KeepOrigin: true}, {Path: DeepLinkPath, KeepOrigin: true}}
 }
 
 // Ready: every platform's key set is read.
@@ -106,8 +121,18 @@ func (w *Way) Mount(r wayin.Router, k wayin.Kit) {
 	r.POST(LoginPath, w.login)
 	r.POST(LaunchPath, w.launch)
 	r.POST(ContinuePath, w.continueFramed)
+	r.POST(DeepLinkPath, w.deepLink)
 	r.GET(JWKSPath, w.jwks)
 	r.GET(ConfigPath, w.config)
+	if w.Registry != nil {
+		r.GET(RegisterPath, w.register)
+		r.GET(ConsolePath, k.Console(w.consolePage))
+		r.POST(ConsolePath+"/registration-url", k.Console(w.consoleRegistrationURL))
+		r.POST(ConsolePath+"/platforms/:action", k.Console(w.consolePlatform))
+		if w.Roster != nil {
+			r.POST(ConsolePath+"/courses/provision", k.Console(w.consoleProvisionCourse))
+		}
+	}
 }
 
 // Watch reads the platforms' key sets now and again (every RetryEvery
@@ -159,16 +184,26 @@ func (w *Way) login(c echo.Context) error {
 		return w.refused(c, fmt.Errorf("%w: the form could not be read", ErrBadRequest), "")
 	}
 	q := c.Request().Form // the query of a GET, the body of a POST
-	u, flow, err := w.LMS.Login(w.k.BaseURL(c), q)
+	u, flow, err := w.LMS.Login(c.Request().Context(), w.k.BaseURL(c), q)
 	if err != nil {
 		return w.refused(c, err, w.platformName(q.Get("iss")))
 	}
 	flow.State = "" // the sealed flow is the state
-	state, err := w.sealer.SealJSON("state", heldFlow{Flow: flow, Browser: w.browser(c)})
+	key := w.browserKey(c)
+	held := heldFlow{Flow: flow, Browser: keyHash(key)}
+	to, err := url.Parse(u)
 	if err != nil {
 		return err
 	}
-	to, err := url.Parse(u)
+	target := q.Get("lti_storage_target")
+	if target != "" && Origin(u) != "" {
+		// The platform offers to keep the state in its own frame (LTI
+		// client-side postMessage storage): for a browser that drops the
+		// tool's cookie inside the LMS's page, the browser's key is kept
+		// there as well.
+		held.Storage = &platformStorage{Target: target, Key: "ssobridge-" + randid.Token(12), Origin: Origin(u)}
+	}
+	state, err := w.sealer.SealJSON("state", held)
 	if err != nil {
 		return err
 	}
@@ -176,6 +211,9 @@ func (w *Way) login(c echo.Context) error {
 	aq.Set("state", state)
 	to.RawQuery = aq.Encode()
 	wayin.NoStore(c)
+	if held.Storage != nil {
+		return w.storageLogin(c, held.Storage, key, to.String(), q.Get("iss"))
+	}
 	return c.Redirect(http.StatusSeeOther, to.String())
 }
 
@@ -183,15 +221,13 @@ func (w *Way) login(c echo.Context) error {
 // FlowCookie on its first login. Another site can make the browser log in
 // as often as it likes: the key stays, and so does every login the person
 // started.
-func (w *Way) browser(c echo.Context) string {
-	key := ""
+func (w *Way) browserKey(c echo.Context) string {
 	if ck, err := c.Cookie(w.cookieName()); err == nil && len(ck.Value) >= 22 && len(ck.Value) <= 64 {
-		key = ck.Value
-	} else {
-		key = randid.Token(16)
-		c.SetCookie(w.cookie(key))
+		return ck.Value
 	}
-	return keyHash(key)
+	key := randid.Token(16)
+	c.SetCookie(w.cookie(key))
+	return key
 }
 
 // keyHash is what a login's state holds of the browser's key.
@@ -228,11 +264,14 @@ const keyCookieAge = 30 * 24 * time.Hour
 // browser's).
 func (w *Way) pending(c echo.Context, state string) []Flow {
 	var h heldFlow
-	ck, err := c.Cookie(w.cookieName())
-	if err != nil || w.sealer.OpenJSON("state", state, &h) != nil {
+	if w.sealer.OpenJSON("state", state, &h) != nil {
 		return nil
 	}
-	if h.Browser != keyHash(ck.Value) {
+	key := ""
+	if ck, err := c.Cookie(w.cookieName()); err == nil {
+		key = ck.Value
+	}
+	if h.Browser != keyHash(key) && (h.Storage == nil || h.Browser != keyHash(c.Request().PostFormValue(storedKeyField))) {
 		return nil
 	}
 	h.Flow.State = state
@@ -250,6 +289,13 @@ func (w *Way) launch(c echo.Context) error {
 	}
 	form := c.Request().PostForm // never the query string
 	flows := w.pending(c, form.Get("state"))
+	if len(flows) == 0 && !form.Has(storedKeyField) { // posted again: whatever the platform kept, it is judged below
+		if s := w.storedIn(form.Get("state")); s != nil {
+			// No cookie came with the launch, but the platform keeps the
+			// browser's key: the page reads it there and posts again.
+			return w.storageLaunch(c, s, form)
+		}
+	}
 	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), flows, form)
 	if err != nil {
 		r := page(err, id.Platform.Name)
@@ -264,9 +310,17 @@ func (w *Way) launch(c echo.Context) error {
 		}
 		return w.k.Refuse(c, "LTI launch refused", refusedSource(id.Platform.Name), "", r)
 	}
+	if id.DeepLinking != nil {
+		// A teacher placing the tool: no account is opened, and nothing
+		// but a signed link goes back to the LMS.
+		return w.deepLinkPage(c, id)
+	}
 	acct, err := w.k.Admit(c, w.arrival(id))
 	if err != nil {
 		return admissionPage(err, id.Platform.Name, w.LMS.CourseURL(form))
+	}
+	if w.Roster != nil && id.MembershipsURL != "" && id.ContextID != "" && id.Platform.TokenURL != "" && MayPlace(id.Roles) {
+		w.Roster.Start(id, w.arrival(id).Source)
 	}
 	l := wayin.Landing{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ReturnTo(id.TargetLinkURI)}
 	if !id.Framed() {
@@ -282,11 +336,7 @@ func (w *Way) launch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	hd := c.Response().Header()
-	if origins := id.FrameAncestors(); len(origins) > 0 {
-		hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "frame-ancestors 'none'", "frame-ancestors "+strings.Join(origins, " "), 1)}
-		delete(hd, "X-Frame-Options") // frame-ancestors says who may frame it
-	}
+	frameable(c, id.FrameAncestors())
 	return w.k.Render(c, http.StatusOK, locale.Msg("Video editor"), func(p views.Page) templ.Component {
 		return views.LTIFramedPage(p, views.LTIFramed{LMS: id.Platform.Name, Token: tok})
 	})
@@ -321,6 +371,12 @@ func ReturnTo(target string) string {
 func (w *Way) arrival(id Identity) signin.Arrival {
 	p := id.Platform
 	src, ok := w.Sources[SourceKey(p.Issuer, p.ClientID)]
+	if !ok && p.Registered {
+		// An LMS registered by Dynamic Registration: the rules its
+		// registration URL carried.
+		src, ok = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: p.Key, EmailDomains: p.EmailDomains,
+			CreateAccounts: p.CreateAccounts}, true
+	}
 	if !ok {
 		// A platform the wiring did not describe: it creates and adopts
 		// nothing it did not link, and grants no admin.
@@ -410,6 +466,22 @@ func admissionPage(err error, lms, course string) error {
 		return &wayin.Refusal{Err: err, Info: views.ErrorInfo{CourseURL: course}}
 	}
 	return err
+}
+
+// httpClient reaches the LMSs that register.
+func (w *Way) httpClient() *http.Client {
+	if w.HTTPClient != nil {
+		return w.HTTPClient
+	}
+	return &http.Client{Timeout: 10 * time.Second}
+}
+
+// logger is the Way's logger (one that discards, if none).
+func (w *Way) logger() *slog.Logger {
+	if w.Logger != nil {
+		return w.Logger
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 // jwks is GET /lti/jwks: the tool's public key set.

@@ -72,6 +72,13 @@ func (j *Jobs) Start(ctx context.Context, startedBy string) error {
 		todo = append(todo, page...)
 		after = page[len(page)-1].ID
 	}
+	return j.StartFor(ctx, startedBy, todo)
+}
+
+// StartFor starts provisioning the accounts given (a course's roster) in
+// the background, as Start does, unless a job runs
+// (accounts.ErrJobRunning). Accounts linked already cost no platform call.
+func (j *Jobs) StartFor(ctx context.Context, startedBy string, todo []store.Account) error {
 	now := j.now()
 	job := store.ProvisionJob{StartedBy: startedBy, Owner: j.owner, SeenAt: now, StartedAt: now, Total: len(todo), State: store.JobRunning}
 	if err := j.store.StartProvisionJob(ctx, job, now.Add(-JobStale)); err != nil {

@@ -83,6 +83,10 @@ type LMS struct {
 	edit     func(claims map[string]any) // changes the next id_tokens' claims
 	issued   []string                    // with KeepIssued: every id_token answered, in order
 	jwksHits int
+	dl       deepLinking
+	roster   nrps
+	reg      registrar
+	storage  bool // framed launches offer the platform's storage (lti_storage_target)
 }
 
 // New is a platform that launches tool (its login at /lti/login, its
@@ -109,6 +113,13 @@ func (l *LMS) Handler() http.Handler {
 	mux.HandleFunc("GET "+AuthPath, l.serveAuth)
 	mux.HandleFunc("GET /course/{user}", l.serveCourse)
 	mux.HandleFunc("GET /framed/{user}", l.serveFramedCourse)
+	mux.HandleFunc("GET "+DeepLinkPath, l.serveDeepLinkStart)
+	mux.HandleFunc("POST "+DeepLinkReturnPath, l.serveDeepLinkReturn)
+	mux.HandleFunc("POST "+TokenPath, l.serveToken)
+	mux.HandleFunc("GET "+MembershipsPath, l.serveMemberships)
+	mux.HandleFunc("GET "+ConfigurationPath, l.serveConfiguration)
+	mux.HandleFunc("POST "+RegistrationPath, l.serveRegistration)
+	mux.HandleFunc("GET "+RegisterToolPath, l.serveRegisterTool)
 	return mux
 }
 
@@ -235,14 +246,37 @@ func (l *LMS) serveJWKS(w http.ResponseWriter, _ *http.Request) {
 func (l *LMS) LoginForm(hint string) url.Values { return l.loginForm(hint, false) }
 
 func (l *LMS) loginForm(hint string, framed bool) url.Values {
+	return l.linkLogin(hint, messageHint, framed)
+}
+
+// linkLogin is the login form of one of the course's links (msg: its
+// lti_message_hint, which the authorization endpoint reads back).
+func (l *LMS) linkLogin(hint, msg string, framed bool) url.Values {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	msg := messageHint
+	target := l.Target
+	if i, ok := placedIndex(msg); ok && i < len(l.dl.placed) {
+		target = l.dl.placed[i].URL
+	}
 	if framed {
 		msg += framedSuffix
 	}
-	return url.Values{"iss": {l.Issuer}, "login_hint": {hint}, "target_link_uri": {l.Target}, "lti_message_hint": {msg},
+	form := url.Values{"iss": {l.Issuer}, "login_hint": {hint}, "target_link_uri": {target}, "lti_message_hint": {msg},
 		"client_id": {l.ClientID}, "lti_deployment_id": {l.DeploymentID}}
+	if framed && l.storage {
+		form.Set("lti_storage_target", "_parent")
+	}
+	return form
+}
+
+// SetStorage makes framed launches offer the platform's storage
+// (lti_storage_target=_parent): the framed course page keeps what the
+// tool's frame asks it to (lti.put_data, lti.get_data), for the tool's
+// origin only.
+func (l *LMS) SetStorage(on bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.storage = on
 }
 
 var autoPost = template.Must(template.New("post").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title></head>
@@ -254,7 +288,15 @@ var autoPost = template.Must(template.New("post").Parse(`<!doctype html><html la
 // the third-party-initiated login to the tool, as an LMS page does.
 // ?in=frame marks a launch from the framed course page.
 func (l *LMS) serveCourse(w http.ResponseWriter, r *http.Request) {
-	form := l.loginForm(r.PathValue("user"), r.URL.Query().Get("in") == "frame")
+	msg := messageHint
+	if item := r.URL.Query().Get("item"); item != "" {
+		msg = placedHint + item // a link the teacher placed
+	}
+	l.postLogin(w, l.linkLogin(r.PathValue("user"), msg, r.URL.Query().Get("in") == "frame"))
+}
+
+// postLogin answers a page that posts a login to the tool by itself.
+func (l *LMS) postLogin(w http.ResponseWriter, form url.Values) {
 	fields := map[string]string{}
 	for k := range form {
 		fields[k] = form.Get(k)
@@ -267,12 +309,29 @@ func (l *LMS) serveCourse(w http.ResponseWriter, r *http.Request) {
 // (/framed/{hint}), as many LMSs do.
 func (l *LMS) serveFramedCourse(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = framedCourse.Execute(w, map[string]string{"Course": l.courseTitle(), "Src": "/course/" + url.PathEscape(r.PathValue("user")) + "?in=frame"})
+	l.mu.Lock()
+	tool := ""
+	if u, err := url.Parse(l.ToolLogin); err == nil {
+		tool = u.Scheme + "://" + u.Host
+	}
+	l.mu.Unlock()
+	_ = framedCourse.Execute(w, map[string]string{"Course": l.courseTitle(), "Src": "/course/" + url.PathEscape(r.PathValue("user")) + "?in=frame", "Tool": tool})
 }
 
 var framedCourse = template.Must(template.New("framed").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{.Course}}: the tool, framed</title></head>
 <body><h1>{{.Course}}</h1><p><a href="/course">Back to the course page</a></p>
-<iframe id="tool" title="The video editor, inside the course" src="{{.Src}}" width="900" height="600"></iframe></body></html>`))
+<iframe id="tool" title="The video editor, inside the course" src="{{.Src}}" width="900" height="600"></iframe>
+<p id="storage-log"></p>
+<script>
+const kept = new Map(), tool = {{.Tool}};
+window.addEventListener("message", (e) => {
+  const m = e.data || {};
+  if (e.origin !== tool || !m.subject) return;
+  const answer = (a) => e.source.postMessage(Object.assign({ message_id: m.message_id, key: m.key }, a), e.origin);
+  if (m.subject === "lti.put_data") { kept.set(m.key, m.value); answer({ subject: "lti.put_data.response", value: m.value }); document.getElementById("storage-log").textContent += "put " + m.key + "; "; }
+  if (m.subject === "lti.get_data") { answer({ subject: "lti.get_data.response", value: kept.get(m.key) }); document.getElementById("storage-log").textContent += "get " + m.key + "; "; }
+});
+</script></body></html>`))
 
 func (l *LMS) courseTitle() string {
 	l.mu.Lock()
@@ -298,11 +357,15 @@ func (l *LMS) serveCoursePage(w http.ResponseWriter, _ *http.Request) {
 		rows = append(rows, row{Hint: hint, Name: strings.TrimSpace(u.GivenName + " " + u.FamilyName), Email: u.Email, Role: role})
 	}
 	course, issuer := l.Course, l.Issuer
+	var placed []map[string]any
+	for i, p := range l.dl.placed {
+		placed = append(placed, map[string]any{"I": i, "Title": p.Title, "URL": p.URL})
+	}
 	l.mu.Unlock()
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Hint < rows[j].Hint })
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = coursePage.Execute(w, map[string]any{"Course": course, "Issuer": issuer, "Rows": rows})
+	_ = coursePage.Execute(w, map[string]any{"Course": course, "Issuer": issuer, "Rows": rows, "Placed": placed})
 }
 
 var coursePage = template.Must(template.New("course").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8">
@@ -318,8 +381,12 @@ It signs in whoever you choose, without a password: it is for trying things out 
 <table><thead><tr><th scope="col">Person</th><th scope="col">Role</th><th scope="col">Open the video editor</th></tr></thead><tbody>
 {{range .Rows}}<tr><td>{{.Name}}<br><small>{{.Email}}</small></td><td>{{.Role}}</td>
 <td><a id="window-{{.Hint}}" href="/course/{{.Hint}}" target="_blank" rel="opener">as {{.Name}}, in a new window</a><br>
-<a id="framed-{{.Hint}}" href="/framed/{{.Hint}}">as {{.Name}}, inside the course page</a></td></tr>
-{{end}}</tbody></table></main></body></html>`))
+<a id="framed-{{.Hint}}" href="/framed/{{.Hint}}">as {{.Name}}, inside the course page</a>
+{{if eq .Role "Instructor"}}<br><a id="deep-link-{{.Hint}}" href="/deep-link/{{.Hint}}">as {{.Name}}: place the video editor in the course</a>{{end}}</td></tr>
+{{end}}</tbody></table>
+{{if .Placed}}<h2>Placed by the teacher</h2><ul>{{range $p := .Placed}}<li id="placed-{{$p.I}}">{{$p.Title}} ({{$p.URL}}):
+{{range $.Rows}}<a id="placed-{{$p.I}}-{{.Hint}}" href="/course/{{.Hint}}?item={{$p.I}}" target="_blank" rel="opener">as {{.Name}}</a> {{end}}</li>{{end}}</ul>{{end}}
+</main></body></html>`))
 
 // serveAuth is the authorization endpoint: the tool's authentication
 // request checked as a platform does, answered by an auto-submitting form
@@ -342,7 +409,18 @@ func (l *LMS) serveAuth(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "login_required", http.StatusBadRequest)
 		return
 	}
-	tok := l.sign(l.claims(u, q.Get("nonce"), strings.HasSuffix(q.Get("lti_message_hint"), framedSuffix)), true)
+	hint := q.Get("lti_message_hint")
+	framed := strings.HasSuffix(hint, framedSuffix)
+	hint = strings.TrimSuffix(hint, framedSuffix)
+	claims := l.claims(u, q.Get("nonce"), framed)
+	l.nrpsClaims(claims)
+	switch i, placed := placedIndex(hint); {
+	case hint == deepLinkHint:
+		l.deepLinkClaims(claims)
+	case placed:
+		l.placedClaims(claims, i)
+	}
+	tok := l.sign(claims, true)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = autoPost.Execute(w, map[string]any{"Title": "Launching", "Action": redirect, "Fields": map[string]string{"id_token": tok, "state": q.Get("state")}})
 }

@@ -56,3 +56,39 @@ const (
 
 // ErrJobRunning: a provisioning job runs already.
 var ErrJobRunning = errors.New("accounts: a provisioning job is running")
+
+// ErrLTIPlatformTaken: an LMS with this issuer and client id is
+// registered already.
+var ErrLTIPlatformTaken = errors.New("store: this LMS (issuer and client id) is registered already")
+
+// LTIPlatform is an LMS registered by LTI Dynamic Registration: what the
+// LMS's OpenID configuration and registration answered, and the rules
+// the admin who made the registration URL chose.
+type LTIPlatform struct {
+	Name         string
+	Issuer       string
+	ClientID     string
+	DeploymentID string
+	AuthURL      string
+	JWKSURL      string
+	TokenURL     string
+	// EmailDomains (space-separated) and CreateAccounts are its
+	// admission rules, as lti.platforms' keys of the same names.
+	EmailDomains   string
+	CreateAccounts bool
+	RegisteredAt   time.Time
+	RegisteredBy   string // the admin who made the registration URL
+	Disabled       bool
+}
+
+// LTICourse is a course of an LMS an instructor launched from, whose
+// roster the bridge may read (NRPS).
+type LTICourse struct {
+	Issuer, ClientID, ContextID string
+	Title                       string
+	MembershipsURL              string
+	LaunchedBy                  string // the instructor's address at the last launch
+	LastLaunchAt                time.Time
+	LastRoster                  string // what the last roster read gave, or why it failed
+	LastRosterAt                time.Time
+}

@@ -417,6 +417,27 @@ type Store interface {
 	// is every instance's (the LTI tool's generated key).
 	KeepValue(ctx context.Context, name, value string) (string, error)
 
+	// AddLTIPlatform keeps an LMS registered by LTI Dynamic Registration,
+	// for every instance; one with the same issuer and client id is
+	// ErrLTIPlatformTaken.
+	AddLTIPlatform(ctx context.Context, p LTIPlatform) error
+	// LTIPlatforms lists the registered LMSs, oldest first.
+	LTIPlatforms(ctx context.Context) ([]LTIPlatform, error)
+	// SetLTIPlatformDisabled turns a registered LMS's launches off or on
+	// again (ErrNotFound: no such LMS).
+	SetLTIPlatformDisabled(ctx context.Context, issuer, clientID string, disabled bool) error
+	// DeleteLTIPlatform removes a registered LMS (ErrNotFound: none).
+	DeleteLTIPlatform(ctx context.Context, issuer, clientID string) error
+	// SeeLTICourse records a course an instructor launched from (its
+	// roster's URL), or updates it.
+	SeeLTICourse(ctx context.Context, c LTICourse) error
+	// LTICourses lists the courses seen, the latest launched first (at
+	// most limit).
+	LTICourses(ctx context.Context, limit int) ([]LTICourse, error)
+	// RecordLTIRoster keeps what a course's last roster read gave
+	// (ErrNotFound: no such course).
+	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID, result string, at time.Time) error
+
 	// CreatePasswordLink stores a set-password link for the account (by
 	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing
 	// any earlier one of the account.

@@ -8,6 +8,7 @@ const (
 	SectionAudit         = "audit"
 	SectionProvisioning  = "provisioning"
 	SectionBans          = "bans"
+	SectionLTI           = "lti"
 )
 
 // BansPage lists the sign-in bans in force.
@@ -187,4 +188,28 @@ type ProvisioningPage struct {
 	Embedded bool
 	// Still: the admin stopped the page's reloads while the job runs.
 	Still bool
+}
+
+// LTIConsolePage is the console's LTI page.
+type LTIConsolePage struct {
+	Courses                []LTIConsoleCourse
+	Configured, Registered []LTIConsolePlatform
+	URL, URLExpires        string // a registration URL just made
+	EmailDomains           string // the form's
+	CreateAccounts         bool
+	Notice, Error          string
+}
+
+// LTIConsolePlatform is an LMS as the console lists it.
+type LTIConsolePlatform struct {
+	Name, Issuer, ClientID, Deployment, RegisteredAt, RegisteredBy string
+	Disabled                                                       bool
+}
+
+// LTIConsoleCourse is a course an instructor launched from, with its last
+// roster read.
+type LTIConsoleCourse struct {
+	Title, LMS, Issuer, ClientID, ContextID string
+	LastLaunch, LaunchedBy                  string
+	LastRoster, LastRosterAt                string // "" if never read
 }

@@ -115,6 +115,11 @@ type Kit interface {
 	// portal's handoff, which asks before it spends its token.
 	SignIn(c echo.Context, acct store.Account, how string, handoff bool) error
 	Launch(c echo.Context, acct store.Account, returnTo string) error
+	// Console guards a page of the admin console a way in adds: a signed-in
+	// partner admin only, in English, as every console page.
+	Console(next echo.HandlerFunc) echo.HandlerFunc
+	// Audit records an admin's action in the audit log (who is signed in).
+	Audit(c echo.Context, detail string)
 }
 
 // ErrHoldGone: a held arrival that does not open, was used, expired, was

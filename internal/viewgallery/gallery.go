@@ -24,7 +24,7 @@ import (
 // text of no language, which EnglishLeft does not count.
 var Data = []string{"Bob Builder", "bob.builder@partner.example", "Ada Admin", "ada.admin@partner.example", "Springfield Canvas",
 	"LTI: Springfield Canvas", "Grace Hopper", "g@example.com", "Acme SSO", "9007199254740993", "4f2a9c1d0e7b3a65",
-	"/open?return_to=%2Feditor", "ssobridge", "UTC"}
+	"/open?return_to=%2Feditor", "ssobridge", "UTC", "/editor/projects/42", "/editor/templates/trailer", "Make a trailer", "//elsewhere"}
 
 // Page is one page of the gallery.
 type Page struct {
@@ -56,6 +56,7 @@ func Pages(l *locale.Localizer) []Page {
 		"IdPExpired": views.IdPExpired, "IdPUnavailable": views.IdPUnavailable, "IdPClock": views.IdPClock, "IdPInvalidAnswer": views.IdPInvalidAnswer,
 		"IdPUnverified": views.IdPUnverified, "LTIRefused": views.LTIRefused, "LTIStale": views.LTIStale, "LTIClock": views.LTIClock,
 		"LTINoEmail": views.LTINoEmail, "LTIDenied": views.LTIDenied, "LTIUnavailable": views.LTIUnavailable, "LTIKeyChanged": views.LTIKeyChanged,
+		"LTIInstructorsOnly": views.LTIInstructorsOnly, "LTIRegistrationRefused": views.LTIRegistrationRefused,
 	}
 	signedOut := views.Page{Title: l.T("Sign in"), CSRF: "token"}
 	pages := []Page{
@@ -78,6 +79,22 @@ func Pages(l *locale.Localizer) []Page {
 			views.Home{LastLaunch: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), PlatformUserID: "9007199254740993"})},
 		{Name: "switch accounts", View: views.HandoffSwitchPage(views.Page{Title: l.T("Switch accounts?"), User: user.User, CSRF: "token"},
 			views.HandoffSwitch{SignedIn: "bob.builder@partner.example", Arriving: "g@example.com", Via: l.T("The link from your portal signs in another account:"), Action: "/portal/confirm", Field: "jwt", Token: "t"})},
+		{Name: "LTI deep linking", View: views.LTIDeepLinkPage(views.Page{Title: l.T("Place the video editor in your course"), CSRF: "token"},
+			views.LTIDeepLink{LMS: "Springfield Canvas", Context: "sealed", CanPlace: true, Items: []views.LTIDeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}})},
+		{Name: "LTI deep linking, a refused path", View: views.LTIDeepLinkPage(views.Page{Title: l.T("Place the video editor in your course"), CSRF: "token"},
+			views.LTIDeepLink{LMS: "Springfield Canvas", Context: "sealed", CanPlace: true, Chosen: "path", Path: "//elsewhere",
+				Error: l.T("This is not a path of the editor: it must start with a single /, such as /editor/projects/42, without a host, a backslash or dot segments.")})},
+		{Name: "LTI deep linking, nothing to offer", View: views.LTIDeepLinkPage(views.Page{Title: l.T("Place the video editor in your course"), CSRF: "token"},
+			views.LTIDeepLink{LMS: "Springfield Canvas", Context: "sealed"})},
+		{Name: "LTI deep linking, back to the LMS", View: views.LTIDeepLinkReturnPage(views.Page{Title: l.T("Back to the course")},
+			views.LTIDeepLinkReturn{LMS: "Springfield Canvas", Action: "https://canvas.example/deep-link-return", JWT: "signed", Placed: "Make a trailer"})},
+		{Name: "LTI deep linking, cancelled", View: views.LTIDeepLinkReturnPage(views.Page{Title: l.T("Back to the course")},
+			views.LTIDeepLinkReturn{LMS: "Springfield Canvas", Action: "https://canvas.example/deep-link-return", JWT: "signed"})},
+		{Name: "LTI registered", View: views.LTIRegisteredPage(views.Page{Title: l.T("The video editor is registered")}, views.LTIRegistered{LMS: "Springfield Canvas"})},
+		{Name: "LTI platform storage, login", View: views.LTIStorageLoginPage(views.Page{Title: l.T("Opening the video editor")},
+			views.LTIStorage{Target: "_parent", Origin: "https://canvas.example", Key: "k", Value: "v", Next: "https://canvas.example/auth"})},
+		{Name: "LTI platform storage, launch", View: views.LTIStorageLaunchPage(views.Page{Title: l.T("Opening the video editor")},
+			views.LTIStorage{Target: "_parent", Origin: "https://canvas.example", Key: "k", Next: "/lti/launch", Fields: map[string]string{"id_token": "t", "state": "s"}})},
 		{Name: "sample partner portal", View: views.DemoPortalPage(views.Page{Title: l.T("Sample partner portal"), CSRF: "token"},
 			views.DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "t", DeepLink: "/open?return_to=%2Feditor"})},
 	}

@@ -69,6 +69,8 @@ func Run(t *testing.T, open Open) {
 		{"the admin role follows the admin group", testFollowAdminGroup},
 		{"outside identities", testIdentities},
 		{"kept values", testKeptValues},
+		{"LMSs registered by Dynamic Registration", testLTIPlatforms},
+		{"LTI courses and their rosters", testLTICourses},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}

@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/samplelms"
+)
+
+// formOf reads a page's form (its action and fields) by the form's CSS
+// selector.
+func formOf(t *testing.T, body, sel string) (string, url.Values) {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	f := doc.Find(sel)
+	require.Equal(t, 1, f.Length(), "the page has the form %s: %s", sel, body)
+	fields := url.Values{}
+	f.Find("input[type=hidden]").Each(func(_ int, s *goquery.Selection) { fields.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	return f.AttrOr("action", ""), fields
+}
+
+// deepLinkLaunch is an instructor's (or anyone's) "place the tool" link
+// followed as the LMS's pages drive it: the bridge's answer to the
+// deep-linking id_token.
+func (b *browser) deepLinkLaunch(t *testing.T, plat *ltiplatformtest.Platform, hint string) page {
+	t.Helper()
+	r := b.post("/lti/login", plat.DeepLinkForm(hint), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	return b.post("/lti/launch", plat.Answer(t, r.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+}
+
+// Deep Linking 2.0 from outside: a teacher's request opens the choosing
+// page (framable by the LMS); a path outside the editor is refused with
+// the form again; the choice comes back to the LMS as a response JWT the
+// LMS verifies against /lti/jwks, with the request's data unchanged; a
+// pupil's launch of the placed link lands at its path; the answer is
+// given once; a cancel places nothing; a pupil's request is refused.
+func TestLTIDeepLinkingPlacesTheEditor(t *testing.T) {
+	plat := startLMS(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	plat.SetTool("http://" + ln.Addr().String())
+	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL()) +
+		"      deep_link_items:\n        - title: Make a trailer\n          path: /editor/templates/trailer\n"})
+	same := []string{"Origin", ta.srv.URL, "Sec-Fetch-Site", "same-origin"}
+
+	teacher := ta.browser(t)
+	p := teacher.deepLinkLaunch(t, plat, "teacher")
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.body, `id="lti-deep-link"`)
+	assert.Contains(t, p.body, "Make a trailer")
+	assert.Contains(t, p.header.Get("Content-Security-Policy"), "frame-ancestors "+plat.Server.URL, "framable by the LMS, as a framed launch")
+	_, fields := formOf(t, p.body, "#lti-deep-link form")
+	ctx := fields.Get("context")
+	require.NotEmpty(t, ctx)
+	assert.Empty(t, ta.calls(), "placing the tool makes no platform call")
+
+	for _, bad := range []string{"//evil.example/x", "https://evil.example/", "/editor/../admin", ""} {
+		r := teacher.post("/lti/deep-link", url.Values{"context": {ctx}, "choice": {"path"}, "path": {bad}}, same...)
+		assert.Equal(t, http.StatusBadRequest, r.status, bad)
+		assert.Contains(t, r.body, `id="error-summary"`, bad)
+		assert.Contains(t, r.body, `aria-invalid="true"`, bad)
+	}
+	r := teacher.post("/lti/deep-link", url.Values{"context": {ctx}, "choice": {"item-0"}}, same...)
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Contains(t, r.header.Get("Content-Security-Policy"), "form-action 'self'")
+	assert.Contains(t, r.header.Get("Content-Security-Policy"), plat.Server.URL, "the answer may be posted to the LMS")
+	action, answer := formOf(t, r.body, "#deep-link-return")
+	assert.Equal(t, plat.Server.URL+"/deep-link-return", action)
+	resp, err := plat.Server.Client().PostForm(action, answer)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Empty(t, plat.DeepLinkRefusal(), "the LMS verifies the answer against the tool's key set")
+	require.Equal(t, http.StatusOK, resp.StatusCode, "back on the course page")
+	claims := plat.DeepLinkAnswer()
+	assert.Equal(t, plat.ClientID, claims["iss"])
+	assert.Equal(t, plat.Issuer, claims["aud"])
+	assert.Equal(t, plat.DeploymentID, claims["https://purl.imsglobal.org/spec/lti/claim/deployment_id"])
+	assert.Equal(t, "LtiDeepLinkingResponse", claims["https://purl.imsglobal.org/spec/lti/claim/message_type"])
+	assert.Equal(t, "1.3.0", claims["https://purl.imsglobal.org/spec/lti/claim/version"])
+	assert.NotEmpty(t, claims["nonce"])
+	assert.InDelta(t, 300, claims["exp"].(float64)-claims["iat"].(float64), 1)
+	assert.Contains(t, claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"], "request-", "the request's data, unchanged")
+	placed := plat.Placed()
+	require.Len(t, placed, 1)
+	assert.Equal(t, "Make a trailer", placed[0].Title)
+	assert.Equal(t, ta.srv.URL+"/open?return_to=%2Feditor%2Ftemplates%2Ftrailer", placed[0].URL)
+
+	again := teacher.post("/lti/deep-link", url.Values{"context": {ctx}, "choice": {"editor"}}, same...)
+	assert.Equal(t, http.StatusBadRequest, again.status, "a request is answered once")
+	assert.Contains(t, again.body, "lti-stale")
+
+	// A pupil's click on the placed link lands in the pupil's editor at
+	// its path.
+	pupil := ta.browser(t)
+	lr := pupil.post("/lti/login", plat.PlacedForm("pupil", 0), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusSeeOther, lr.status, lr.body)
+	launched := pupil.post("/lti/launch", plat.Answer(t, lr.header.Get("Location")), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	path, editor := pupil.follow(t, ta, launched)
+	assert.Equal(t, "/editor/templates/trailer", path)
+	assert.Contains(t, editor, "Signed in as Pia Pupil")
+
+	// A typed path, then a cancel: the cancel answers an empty list.
+	p = teacher.deepLinkLaunch(t, plat, "teacher")
+	_, fields = formOf(t, p.body, "#lti-deep-link form")
+	r = teacher.post("/lti/deep-link", url.Values{"context": {fields.Get("context")}, "choice": {"path"}, "path": {"/editor/projects/7"}, "title": {"Our film"}}, same...)
+	action, answer = formOf(t, r.body, "#deep-link-return")
+	resp, err = plat.Server.Client().PostForm(action, answer)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Empty(t, plat.DeepLinkRefusal())
+	require.Len(t, plat.Placed(), 2)
+	assert.Equal(t, samplelms.Placed{Title: "Our film", URL: ta.srv.URL + "/open?return_to=%2Feditor%2Fprojects%2F7"}, plat.Placed()[1])
+	p = teacher.deepLinkLaunch(t, plat, "teacher")
+	_, fields = formOf(t, p.body, "#lti-deep-link form")
+	r = teacher.post("/lti/deep-link", url.Values{"context": {fields.Get("context")}, "cancel": {"1"}}, same...)
+	action, answer = formOf(t, r.body, "#deep-link-return")
+	resp, err = plat.Server.Client().PostForm(action, answer)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Empty(t, plat.DeepLinkRefusal())
+	assert.Empty(t, plat.DeepLinkAnswer()["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"], "cancelled: no items")
+	assert.Len(t, plat.Placed(), 2)
+
+	// Only the types the request accepts: none of the tool's, nothing
+	// to choose.
+	plat.SetAcceptTypes([]string{"file"})
+	p = teacher.deepLinkLaunch(t, plat, "teacher")
+	assert.Contains(t, p.body, `id="deep-link-none"`)
+	assert.NotContains(t, p.body, `id="deep-link-place"`)
+	plat.SetAcceptTypes(nil)
+
+	// A pupil's deep-linking request: refused, nothing placed.
+	refused := ta.browser(t).deepLinkLaunch(t, plat, "pupil")
+	assert.Equal(t, http.StatusForbidden, refused.status)
+	assert.Contains(t, refused.body, "lti-instructors-only")
+	assert.NotContains(t, refused.body, `name="context"`)
+	assert.Contains(t, ta.logs.String(), "LTI deep linking refused")
+}
+
+// Platform storage from outside, without a browser's scripts: a login
+// with lti_storage_target keeps the browser's key in a page for the LMS's
+// frame; a launch without the cookie gets the page that reads it back; a
+// launch posted again with another key is refused, with the key the LMS
+// kept it lands.
+func TestLTIPlatformStorageHoldsTheBrowsersKey(t *testing.T) {
+	plat := startLMS(t)
+	plat.SetStorage(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	plat.SetTool("http://" + ln.Addr().String())
+	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())})
+
+	login := ta.browser(t)
+	form := plat.LoginForm("pupil")
+	form.Set("lti_storage_target", "_parent")
+	p := login.post("/lti/login", form, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	assert.Contains(t, p.header.Get("Content-Security-Policy"), "frame-ancestors "+plat.Server.URL)
+	assert.Contains(t, p.header.Get("Content-Security-Policy"), "script-src 'self'")
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(p.body))
+	require.NoError(t, err)
+	page := doc.Find("#lti-storage")
+	assert.Equal(t, "put", page.AttrOr("data-mode", ""))
+	assert.Equal(t, plat.Server.URL, page.AttrOr("data-origin", ""), "messages go to the LMS's origin only")
+	key, next := page.AttrOr("data-value", ""), page.AttrOr("data-next", "")
+	require.NotEmpty(t, key)
+	answer := plat.Answer(t, next)
+
+	// The launch comes without the cookie (another jar: the frame's).
+	frame := ta.browser(t)
+	again := frame.post("/lti/launch", answer, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusOK, again.status, again.body)
+	action, fields := formOf(t, again.body, "#lti-storage-form")
+	assert.Equal(t, "/lti/launch", action)
+	assert.Equal(t, answer.Get("id_token"), fields.Get("id_token"))
+
+	fields.Set("lti_storage_value", "another browser's key, or none")
+	refused := frame.post("/lti/launch", fields, "Sec-Fetch-Site", "same-origin", "Origin", ta.srv.URL)
+	assert.Equal(t, http.StatusBadRequest, refused.status)
+	assert.Contains(t, refused.body, `data-class="lti-stale"`)
+
+	// A fresh login (the refused one spent nothing, but its flow is the
+	// same: try the right key on a new one).
+	p = login.post("/lti/login", form, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	doc, err = goquery.NewDocumentFromReader(strings.NewReader(p.body))
+	require.NoError(t, err)
+	answer = plat.Answer(t, doc.Find("#lti-storage").AttrOr("data-next", ""))
+	again = frame.post("/lti/launch", answer, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	_, fields = formOf(t, again.body, "#lti-storage-form")
+	fields.Set("lti_storage_value", doc.Find("#lti-storage").AttrOr("data-value", ""))
+	landed := frame.post("/lti/launch", fields, "Sec-Fetch-Site", "same-origin", "Origin", ta.srv.URL)
+	path, editor := frame.follow(t, ta, landed)
+	assert.Equal(t, "/editor", path)
+	assert.Contains(t, editor, "Signed in as Pia Pupil")
+}

@@ -1,0 +1,133 @@
+package lti
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/mailaddr"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+)
+
+// ConsolePath is the console's LTI page.
+const ConsolePath = "/admin/lti"
+
+// consolePage is GET /admin/lti.
+func (w *Way) consolePage(c echo.Context) error {
+	return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true})
+}
+
+func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) error {
+	list, err := w.Registry.LTIPlatforms(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	for _, p := range list {
+		d.Registered = append(d.Registered, views.LTIConsolePlatform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, Deployment: p.DeploymentID,
+			RegisteredAt: p.RegisteredAt.UTC().Format("2006-01-02 15:04"), RegisteredBy: p.RegisteredBy, Disabled: p.Disabled})
+	}
+	for _, p := range w.LMS.Platforms() {
+		if !p.Registered {
+			d.Configured = append(d.Configured, views.LTIConsolePlatform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID})
+		}
+	}
+	if w.Roster != nil {
+		courses, err := w.Roster.Courses.LTICourses(c.Request().Context(), consoleCourses)
+		if err != nil {
+			return err
+		}
+		for _, cr := range courses {
+			row := views.LTIConsoleCourse{Title: cr.Title, LMS: w.platformName(cr.Issuer), Issuer: cr.Issuer, ClientID: cr.ClientID, ContextID: cr.ContextID,
+				LastLaunch: cr.LastLaunchAt.UTC().Format("2006-01-02 15:04"), LaunchedBy: cr.LaunchedBy, LastRoster: cr.LastRoster}
+			if !cr.LastRosterAt.IsZero() {
+				row.LastRosterAt = cr.LastRosterAt.UTC().Format("2006-01-02 15:04")
+			}
+			d.Courses = append(d.Courses, row)
+		}
+	}
+	return w.k.Render(c, status, "LTI", func(p views.Page) templ.Component { return views.LTIConsole(p, d) })
+}
+
+// consoleRegistrationURL is POST /admin/lti/registration-url: a new
+// registration URL, shown once, with the rules the form gives.
+func (w *Way) consoleRegistrationURL(c echo.Context) error {
+	domains := strings.Fields(c.FormValue("email_domains"))
+	create := c.FormValue("create_accounts") != ""
+	d := views.LTIConsolePage{EmailDomains: strings.Join(domains, " "), CreateAccounts: create}
+	for _, dom := range domains {
+		if !mailaddr.Valid("someone@" + dom) {
+			d.Error = "“" + dom + "” is not an email domain; list domains such as school.example, separated by spaces."
+			return w.renderConsole(c, http.StatusBadRequest, d)
+		}
+	}
+	acct, _ := w.k.SignedIn(c)
+	u, until, err := w.RegistrationURL(c, acct.Email, d.EmailDomains, create)
+	if err != nil {
+		return err
+	}
+	d.URL, d.URLExpires = u, until.UTC().Format("2006-01-02 15:04")
+	w.k.Audit(c, "LTI: made a registration URL (valid until "+until.UTC().Format(time.RFC3339)+")")
+	return w.renderConsole(c, http.StatusOK, d)
+}
+
+// consoleCourses bounds the courses the console lists.
+const consoleCourses = 100
+
+// consoleProvisionCourse is POST /admin/lti/courses/provision: the
+// course's roster read and provisioned now, in the background.
+func (w *Way) consoleProvisionCourse(c echo.Context) error {
+	ctx := c.Request().Context()
+	issuer, client, course := c.FormValue("issuer"), c.FormValue("client_id"), c.FormValue("context_id")
+	courses, err := w.Roster.Courses.LTICourses(ctx, consoleCourses)
+	if err != nil {
+		return err
+	}
+	for _, cr := range courses {
+		if cr.Issuer != issuer || cr.ClientID != client || cr.ContextID != course {
+			continue
+		}
+		p, err := findPlatform(w.LMS.Platforms(), issuer, client)
+		if err != nil || p.TokenURL == "" {
+			return w.renderConsole(c, http.StatusConflict, views.LTIConsolePage{CreateAccounts: true,
+				Error: "The LMS of " + cr.Title + " is not registered now, or has no token_url: its roster cannot be read."})
+		}
+		acct, _ := w.k.SignedIn(c)
+		id := Identity{Platform: p, Email: acct.Email, ContextID: cr.ContextID, ContextTitle: cr.Title, MembershipsURL: cr.MembershipsURL}
+		w.Roster.StartNow(id, w.arrival(id).Source)
+		w.k.Audit(c, "LTI: provision the class of "+cr.Title+" ("+p.Name+")")
+		return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true,
+			Notice: "Reading the roster of " + cr.Title + ": the Provisioning page shows the job, and this page the result."})
+	}
+	return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No such course."})
+}
+
+// consolePlatform is POST /admin/lti/platforms/{disable,enable,remove}.
+func (w *Way) consolePlatform(c echo.Context) error {
+	ctx := c.Request().Context()
+	issuer, client := c.FormValue("issuer"), c.FormValue("client_id")
+	var err error
+	var done string
+	switch c.Param("action") {
+	case "disable":
+		err, done = w.Registry.SetLTIPlatformDisabled(ctx, issuer, client, true), "Disabled"
+	case "enable":
+		err, done = w.Registry.SetLTIPlatformDisabled(ctx, issuer, client, false), "Enabled"
+	case "remove":
+		err, done = w.Registry.DeleteLTIPlatform(ctx, issuer, client), "Removed"
+	default:
+		return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No such action."})
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No registered LMS has this issuer and client id (removed meanwhile?)."})
+	case err != nil:
+		return err
+	}
+	w.k.Audit(c, "LTI: "+strings.ToLower(done)+" the registered LMS "+issuer+" (client id "+client+")")
+	return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true, Notice: done + " the LMS " + issuer + " (client id " + client + ")."})
+}

@@ -1,0 +1,258 @@
+package lti
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/ssobridge/ssobridge/internal/outside"
+	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/locale"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
+)
+
+// LTI Dynamic Registration 1.0: an LMS admin pastes the tool's
+// registration URL (made in the console, holding a one-time code valid an
+// hour) into the LMS, which opens it with its OpenID configuration's URL
+// and a registration token; the tool reads the configuration, registers
+// itself at the LMS's registration endpoint, and keeps the LMS (its
+// client id and deployment) in the store for every instance.
+const (
+	// RegisterPath is the registration URL's path.
+	RegisterPath = "/lti/register"
+	// RegistrationTTL is how long a registration URL works.
+	RegistrationTTL  = time.Hour
+	registrationKind = "lti-registration"
+	claimToolConfig  = "https://purl.imsglobal.org/spec/lti-tool-configuration"
+	claimPlatConfig  = "https://purl.imsglobal.org/spec/lti-platform-configuration"
+	maxConfigBytes   = 1 << 20
+)
+
+// Errors of a registration; each has its page, and none keeps anything.
+var (
+	// ErrRegistrationCode: the registration URL's code is missing, does
+	// not open, has expired or was used.
+	ErrRegistrationCode = errors.New("lti: the registration URL is not valid (its code is missing, expired or used); make a new one in the console")
+	// ErrRegistrationConfig: the LMS's OpenID configuration cannot be
+	// read or used (another origin's issuer, plain http, a field missing).
+	ErrRegistrationConfig = errors.New("lti: the LMS's OpenID configuration cannot be used")
+	// ErrRegistrationRefused: the LMS's registration endpoint refused the
+	// tool's registration, or answered without a client id.
+	ErrRegistrationRefused = errors.New("lti: the LMS did not register the tool")
+)
+
+// Registry keeps the LMSs registered by Dynamic Registration (a
+// store.Store).
+type Registry interface {
+	AddLTIPlatform(ctx context.Context, p store.LTIPlatform) error
+	LTIPlatforms(ctx context.Context) ([]store.LTIPlatform, error)
+	SetLTIPlatformDisabled(ctx context.Context, issuer, clientID string, disabled bool) error
+	DeleteLTIPlatform(ctx context.Context, issuer, clientID string) error
+}
+
+// registrationCode is what a registration URL's code holds, sealed: who
+// made it, the rules of the LMS it registers, and until when.
+type registrationCode struct {
+	ID             string    `json:"id"`
+	By             string    `json:"b"`
+	EmailDomains   string    `json:"d,omitempty"`
+	CreateAccounts bool      `json:"c"`
+	Expires        time.Time `json:"e"`
+}
+
+// RegistrationURL makes a registration URL for an admin (by), valid for
+// RegistrationTTL: the LMS it registers is trusted for emailDomains
+// (space-separated) and creates accounts if create.
+func (w *Way) RegistrationURL(c echo.Context, by, emailDomains string, create bool) (string, time.Time, error) {
+	code := registrationCode{ID: randid.Token(16), By: by, EmailDomains: emailDomains, CreateAccounts: create, Expires: w.k.Now().Add(RegistrationTTL)}
+	sealed, err := w.sealer.SealJSON("registration", code)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	return strings.TrimRight(w.k.BaseURL(c), "/") + RegisterPath + "?" + url.Values{"code": {sealed}}.Encode(), code.Expires, nil
+}
+
+// platformConfiguration is what the tool reads of an LMS's OpenID
+// configuration.
+type platformConfiguration struct {
+	Issuer                string `json:"issuer"`
+	AuthorizationEndpoint string `json:"authorization_endpoint"`
+	JWKSURI               string `json:"jwks_uri"`
+	TokenEndpoint         string `json:"token_endpoint"`
+	RegistrationEndpoint  string `json:"registration_endpoint"`
+	Platform              struct {
+		ProductFamilyCode string `json:"product_family_code"`
+	} `json:"https://purl.imsglobal.org/spec/lti-platform-configuration"`
+}
+
+// readConfiguration reads and checks an LMS's OpenID configuration: on
+// https (http only on loopback), its issuer on the configuration URL's
+// origin, its endpoints https.
+func (w *Way) readConfiguration(ctx context.Context, raw string) (platformConfiguration, error) {
+	var pc platformConfiguration
+	origin := Origin(raw)
+	if origin == "" {
+		return pc, fmt.Errorf("%w: the configuration URL %s is not https", ErrRegistrationConfig, outside.Quote(raw))
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err != nil {
+		return pc, fmt.Errorf("%w: %w", ErrRegistrationConfig, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := w.httpClient().Do(req)
+	if err != nil {
+		return pc, fmt.Errorf("%w: %w", ErrRegistrationConfig, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return pc, fmt.Errorf("%w: it answered %d", ErrRegistrationConfig, resp.StatusCode)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxConfigBytes)).Decode(&pc); err != nil {
+		return pc, fmt.Errorf("%w: not JSON: %w", ErrRegistrationConfig, err)
+	}
+	if Origin(pc.Issuer) != origin {
+		return pc, fmt.Errorf("%w: its issuer %s is not on the origin of the configuration URL (%s)", ErrRegistrationConfig, outside.Quote(pc.Issuer), origin)
+	}
+	for name, u := range map[string]string{"authorization_endpoint": pc.AuthorizationEndpoint, "jwks_uri": pc.JWKSURI,
+		"token_endpoint": pc.TokenEndpoint, "registration_endpoint": pc.RegistrationEndpoint} {
+		if Origin(u) == "" {
+			return pc, fmt.Errorf("%w: its %s %s is not an https URL", ErrRegistrationConfig, name, outside.Quote(u))
+		}
+	}
+	return pc, nil
+}
+
+// toolConfiguration is the tool's registration request.
+func toolConfiguration(base string) map[string]any {
+	base = strings.TrimRight(base, "/")
+	host := base
+	if u, err := url.Parse(base); err == nil {
+		host = u.Host
+	}
+	return map[string]any{
+		"application_type": "web", "response_types": []string{"id_token"}, "grant_types": []string{"implicit", "client_credentials"},
+		"initiate_login_uri": base + LoginPath, "redirect_uris": []string{base + LaunchPath}, "jwks_uri": base + JWKSPath,
+		"token_endpoint_auth_method": "private_key_jwt", "scope": NRPSScope, "client_name": "Video editor (ssobridge)",
+		claimToolConfig: map[string]any{
+			"domain": host, "target_link_uri": base + LaunchPath,
+			"claims":   []string{"sub", "email", "given_name", "family_name", "name"},
+			"messages": []map[string]any{{"type": messageResourceLink}, {"type": MessageDeepLinking}},
+		},
+	}
+}
+
+// registration is the LMS's answer the tool keeps.
+type registration struct {
+	ClientID   string `json:"client_id"`
+	ToolConfig struct {
+		DeploymentID string `json:"deployment_id"`
+	} `json:"https://purl.imsglobal.org/spec/lti-tool-configuration"`
+}
+
+// postRegistration registers the tool at the LMS's registration endpoint
+// with the registration token as bearer.
+func (w *Way) postRegistration(ctx context.Context, pc platformConfiguration, token, base string) (registration, error) {
+	var reg registration
+	body, err := json.Marshal(toolConfiguration(base))
+	if err != nil {
+		return reg, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pc.RegistrationEndpoint, bytes.NewReader(body))
+	if err != nil {
+		return reg, fmt.Errorf("%w: %w", ErrRegistrationRefused, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := w.httpClient().Do(req)
+	if err != nil {
+		return reg, fmt.Errorf("%w: %w", ErrRegistrationRefused, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return reg, fmt.Errorf("%w: its registration endpoint answered %d", ErrRegistrationRefused, resp.StatusCode)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxConfigBytes)).Decode(&reg); err != nil || reg.ClientID == "" {
+		return reg, fmt.Errorf("%w: its answer holds no client_id", ErrRegistrationRefused)
+	}
+	return reg, nil
+}
+
+// register is GET /lti/register: the LMS opens the registration URL with
+// openid_configuration and registration_token. The code is spent before
+// the LMS is asked, so a URL registers one LMS at most; every refusal
+// keeps nothing.
+func (w *Way) register(c echo.Context) error {
+	ctx := c.Request().Context()
+	q := c.QueryParams()
+	cfgURL := q.Get("openid_configuration")
+	frameable(c, nonEmpty(Origin(cfgURL))) // the LMS shows the page in its own
+	wayin.NoStore(c)
+	var code registrationCode
+	if err := w.sealer.OpenJSON("registration", q.Get("code"), &code); err != nil || !w.k.Now().Before(code.Expires) {
+		return w.registrationRefused(c, ErrRegistrationCode)
+	}
+	pc, err := w.readConfiguration(ctx, cfgURL)
+	if err != nil {
+		return w.registrationRefused(c, err)
+	}
+	switch err := w.k.UseOnce(ctx, registrationKind, code.ID, code.Expires); {
+	case errors.Is(err, store.ErrUsed):
+		return w.registrationRefused(c, fmt.Errorf("%w: it registered an LMS already", ErrRegistrationCode))
+	case err != nil:
+		return err
+	}
+	reg, err := w.postRegistration(ctx, pc, q.Get("registration_token"), w.k.BaseURL(c))
+	if err != nil {
+		return w.registrationRefused(c, err)
+	}
+	name := pc.Platform.ProductFamilyCode
+	if name == "" {
+		name = "LMS"
+	}
+	name += " (" + strings.TrimPrefix(strings.TrimPrefix(Origin(pc.Issuer), "https://"), "http://") + ")"
+	p := store.LTIPlatform{Name: name, Issuer: pc.Issuer, ClientID: reg.ClientID, DeploymentID: reg.ToolConfig.DeploymentID,
+		AuthURL: pc.AuthorizationEndpoint, JWKSURL: pc.JWKSURI, TokenURL: pc.TokenEndpoint, EmailDomains: code.EmailDomains,
+		CreateAccounts: code.CreateAccounts, RegisteredAt: w.k.Now(), RegisteredBy: code.By}
+	if err := w.Registry.AddLTIPlatform(ctx, p); err != nil {
+		if errors.Is(err, store.ErrLTIPlatformTaken) {
+			return w.registrationRefused(c, fmt.Errorf("%w: %s with client id %s is registered already", ErrRegistrationRefused, p.Issuer, outside.Quote(p.ClientID)))
+		}
+		return err
+	}
+	w.logger().Info("LTI: an LMS registered the tool (Dynamic Registration)", "lms", p.Name, "issuer", p.Issuer, "client_id", p.ClientID, "by", p.RegisteredBy)
+	hd := c.Response().Header()
+	hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "default-src 'none';", "default-src 'none'; script-src 'self';", 1)}
+	return w.k.Render(c, http.StatusOK, locale.Msg("The video editor is registered"), func(pg views.Page) templ.Component {
+		pg.Script = "/static/register-close.js"
+		return views.LTIRegisteredPage(pg, views.LTIRegistered{LMS: p.Name})
+	})
+}
+
+// registrationRefused records a refused registration and answers its
+// page (400; the reason is the LMS admin's to read).
+func (w *Way) registrationRefused(c echo.Context, err error) error {
+	return w.k.Refuse(c, "LTI registration refused", "LTI registration", "", &wayin.Refusal{Err: err, Status: http.StatusBadRequest,
+		Page: views.LTIRegistrationRefused, Class: "lti_registration_refused", Info: views.ErrorInfo{Detail: err.Error(), Public: true}})
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
