@@ -63,6 +63,14 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	}
 	lms := a.browser(t) // the LMS admin's browser, where the LMS opens the URL
 
+	newURL := func() string {
+		t.Helper()
+		made := admin.post("/admin/lti/registration-url", url.Values{"_csrf": {admin.csrf("/admin/lti")}, "email_domains": {"school.example"}, "create_accounts": {"1"}})
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(made.body))
+		require.NoError(t, err)
+		return doc.Find("#registration-url").Text()
+	}
+
 	plat.SetConfigurationIssuer("https://elsewhere.example")
 	r := lms.get(localOf(t, plat.RegistrationURL(regURL)))
 	assert.Equal(t, http.StatusBadRequest, r.status)
@@ -70,7 +78,12 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	assert.Contains(t, r.body, "is not on the origin of the configuration URL")
 	assert.Empty(t, stored(), "an issuer on another origin: nothing kept")
 	plat.SetConfigurationIssuer("")
+	spent := lms.get(localOf(t, plat.RegistrationURL(regURL)))
+	assert.Equal(t, http.StatusBadRequest, spent.status, "the code was spent by its first use")
+	assert.Contains(t, spent.body, "it was used already")
+	assert.Empty(t, stored())
 
+	regURL = newURL()
 	r = lms.get(localOf(t, plat.RegistrationURL(regURL)))
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	assert.Contains(t, r.body, `id="lti-registered"`)
@@ -110,7 +123,7 @@ func TestLTIDynamicRegistration(t *testing.T) {
 
 	again := lms.get(localOf(t, plat.RegistrationURL(regURL)))
 	assert.Equal(t, http.StatusBadRequest, again.status, "a registration URL works once")
-	assert.Contains(t, again.body, "registered an LMS already")
+	assert.Contains(t, again.body, "it was used already")
 	regs, _ = plat.Registrations()
 	assert.Len(t, regs, 1, "the LMS was not asked again")
 	assert.Len(t, stored(), 1)
@@ -127,11 +140,8 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	assert.Contains(t, editor, "Signed in as Pia Pupil")
 
 	// A registration endpoint that refuses: nothing kept.
-	made = admin.post("/admin/lti/registration-url", url.Values{"_csrf": {admin.csrf("/admin/lti")}})
-	doc, err = goquery.NewDocumentFromReader(strings.NewReader(made.body))
-	require.NoError(t, err)
 	plat.SetRegistrationRefused(true)
-	refused := lms.get(localOf(t, plat.RegistrationURL(doc.Find("#registration-url").Text())))
+	refused := lms.get(localOf(t, plat.RegistrationURL(newURL())))
 	assert.Equal(t, http.StatusBadRequest, refused.status)
 	assert.Contains(t, refused.body, "its registration endpoint answered 400")
 	assert.Len(t, stored(), 1)

@@ -193,9 +193,9 @@ func (w *Way) postRegistration(ctx context.Context, pc platformConfiguration, to
 }
 
 // register is GET /lti/register: the LMS opens the registration URL with
-// openid_configuration and registration_token. The code is spent before
-// the LMS is asked, so a URL registers one LMS at most; every refusal
-// keeps nothing.
+// openid_configuration and registration_token. The code is spent at its
+// first use, so a URL reaches and registers one LMS at most; every
+// refusal keeps nothing.
 func (w *Way) register(c echo.Context) error {
 	ctx := c.Request().Context()
 	q := c.QueryParams()
@@ -206,15 +206,17 @@ func (w *Way) register(c echo.Context) error {
 	if err := w.sealer.OpenJSON("registration", q.Get("code"), &code); err != nil || !w.k.Now().Before(code.Expires) {
 		return w.registrationRefused(c, ErrRegistrationCode)
 	}
+	// Spent at its first use, whatever comes of it: a code makes the
+	// bridge reach one LMS once, never again.
+	switch err := w.k.UseOnce(ctx, registrationKind, code.ID, code.Expires); {
+	case errors.Is(err, store.ErrUsed):
+		return w.registrationRefused(c, fmt.Errorf("%w: it was used already", ErrRegistrationCode))
+	case err != nil:
+		return err
+	}
 	pc, err := w.readConfiguration(ctx, cfgURL)
 	if err != nil {
 		return w.registrationRefused(c, err)
-	}
-	switch err := w.k.UseOnce(ctx, registrationKind, code.ID, code.Expires); {
-	case errors.Is(err, store.ErrUsed):
-		return w.registrationRefused(c, fmt.Errorf("%w: it registered an LMS already", ErrRegistrationCode))
-	case err != nil:
-		return err
 	}
 	reg, err := w.postRegistration(ctx, pc, q.Get("registration_token"), w.k.BaseURL(c))
 	if err != nil {

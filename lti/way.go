@@ -217,8 +217,8 @@ func (w *Way) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, to.String())
 }
 
-// browser is the SHA-256 of this browser's key, made and kept in
-// FlowCookie on its first login. Another site can make the browser log in
+// browserKey is this browser's key, made and kept in FlowCookie on its
+// first login (a login's state holds its SHA-256). Another site can make the browser log in
 // as often as it likes: the key stays, and so does every login the person
 // started.
 func (w *Way) browserKey(c echo.Context) string {
