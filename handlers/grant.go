@@ -114,7 +114,7 @@ func (h *server) arrived(c echo.Context, acct store.Account, g grant) error {
 		c.Set(ctxAccount, in.Account)
 		noStore(c)
 		return h.render(c, http.StatusOK, views.HandoffSwitchPage(h.page(c, locale.Msg("Switch accounts?")), views.HandoffSwitch{
-			SignedIn: in.Email, Arriving: acct.Email, Via: locale.From(c.Request().Context()).T("Your sign-in through {{.Name}} signs in another account:", "Name", g.Via), Action: switchPath, Field: "grant", Token: tok}))
+			SignedIn: in.Email, Arriving: acct.Email, Via: locale.From(c.Request().Context()).T("Your sign-in through {{.Name}} signs in another account:", "Name", locale.From(c.Request().Context()).Name(g.Via)), Action: switchPath, Field: "grant", Token: tok}))
 	}
 	return h.complete(c, acct, g)
 }

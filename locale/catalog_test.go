@@ -62,8 +62,9 @@ func sourceMessages(t *testing.T) (map[string]sourceMsg, []string) {
 			return err
 		}
 		// Forwarders pass a text through: the views' helpers, Date (the
-		// month names), and the page title (given with Msg).
-		forwards := map[string]bool{"t": true, "tn": true, "tm": true, "Date": true, "page": true}
+		// month names), the page title (given with Msg), and Name (a name
+		// that may be a catalog's default, given with Msg).
+		forwards := map[string]bool{"t": true, "tn": true, "tm": true, "Date": true, "page": true, "Name": true}
 		var inFunc string
 		ast.Inspect(f, func(n ast.Node) bool {
 			if fd, ok := n.(*ast.FuncDecl); ok {
@@ -403,4 +404,13 @@ func TestPseudoLanguageMarksEveryMessage(t *testing.T) {
 	got := l.T("Hello, {{.Name}}", "Name", "Ada")
 	assert.Equal(t, "⟦Ĥéļļö, Ada⟧", got, "placeholders kept, letters accented")
 	assert.Equal(t, "not a message", l.T("not a message"), "a text outside the catalog stays English: the pseudo-language shows it")
+}
+
+func TestNameIsTranslatedOnlyWhenTheCatalogHasIt(t *testing.T) {
+	c, err := New(nil)
+	require.NoError(t, err)
+	es, _ := c.Lookup("es")
+	assert.Equal(t, "su organización", es.Name("your organisation"), "a default name the catalog translates")
+	assert.Equal(t, "Springfield Canvas", es.Name("Springfield Canvas"), "a name of its own stays")
+	assert.Equal(t, "{{.Secret}} LMS", es.Name("{{.Secret}} LMS"), "never read as a template")
 }

@@ -210,6 +210,16 @@ func (l *Localizer) T(id string, data ...any) string {
 	return l.localize(&i18n.Message{ID: id, Other: id}, nil, data)
 }
 
+// Name is a name as a page shows it: the catalog's translation when the
+// name is one of its messages (a default such as "your organisation"),
+// else the name itself, never read as a template.
+func (l *Localizer) Name(s string) string {
+	if strings.Contains(s, "{{") {
+		return s
+	}
+	return l.T(s)
+}
+
 // N translates a message with plural forms: one and other are its English
 // forms (other is its id), n picks the form by the language's plural rules
 // and is the template's {{.Count}}, written as the language writes numbers.

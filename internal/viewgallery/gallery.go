@@ -74,6 +74,7 @@ func Pages(l *locale.Localizer) []Page {
 			views.SetPasswordForm{Token: "t", Email: "bob.builder@partner.example", Error: l.T("The two passwords differ.")})},
 		{Name: "sign-in", View: views.Login(signedOut, views.LoginForm{})},
 		{Name: "sign-in with an IdP", View: views.Login(signedOut, views.LoginForm{Buttons: []views.SignInButton{{ID: "idp-sign-in", Label: "Acme SSO", URL: "/auth/oidc"}}})},
+		{Name: "sign-in with an IdP of the default name", View: views.Login(signedOut, views.LoginForm{Buttons: []views.SignInButton{{ID: "idp-sign-in", Label: "your organisation", URL: "/auth/oidc"}}})},
 		{Name: "home", View: views.HomePage(views.Page{Title: l.T("Home"), User: user.User, CSRF: "token"}, views.Home{})},
 		{Name: "home, launched before", View: views.HomePage(views.Page{Title: l.T("Home"), User: user.User, CSRF: "token"},
 			views.Home{LastLaunch: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), PlatformUserID: "9007199254740993"})},
