@@ -161,7 +161,7 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 			if strings.TrimSpace(it.Title) == "" {
 				bad(ik("title"), "empty; the title a course shows for this link, e.g. \"Make a trailer\"")
 			}
-			if err := localpath.Check(it.Path); err != nil || len(it.Path) > 1024 {
+			if localpath.CheckReturnTo(it.Path) != nil {
 				bad(ik("path"), fmt.Sprintf("%q is not a path of the editor; use one such as /editor/templates/trailer", it.Path))
 			}
 		}

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -25,6 +26,9 @@ const languageCookieAge = 365 * 24 * time.Hour
 func (h *server) language(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
+		if strings.HasPrefix(r.URL.Path, "/static/") {
+			return next(c) // files, in no language
+		}
 		hdr := c.Response().Header()
 		chosen := ""
 		if ck, err := r.Cookie(locale.CookieName); err == nil {

@@ -41,7 +41,7 @@ var (
 const recheckAfter = time.Second
 
 // MaxReturnTo bounds return_to.
-const MaxReturnTo = 1024
+const MaxReturnTo = localpath.MaxReturnTo
 
 // Path tells how the platform user was found.
 type Path string
@@ -97,10 +97,7 @@ func ValidateReturnTo(s string) error {
 	if s == "" {
 		return nil
 	}
-	if len(s) > MaxReturnTo {
-		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidReturnTo, MaxReturnTo)
-	}
-	if err := localpath.Check(s); err != nil {
+	if err := localpath.CheckReturnTo(s); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalidReturnTo, err)
 	}
 	return nil

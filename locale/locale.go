@@ -46,6 +46,7 @@ var ErrUnknownLanguage = errors.New("no catalog for this language")
 // Catalog holds the translations and the languages offered.
 type Catalog struct {
 	offered    []language.Tag
+	options    []Option // offered, as the switch names them
 	matcher    language.Matcher
 	localizers map[language.Tag]*Localizer
 }
@@ -101,6 +102,9 @@ func New(offered []string) (*Catalog, error) {
 		}
 	}
 	c.matcher = language.NewMatcher(c.offered)
+	for _, t := range c.offered {
+		c.options = append(c.options, Option{Tag: t.String(), Name: names[t]})
+	}
 	for _, tag := range append([]language.Tag{English}, c.offered...) {
 		c.localizers[tag] = &Localizer{tag: tag, l: i18n.NewLocalizer(bundle, tag.String()), p: message.NewPrinter(tag), pseudo: tag == Pseudo}
 	}
@@ -143,14 +147,9 @@ func tagList(tags []language.Tag) string {
 	return strings.Join(s, ", ")
 }
 
-// Offered lists the languages the switch offers, in their own words.
-func (c *Catalog) Offered() []Option {
-	out := make([]Option, len(c.offered))
-	for i, t := range c.offered {
-		out[i] = Option{Tag: t.String(), Name: names[t]}
-	}
-	return out
-}
+// Offered lists the languages the switch offers, in their own words (the
+// catalog's own list, made once: read it, do not change it).
+func (c *Catalog) Offered() []Option { return c.options }
 
 // Lookup is the localizer of one offered language (a cookie's or a
 // switch's choice); false if it is not offered.

@@ -66,6 +66,20 @@ func checkPath(p string) error {
 	return nil
 }
 
+// MaxReturnTo bounds a path of the editor (/open's return_to, a deep
+// link's path).
+const MaxReturnTo = 1024
+
+// CheckReturnTo accepts a path of the editor: at most MaxReturnTo bytes,
+// and Check's rule ("" is no path: the caller says whether it may be
+// empty).
+func CheckReturnTo(s string) error {
+	if len(s) > MaxReturnTo {
+		return fmt.Errorf("%w: longer than %d bytes", ErrNotLocal, MaxReturnTo)
+	}
+	return Check(s)
+}
+
 // MaxNext bounds where a sign-in continues (next).
 const MaxNext = 2048
 

@@ -32,11 +32,8 @@ const DeepLinkTTL = 30 * time.Minute
 // deepLinkKind spends each deep-linking request once (Kit.UseOnce).
 const deepLinkKind = "lti-deep-link"
 
-// Limits of what an instructor types.
-const (
-	maxItemTitle = 200
-	maxItemPath  = 1024
-)
+// maxItemTitle bounds a placed link's title.
+const maxItemTitle = 200
 
 // ErrNotInstructor: a deep-linking request from someone whose roles do not
 // let them place content (a learner): 403.
@@ -159,9 +156,9 @@ func (w *Way) deepLink(c echo.Context) error {
 	}
 	wayin.NoStore(c)
 	frameable(c, req.Frame)
+	ownScript(c)
 	hd := c.Response().Header()
-	csp := strings.Replace(hd.Get("Content-Security-Policy"), "default-src 'none';", "default-src 'none'; script-src 'self';", 1)
-	hd["Content-Security-Policy"] = []string{formAction.ReplaceAllString(csp, "form-action $1 "+Origin(req.ReturnURL)+";")}
+	hd["Content-Security-Policy"] = []string{formAction.ReplaceAllString(hd.Get("Content-Security-Policy"), "form-action $1 "+Origin(req.ReturnURL)+";")}
 	return w.k.Render(c, http.StatusOK, locale.Msg("Back to the course"), func(p views.Page) templ.Component {
 		p.Script = "/static/autopost.js"
 		return views.LTIDeepLinkReturnPage(p, views.LTIDeepLinkReturn{LMS: req.LMS, Action: req.ReturnURL, JWT: jwt, Placed: placed})
@@ -177,12 +174,19 @@ func checkItemPath(l *locale.Localizer, path string) string {
 	switch {
 	case path == "":
 		return l.T("Type the path of a place in the editor, such as /editor/projects/42.")
-	case len(path) > maxItemPath:
-		return l.N("A path is at most {{.Count}} character.", "A path is at most {{.Count}} characters.", maxItemPath)
-	case localpath.Check(path) != nil:
+	case len(path) > localpath.MaxReturnTo:
+		return l.N("A path is at most {{.Count}} character.", "A path is at most {{.Count}} characters.", localpath.MaxReturnTo)
+	case localpath.CheckReturnTo(path) != nil:
 		return l.T("This is not a path of the editor: it must start with a single /, such as /editor/projects/42, without a host, a backslash or dot segments.")
 	}
 	return ""
+}
+
+// ownScript lets the page run the bridge's own scripts (script-src
+// 'self'): the pages whose script talks to the LMS or posts its answer.
+func ownScript(c echo.Context) {
+	hd := c.Response().Header()
+	hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "default-src 'none';", "default-src 'none'; script-src 'self';", 1)}
 }
 
 // frameable lets the origins frame the page (frame-ancestors), as a

@@ -262,11 +262,7 @@ func (t *Tool) CourseURL(form url.Values) string {
 		if p.Issuer != std.Issuer {
 			continue
 		}
-		allowed := p.FrameOrigins
-		if len(allowed) == 0 {
-			allowed = []string{Origin(p.AuthURL), Origin(p.Issuer)}
-		}
-		if slices.Contains(allowed, o) {
+		if slices.Contains(p.frameOrigins(), o) {
 			return back
 		}
 	}

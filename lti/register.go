@@ -237,8 +237,7 @@ func (w *Way) register(c echo.Context) error {
 		return err
 	}
 	w.logger().Info("LTI: an LMS registered the tool (Dynamic Registration)", "lms", p.Name, "issuer", p.Issuer, "client_id", p.ClientID, "by", p.RegisteredBy)
-	hd := c.Response().Header()
-	hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "default-src 'none';", "default-src 'none'; script-src 'self';", 1)}
+	ownScript(c)
 	return w.k.Render(c, http.StatusOK, locale.Msg("The video editor is registered"), func(pg views.Page) templ.Component {
 		pg.Script = "/static/register-close.js"
 		return views.LTIRegisteredPage(pg, views.LTIRegistered{LMS: p.Name})

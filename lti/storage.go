@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -87,8 +86,7 @@ func (w *Way) storagePage(c echo.Context, s *platformStorage, iss string) {
 		}
 	}
 	frameable(c, origins)
-	hd := c.Response().Header()
-	hd["Content-Security-Policy"] = []string{strings.Replace(hd.Get("Content-Security-Policy"), "default-src 'none';", "default-src 'none'; script-src 'self';", 1)}
+	ownScript(c)
 }
 
 // frameOrigins are the origins whose pages may frame the platform's
