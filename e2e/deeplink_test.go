@@ -203,3 +203,57 @@ func TestLTIPlatformStorageHoldsTheBrowsersKey(t *testing.T) {
 	assert.Equal(t, "/editor", path)
 	assert.Contains(t, editor, "Signed in as Pia Pupil")
 }
+
+// The attack on platform storage, as an outsider runs it: a learner of a
+// registered LMS starts a login with lti_storage_target in their own
+// browser, keeps the id_token and state the LMS answers without posting
+// them, and reads their browser's key from the login page. Another site
+// then makes a signed-out victim's browser post all three to the launch
+// (cross-site: the browser says so, and sends none of the bridge's
+// SameSite cookies). The key is the attacker's own, so it proves nothing:
+// the victim gets the stale-launch page and no session, and the same post
+// from the bridge's own page in the attacker's frame still lands.
+func TestLTIPlatformStorageKeyIsNoPassFromAnotherSite(t *testing.T) {
+	plat := startLMS(t)
+	plat.SetStorage(true)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	plat.SetTool("http://" + ln.Addr().String())
+	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())})
+
+	attacker := ta.browser(t)
+	form := plat.LoginForm("pupil")
+	form.Set("lti_storage_target", "_parent")
+	p := attacker.post("/lti/login", form, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+	require.Equal(t, http.StatusOK, p.status, p.body)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(p.body))
+	require.NoError(t, err)
+	key := doc.Find("#lti-storage").AttrOr("data-value", "")
+	require.NotEmpty(t, key)
+	answer := plat.Answer(t, doc.Find("#lti-storage").AttrOr("data-next", ""))
+	forged := url.Values{"id_token": {answer.Get("id_token")}, "state": {answer.Get("state")}, "lti_storage_value": {key}}
+
+	for name, header := range map[string][]string{
+		"a browser that names the site":      {"Sec-Fetch-Site", "cross-site", "Origin", "https://attacker.example"},
+		"a browser that sends only Origin":   {"Origin", "https://attacker.example"},
+		"a post that names no origin at all": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			victim := ta.browser(t)
+			got := victim.post("/lti/launch", forged, header...)
+			assert.Equal(t, http.StatusBadRequest, got.status, got.body)
+			assert.Contains(t, got.body, `data-class="lti-stale"`)
+			assert.NotContains(t, got.header.Get("Location"), "/arrive")
+			home := victim.get("/")
+			assert.Equal(t, http.StatusSeeOther, home.status, "the victim has no session")
+			assert.True(t, strings.HasPrefix(home.header.Get("Location"), "/login"), home.header.Get("Location"))
+		})
+	}
+
+	// The same values from the bridge's own page (same origin) still land:
+	// the check is the posting page, not the key.
+	landed := attacker.post("/lti/launch", forged, "Sec-Fetch-Site", "same-origin", "Origin", ta.srv.URL)
+	path, editor := attacker.follow(t, ta, landed)
+	assert.Equal(t, "/editor", path)
+	assert.Contains(t, editor, "Signed in as Pia Pupil")
+}

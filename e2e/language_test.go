@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -106,6 +107,30 @@ func TestLanguagesFromOutside(t *testing.T) {
 		assert.Contains(t, b.get("/login?lang=fr&next=%2Feditor").body, `name="next" value="/editor"`, "the page's own parameters stay")
 		assert.Contains(t, b.get("/login").body, `<html lang="fr">`)
 		assert.Contains(t, p.header.Get("Vary"), "Accept-Language")
+	})
+	t.Run("the switch never repeats the request's query", func(t *testing.T) {
+		b := ta.browser(t)
+		const secret = "eyJhbGciOiJIUzI1NiJ9.a-handoff-token-no-page-may-repeat"
+		for _, u := range []string{"/sso/jwt?jwt=" + secret, "/set-password?token=" + secret, "/login?next=%2Fopen&x=" + secret,
+			"/no/such/page?jwt=" + secret} {
+			p := b.get(u)
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(p.body))
+			require.NoError(t, err)
+			links := doc.Find("#language-switch a")
+			require.NotZero(t, links.Length(), u)
+			links.Each(func(_ int, a *goquery.Selection) {
+				href := a.AttrOr("href", "")
+				assert.NotContains(t, href, secret, u)
+				got, err := url.Parse(href)
+				require.NoError(t, err)
+				for k := range got.Query() {
+					assert.Contains(t, []string{"lang", "next"}, k, "%s: only the language (and the sign-in's next) in %s", u, href)
+				}
+			})
+			assert.NotContains(t, p.body, secret, "%s: the refused token is not in the page", u)
+		}
+		p := b.get("/login?next=%2Feditor%2Fp%3Fid%3D1")
+		assert.Contains(t, p.body, `href="/login?next=%2Feditor%2Fp%3Fid%3D1&amp;lang=de"`, "the sign-in's checked next is the page's own state")
 	})
 	t.Run("the console stays English", func(t *testing.T) {
 		ta.addAccount(t, "root@example.com", true)

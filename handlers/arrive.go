@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/passhash"
@@ -65,6 +66,7 @@ func (h *server) setPasswordPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	switchBack(c, accounts.SetPasswordPath(token)) // the link is valid: the form holds its token anyway
 	return h.render(c, http.StatusOK, views.SetPassword(h.page(c, locale.Msg("Set your password")), views.SetPasswordForm{Token: token, Email: acct.Email}))
 }
 

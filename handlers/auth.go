@@ -14,6 +14,7 @@ import (
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // bannedMessage answers a sign-in while a ban holds: how long it lasts,
@@ -37,6 +38,7 @@ func (h *server) loginPage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	f := h.loginForm(c, views.LoginForm{Next: next})
+	switchBack(c, wayin.WithNext("/login", next))
 	l := locale.From(c.Request().Context())
 	switch {
 	case reauth:

@@ -51,19 +51,29 @@ func (h *server) language(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// here is the page a language switch reloads: this one (without its
-// language parameter) when it can be asked for again, else the start page.
+// here is the page a language switch reloads: this one's path when it can
+// be asked for again, else the start page. Never its query: a handoff's
+// token, a link's secret or whatever another site put in the URL would
+// come back in every link of the switch (a page whose query is its own
+// state says so with switchBack).
 func here(r *http.Request) string {
 	if r.Method != http.MethodGet {
 		return "/"
 	}
-	q := r.URL.Query()
-	q.Del(languageParam)
-	p := r.URL.EscapedPath()
-	if enc := q.Encode(); enc != "" {
-		p += "?" + enc
+	return localpath.SafeNext(r.URL.EscapedPath())
+}
+
+// switchBack makes the page's language switch come back to back (a local
+// path the page itself rebuilt from its own checked state, such as the
+// sign-in's next or a valid set-password link) instead of its bare path.
+func switchBack(c echo.Context, back string) {
+	r := c.Request()
+	m := locale.MenuFrom(r.Context())
+	if len(m.Options) == 0 {
+		return
 	}
-	return localpath.SafeNext(p)
+	m.Back = localpath.SafeNext(back)
+	c.SetRequest(r.WithContext(locale.WithMenu(r.Context(), m)))
 }
 
 // consoleEnglish: the admin console stays in English, without a language

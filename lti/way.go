@@ -271,11 +271,27 @@ func (w *Way) pending(c echo.Context, state string) []Flow {
 	if ck, err := c.Cookie(w.cookieName()); err == nil {
 		key = ck.Value
 	}
-	if h.Browser != keyHash(key) && (h.Storage == nil || h.Browser != keyHash(c.Request().PostFormValue(storedKeyField))) {
+	if h.Browser != keyHash(key) && (h.Storage == nil || !w.fromOwnPage(c) || h.Browser != keyHash(c.Request().PostFormValue(storedKeyField))) {
 		return nil
 	}
 	h.Flow.State = state
 	return []Flow{h.Flow}
+}
+
+// fromOwnPage reports whether a launch posted again with the key the
+// platform kept comes from the bridge's own page (the one storageLaunch
+// answered, inside the LMS's frame): the key is secret to nobody (whoever
+// started the login holds it in their own browser), so it proves the
+// browser only when another site cannot post it. A browser names the
+// posting page's site in Sec-Fetch-Site, else its origin in Origin; a
+// post with neither is refused.
+func (w *Way) fromOwnPage(c echo.Context) bool {
+	r := c.Request()
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
+	}
+	o := r.Header.Get("Origin")
+	return o != "" && o == Origin(w.k.BaseURL(c))
 }
 
 // launch is POST /lti/launch: the id_token the platform's page posts,
