@@ -332,9 +332,9 @@ func Defaults() Config {
 		SCIM:       SCIM{ProvisionPlatformUsers: true},
 		Log:        Log{Level: "info", Format: "text"},
 		Portal:     Portal{CreateAccounts: true},
-		OIDC: OIDC{DisplayName: locale.Msg("your organisation"), Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
+		OIDC: OIDC{DisplayName: string(locale.Msg("your organisation")), Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
 			LocalLogin: true, LocalLoginFallback: true},
-		SAML: SAML{DisplayName: locale.Msg("your organisation"), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
+		SAML: SAML{DisplayName: string(locale.Msg("your organisation")), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
 	}
 }
 

@@ -199,7 +199,7 @@ func (h *server) accountResult(c echo.Context, status int, id int64, d views.Acc
 	for _, id := range ids {
 		d.WaysIn = append(d.WaysIn, views.WayIn{Source: id.Source, Subject: id.Subject, Linked: id.LinkedAt.Local().Format("2 Jan 2006 15:04 MST")})
 	}
-	return h.render(c, status, views.AccountDetail(h.page(c, a.Email), d))
+	return h.render(c, status, views.AccountDetail(h.pageTitled(c, a.Email), d))
 }
 
 // lookAlike returns the address of another account that a's can be

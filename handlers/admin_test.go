@@ -594,3 +594,35 @@ func TestAdminBansPage(t *testing.T) {
 	assert.Equal(t, "lift ban (scim client): 2001:db8::7", evs[0].Detail)
 	assert.Equal(t, root.ID, evs[0].AccountID)
 }
+
+// An address (or a name) that looks like a message's template is shown as
+// written on every page that shows it: user data is never a template.
+func TestAddressesAreNeverTemplates(t *testing.T) {
+	f, c, _, _ := adminFixture(t)
+	const addr = "{{.}}@school.example"
+	tricky, err := f.accts.CreateAccount(t.Context(), store.NewAccount{Email: addr, FirstName: "{{.Name}}", LastName: "{{printf \"x\"}}",
+		PasswordHash: "hash:" + testPassword})
+	require.NoError(t, err)
+	f.accts.Record(t.Context(), store.Event{Kind: store.KindLogin, AccountID: tricky.ID, Email: addr, Outcome: "ok", Detail: "{{.}}"})
+	pages := map[string]string{
+		"accounts":       "/admin/accounts",
+		"account":        fmt.Sprintf("/admin/accounts/%d", tricky.ID),
+		"sessions":       fmt.Sprintf("/admin/accounts/%d/sessions", tricky.ID),
+		"audit":          "/admin/audit",
+		"audit, by mail": "/admin/audit?email=" + url.QueryEscape(addr),
+	}
+	for name, path := range pages {
+		r := c.get(path)
+		require.Equal(t, http.StatusOK, r.status, name)
+		assert.Contains(t, r.body, addr, "%s shows the address as written", name)
+		assert.NotContains(t, r.body, "map[]", name)
+	}
+	assert.Equal(t, addr+" · ssobridge", c.get(pages["account"]).doc.Find("title").Text(), "the console's title is the address")
+
+	own := f.client()
+	own.signIn(addr)
+	home := own.get("/")
+	require.Equal(t, http.StatusOK, home.status)
+	assert.Contains(t, home.text("#signed-in-as"), "{{.Name}}", "the person's own name as written")
+	assert.NotContains(t, home.body, "map[]")
+}

@@ -73,8 +73,14 @@ func requestID(c echo.Context) string {
 }
 
 // page fills the layout's fields.
-func (h *server) page(c echo.Context, title string) views.Page {
-	p := views.Page{Title: locale.From(c.Request().Context()).T(title), ConsoleLTI: h.LTIConsole}
+func (h *server) page(c echo.Context, title locale.ID) views.Page {
+	return h.pageTitled(c, locale.From(c.Request().Context()).T(title))
+}
+
+// pageTitled is page with a title shown as it is, never translated nor
+// read as a message's template (an account's address, a status text).
+func (h *server) pageTitled(c echo.Context, title string) views.Page {
+	p := views.Page{Title: title, ConsoleLTI: h.LTIConsole}
 	if secret, ok := c.Get(ctxCSRFSecret).([]byte); ok {
 		p.CSRF = mask(secret)
 	}
@@ -267,7 +273,7 @@ func (h *server) handleError(err error, c echo.Context) {
 			c.Set(ctxHandoff, in.Handoff)
 		}
 	}
-	if rerr := h.render(c, status, page(h.page(c, http.StatusText(status)), info)); rerr != nil {
+	if rerr := h.render(c, status, page(h.pageTitled(c, http.StatusText(status)), info)); rerr != nil {
 		h.Logger.Error("error page failed", "err", rerr, "request_id", info.RequestID)
 		_ = c.String(status, http.StatusText(status))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -42,7 +43,7 @@ func (k kit) Refuse(c echo.Context, msg, source, email string, r *wayin.Refusal)
 	return r
 }
 
-func (k kit) Render(c echo.Context, status int, title string, body func(views.Page) templ.Component) error {
+func (k kit) Render(c echo.Context, status int, title locale.ID, body func(views.Page) templ.Component) error {
 	return k.h.render(c, status, body(k.h.page(c, title)))
 }
 

@@ -205,9 +205,15 @@ func (l *Localizer) Lang() string {
 // T translates a message whose id is its English text; data are its
 // placeholders as name, value pairs ("Name", "Ada" for {{.Name}}).
 // Without a localizer, or for a message a catalog lacks, the English.
-func (l *Localizer) T(id string, data ...any) string {
-	return l.localize(&i18n.Message{ID: id, Other: id}, nil, data)
+func (l *Localizer) T(id ID, data ...any) string {
+	return l.localize(&i18n.Message{ID: string(id), Other: string(id)}, nil, data)
 }
+
+// ID is a message's id: its English text as the source writes it. Only a
+// constant converts to it without a word, so a value that came from
+// outside (an address, a name) can never be run as a message's template;
+// a runtime string becomes one only through Name, which never runs it.
+type ID string
 
 // Name is a name as a page shows it: the catalog's translation when the
 // name is one of its messages (a default such as "your organisation"),
@@ -216,14 +222,14 @@ func (l *Localizer) Name(s string) string {
 	if strings.Contains(s, "{{") {
 		return s
 	}
-	return l.T(s)
+	return l.T(ID(s))
 }
 
 // N translates a message with plural forms: one and other are its English
 // forms (other is its id), n picks the form by the language's plural rules
 // and is the template's {{.Count}}, written as the language writes numbers.
-func (l *Localizer) N(one, other string, n int, data ...any) string {
-	return l.localize(&i18n.Message{ID: other, One: one, Other: other}, n, append([]any{"Count", l.Number(n)}, data...))
+func (l *Localizer) N(one, other ID, n int, data ...any) string {
+	return l.localize(&i18n.Message{ID: string(other), One: string(one), Other: string(other)}, n, append([]any{"Count", l.Number(n)}, data...))
 }
 
 func (l *Localizer) localize(m *i18n.Message, count any, data []any) string {
@@ -260,16 +266,16 @@ func (l *Localizer) Number(n int) string {
 // Date writes a day and time in the language: its month names and its
 // order ("27 November 2026, 14:05").
 func (l *Localizer) Date(t time.Time) string {
-	month := l.T(t.Month().String())
+	month := l.T(ID(t.Month().String()))
 	return l.T("{{.Month}} {{.Day}}, {{.Year}} at {{.Time}}", "Month", month, "Day", t.Day(), "Year", t.Year(), "Time", t.Format("15:04 MST"))
 }
 
 // Msg marks a text as a message for the catalogs where it is written down
 // (in a handler) rather than translated (by the view that shows it).
-func Msg(english string) string { return english }
+func Msg(english ID) ID { return english }
 
 // months lists the month names for the catalogs (Date translates them).
-var _ = [...]string{Msg("January"), Msg("February"), Msg("March"), Msg("April"), Msg("May"), Msg("June"),
+var _ = [...]ID{Msg("January"), Msg("February"), Msg("March"), Msg("April"), Msg("May"), Msg("June"),
 	Msg("July"), Msg("August"), Msg("September"), Msg("October"), Msg("November"), Msg("December")}
 
 type ctxKey struct{}

@@ -14,19 +14,19 @@ import (
 
 // t translates a page's text (its English, the message's id) into the
 // request's language; data are the placeholders' name, value pairs.
-func t(ctx context.Context, id string, data ...any) string {
+func t(ctx context.Context, id locale.ID, data ...any) string {
 	return locale.From(ctx).T(id, data...)
 }
 
 // tn translates a text with plural forms; n is its {{.Count}}.
-func tn(ctx context.Context, one, other string, n int, data ...any) string {
+func tn(ctx context.Context, one, other locale.ID, n int, data ...any) string {
 	return locale.From(ctx).N(one, other, n, data...)
 }
 
 // tm translates a text whose **marked** words are strong: the text is
 // escaped, then the marks become <strong>; placeholders' values are
 // escaped and never read as marks.
-func tm(ctx context.Context, id string, data ...any) templ.Component {
+func tm(ctx context.Context, id locale.ID, data ...any) templ.Component {
 	held := make([]any, len(data))
 	copy(held, data)
 	var values []string

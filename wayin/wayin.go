@@ -19,6 +19,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -96,7 +97,7 @@ type Kit interface {
 	// metric) and returns r.
 	Refuse(c echo.Context, msg, source, email string, r *Refusal) error
 	// Render answers a page in the bridge's layout.
-	Render(c echo.Context, status int, title string, body func(views.Page) templ.Component) error
+	Render(c echo.Context, status int, title locale.ID, body func(views.Page) templ.Component) error
 	// BaseURL is how browsers reach the bridge (server.public_url, else
 	// the address the connection reached; never the Host header).
 	BaseURL(c echo.Context) string
