@@ -10,6 +10,12 @@ import (
 
 // AddLTIPlatform keeps an LMS registered by Dynamic Registration.
 func (s *sqlStore) AddLTIPlatform(ctx context.Context, p store.LTIPlatform) error {
+	for _, k := range []string{p.Issuer, p.ClientID, p.DeploymentID, p.AuthURL, p.JWKSURL, p.TokenURL, p.EmailDomains, p.RegisteredBy} {
+		if len(k) > store.MaxKey {
+			return fmt.Errorf("%w: an LMS's issuer, client id, deployment, URLs and domains are limited to %d bytes each", store.ErrInvalid, store.MaxKey)
+		}
+	}
+	p.Name = store.Cut(p.Name, store.MaxName)
 	_, err := s.exec(ctx, `INSERT INTO lti_platforms (issuer, client_id, name, deployment_id, auth_url, jwks_url, token_url, email_domains,
 		create_accounts, registered_at, registered_by, disabled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		p.Issuer, p.ClientID, p.Name, p.DeploymentID, p.AuthURL, p.JWKSURL, p.TokenURL, p.EmailDomains, p.CreateAccounts,
@@ -71,6 +77,12 @@ func (s *sqlStore) DeleteLTIPlatform(ctx context.Context, issuer, clientID strin
 
 // SeeLTICourse records or updates a course an instructor launched from.
 func (s *sqlStore) SeeLTICourse(ctx context.Context, c store.LTICourse) error {
+	for _, k := range []string{c.Issuer, c.ClientID, c.ContextID, c.MembershipsURL, c.LaunchedBy} {
+		if len(k) > store.MaxKey {
+			return fmt.Errorf("%w: a course's ids, memberships URL and launcher are limited to %d bytes each", store.ErrInvalid, store.MaxKey)
+		}
+	}
+	c.Title = store.Cut(c.Title, store.MaxName)
 	_, err := s.exec(ctx, `INSERT INTO lti_courses (issuer, client_id, context_id, title, memberships_url, launched_by, last_launch_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (issuer, client_id, context_id) DO UPDATE SET title = excluded.title, memberships_url = excluded.memberships_url,
@@ -108,6 +120,7 @@ func (s *sqlStore) LTICourses(ctx context.Context, limit int) ([]store.LTICourse
 
 // RecordLTIRoster keeps what a course's last roster read gave.
 func (s *sqlStore) RecordLTIRoster(ctx context.Context, issuer, clientID, contextID, result string, at time.Time) error {
+	result = store.Cut(result, store.MaxDetail)
 	n, err := s.exec(ctx, "UPDATE lti_courses SET last_roster = $1, last_roster_at = $2 WHERE issuer = $3 AND client_id = $4 AND context_id = $5",
 		result, ms(at), issuer, clientID, contextID)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -365,4 +366,54 @@ func testLTICourses(t *testing.T, s store.Store) {
 	require.Len(t, list, 1)
 	assert.Equal(t, "30 members", list[0].LastRoster)
 	assert.Equal(t, at.Add(3*time.Hour), list[0].LastRosterAt)
+}
+
+// testOutsideTextBounded: what an LMS, a roster or a refused request sent
+// is kept bounded, on every store path that keeps it: a name or title is
+// cut to store.MaxName, an outcome or audit detail to store.MaxDetail, and
+// a key too long to keep whole is refused, changing nothing.
+func testOutsideTextBounded(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	huge := strings.Repeat("é", 300_000) // 600,000 bytes
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	p := store.LTIPlatform{Name: huge, Issuer: "https://lms.example", ClientID: "c1", AuthURL: "https://lms.example/auth",
+		JWKSURL: "https://lms.example/jwks", RegisteredAt: at}
+	require.NoError(t, s.AddLTIPlatform(ctx, p))
+	list, err := s.LTIPlatforms(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.LessOrEqual(t, len(list[0].Name), store.MaxName)
+	assert.True(t, strings.HasSuffix(list[0].Name, "…") && utf8.ValidString(list[0].Name), "cut at a character, marked")
+
+	long := p
+	long.ClientID = strings.Repeat("c", store.MaxKey+1)
+	assert.ErrorIs(t, s.AddLTIPlatform(ctx, long), store.ErrInvalid)
+	list, err = s.LTIPlatforms(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 1, "nothing kept")
+
+	c := store.LTICourse{Issuer: p.Issuer, ClientID: "c1", ContextID: "k", Title: huge, MembershipsURL: "https://lms.example/nrps",
+		LaunchedBy: "t@school.example", LastLaunchAt: at}
+	require.NoError(t, s.SeeLTICourse(ctx, c))
+	require.NoError(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, c.ContextID, huge, at))
+	bad := c
+	bad.ContextID = strings.Repeat("x", store.MaxKey+1)
+	assert.ErrorIs(t, s.SeeLTICourse(ctx, bad), store.ErrInvalid)
+	courses, err := s.LTICourses(ctx, 10)
+	require.NoError(t, err)
+	require.Len(t, courses, 1)
+	assert.LessOrEqual(t, len(courses[0].Title), store.MaxName)
+	assert.LessOrEqual(t, len(courses[0].LastRoster), store.MaxDetail)
+
+	require.NoError(t, s.Record(ctx, store.Event{Kind: store.KindLogin, Email: huge, Outcome: "refused", Detail: huge}))
+	events, _, err := s.ListEvents(ctx, store.AuditFilter{Limit: 1})
+	require.NoError(t, err)
+	require.Len(t, events, 1)
+	assert.LessOrEqual(t, len(events[0].Detail), store.MaxDetail)
+	assert.LessOrEqual(t, len(events[0].Email), store.MaxKey)
+
+	_, err = s.CreateAccount(ctx, store.NewAccount{Email: "kim@school.example", FirstName: huge, LastName: "K", PasswordHash: "h"})
+	assert.ErrorIs(t, err, store.ErrInvalid, "an account's names are refused past their bound (SCIM, a roster, an IdP alike)")
+	_, err = s.CreateGroup(ctx, store.Group{ID: "g1", DisplayName: huge})
+	assert.Error(t, err, "a group's name past its bound is refused")
 }

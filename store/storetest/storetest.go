@@ -71,6 +71,7 @@ func Run(t *testing.T, open Open) {
 		{"kept values", testKeptValues},
 		{"LMSs registered by Dynamic Registration", testLTIPlatforms},
 		{"LTI courses and their rosters", testLTICourses},
+		{"text from outside is kept bounded", testOutsideTextBounded},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
