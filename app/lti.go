@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -119,9 +118,11 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 	if err != nil {
 		return nil, err
 	}
-	hc := o.LTIHTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: 10 * time.Second}
+	// Every LMS is reached under the outbound policy: the URLs a
+	// registration or a launch names are an outsider's.
+	hc := a.cfg.OutboundPolicy().Client(nil)
+	if o.LTIHTTPClient != nil {
+		hc = a.cfg.OutboundPolicy().Guard(o.LTIHTTPClient)
 	}
 	retry := cmp.Or(o.LTIRetryEvery, 15*time.Second)
 	tool := lti.New(lti.Config{Platforms: LTIPlatforms(a.cfg), HTTPClient: hc, UseOnce: st.UseOnce, Now: o.Now, RetryEvery: min(retry, 5*time.Second),

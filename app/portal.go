@@ -73,7 +73,7 @@ func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, l
 	}
 	if oc := cfg.OIDC; oc.Enabled() {
 		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
-			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: o.Now})
+			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: o.Now, HTTPClient: cfg.OutboundPolicy().Client(nil)})
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if err := prov.Discover(dctx); err != nil {
 			logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
@@ -122,7 +122,7 @@ func NewSAML(cfg config.Config, st samlsso.OneTime, now func() time.Time) (*saml
 	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
 		ACSURL: cfg.SAMLACSURL(cfg.Server.Addr), EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
 		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup,
-		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: st}
+		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: st, HTTPClient: cfg.OutboundPolicy().Client(nil)}
 	if sc.SPCertFile != "" {
 		key, cert, err := samlsso.LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)
 		if err != nil {

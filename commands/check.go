@@ -123,7 +123,7 @@ func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
 		fmt.Fprintf(w, "           tool key: generated on first start and kept in the store, the same on every instance (lti.key_file sets your own)\n")
 	}
 	for _, p := range app.LTIPlatforms(cfg) {
-		tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: checkOnly{}.UseOnce})
+		tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: checkOnly{}.UseOnce, HTTPClient: cfg.OutboundPolicy().Client(nil)})
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := tool.Refresh(rctx)
 		cancel()
@@ -146,7 +146,7 @@ func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
 				}
 			}
 			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			said, err := lti.CheckTokenEndpoint(tctx, nil, p, key)
+			said, err := lti.CheckTokenEndpoint(tctx, cfg.OutboundPolicy().Client(nil), p, key)
 			cancel()
 			if err != nil {
 				fmt.Fprintf(w, "           %s: token endpoint %s UNUSABLE: %v (course rosters are not provisioned ahead; launches work)\n", p.Name, p.TokenURL, err)

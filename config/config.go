@@ -40,6 +40,7 @@ type Config struct {
 	SAML       SAML       `yaml:"saml"`
 	SCIM       SCIM       `yaml:"scim"`
 	LTI        LTI        `yaml:"lti"`
+	Outbound   Outbound   `yaml:"outbound"`
 }
 
 // SCIM is account provisioning by the partner's identity provider (SCIM
@@ -335,6 +336,7 @@ func Defaults() Config {
 		OIDC: OIDC{DisplayName: string(locale.Msg("your organisation")), Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
 			LocalLogin: true, LocalLoginFallback: true},
 		SAML: SAML{DisplayName: string(locale.Msg("your organisation")), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
+		Outbound: outboundDefaults(),
 	}
 }
 
@@ -589,6 +591,7 @@ func (c *Config) validate() Errors {
 		c.validateSAML,
 		c.validateSCIM,
 		c.validateLTI,
+		c.validateOutbound,
 		c.validateEmailDomains,
 	} {
 		check(bad)
@@ -821,6 +824,8 @@ func (c *Config) validateOIDC(bad func(key, problem string)) {
 	if o := c.OIDC; o.Enabled() {
 		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 			bad("oidc.issuer", fmt.Sprintf("%q must be the IdP's https URL (http only on loopback), e.g. https://login.partner.example", o.Issuer))
+		} else if p := c.localURLProblem(o.Issuer); p != "" {
+			bad("oidc.issuer", p)
 		}
 		if o.ClientID == "" {
 			bad("oidc.client_id", "empty; the client id the IdP issued for the bridge")
@@ -870,6 +875,8 @@ func (c *Config) validateSAML(bad func(key, problem string)) {
 		case sm.IdPMetadataURL != "":
 			if u, err := url.Parse(sm.IdPMetadataURL); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad("saml.idp_metadata_url", fmt.Sprintf("%q must be the https URL of the IdP's metadata (http only on loopback), e.g. https://idp.partner.example/metadata", sm.IdPMetadataURL))
+			} else if p := c.localURLProblem(sm.IdPMetadataURL); p != "" {
+				bad("saml.idp_metadata_url", p)
 			}
 		default:
 			if _, err := os.Stat(sm.IdPMetadataFile); err != nil {

@@ -148,6 +148,8 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 		for k, raw := range urls {
 			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
 				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
+			} else if p := c.localURLProblem(raw); p != "" {
+				bad(key(k), p)
 			}
 		}
 		for _, o := range p.FrameOrigins.List() {

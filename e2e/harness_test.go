@@ -136,6 +136,10 @@ func startTestApp(t testing.TB, o testOptions) *testApp {
 log:
   level: debug
 ` + platform + o.yaml
+	if !strings.Contains(o.yaml, "outbound:") {
+		// The tests' IdPs and LMSs are on this machine, over plain http.
+		yml += "outbound:\n  allow_local: \"true\"\n"
+	}
 	cfg, err := config.Parse([]byte(yml), o.env)
 	require.NoError(t, err)
 	logs, waits := &syncbuf.Buffer{}, &waitLog{}

@@ -1,10 +1,14 @@
 package e2e
 
 import (
+	"cmp"
+	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -12,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -143,7 +148,8 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	plat.SetRegistrationRefused(true)
 	refused := lms.get(localOf(t, plat.RegistrationURL(newURL())))
 	assert.Equal(t, http.StatusBadRequest, refused.status)
-	assert.Contains(t, refused.body, "its registration endpoint answered 400")
+	assert.Contains(t, refused.body, "its registration endpoint refused or could not be reached: it answered with an error")
+	assert.Contains(t, a.logs.String(), "it answered 400", "the log keeps the status")
 	assert.Len(t, stored(), 1)
 
 	// The console on B lists it; disabling and removing change the store.
@@ -159,4 +165,148 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, adminB.post("/admin/lti/platforms/remove", form).status, "removed already")
 	pupil := a.browser(t)
 	assert.NotEqual(t, http.StatusOK, pupil.get("/admin/lti").status, "the console's LTI page is an admin's")
+}
+
+// hostileLMS is an LMS that registers by Dynamic Registration and then
+// does what an attacker's LMS would: its behaviour is switched per test.
+type hostileLMS struct {
+	srv *httptest.Server
+	// config answers the OpenID configuration (nil: a valid one).
+	config http.HandlerFunc
+	// register answers the registration (nil: a valid one).
+	register http.HandlerFunc
+	// product is its product_family_code.
+	product string
+}
+
+func startHostileLMS(t *testing.T) *hostileLMS {
+	h := &hostileLMS{product: "moodle"}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/config", func(w http.ResponseWriter, r *http.Request) {
+		if h.config != nil {
+			h.config(w, r)
+			return
+		}
+		u := h.srv.URL
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": u, "authorization_endpoint": u + "/auth", "jwks_uri": u + "/jwks",
+			"token_endpoint": u + "/token", "registration_endpoint": u + "/register",
+			"https://purl.imsglobal.org/spec/lti-platform-configuration": map[string]any{"product_family_code": h.product}})
+	})
+	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
+		if h.register != nil {
+			h.register(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "client-" + randid.Token(4)})
+	})
+	h.srv = httptest.NewServer(mux)
+	t.Cleanup(h.srv.Close)
+	return h
+}
+
+// Dynamic Registration under the outbound policy, as an attacker's LMS
+// would try it: a configuration or a registration that redirects to an
+// internal address is refused and the internal address is never asked
+// (GET or POST); the refusal page says what the bridge knows and never
+// the LMS's bytes or the transport's words; plain http is refused
+// without the development switch; a name of 600,000 characters is kept
+// bounded, and then neither an anonymous login naming its issuer nor the
+// console's LTI page grows with it.
+func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
+	var internal atomic.Int32
+	metadata := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { internal.Add(1) }))
+	defer metadata.Close() // a stand-in for 169.254.169.254
+	lms := startHostileLMS(t)
+	ta := startTestApp(t, testOptions{yaml: "lti:\n  dynamic_registration: true\n"})
+	ta.addAccount(t, "root@partner.example", true)
+	admin := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, admin.login("root@partner.example", testPassword).status)
+	register := func(configURL string) page {
+		t.Helper()
+		made := admin.post("/admin/lti/registration-url", url.Values{"_csrf": {admin.csrf("/admin/lti")}, "create_accounts": {"1"}})
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(made.body))
+		require.NoError(t, err)
+		reg := doc.Find("#registration-url").Text()
+		require.NotEmpty(t, reg)
+		return ta.browser(t).get(localOf(t, reg) + "&" + url.Values{"openid_configuration": {configURL}, "registration_token": {"tok"}}.Encode())
+	}
+	stored := func() []store.LTIPlatform {
+		list, err := ta.store.LTIPlatforms(t.Context())
+		require.NoError(t, err)
+		return list
+	}
+
+	for _, tc := range []struct {
+		name            string
+		config, reg     http.HandlerFunc
+		configURL, said string
+		never           []string
+	}{
+		{name: "the configuration redirects to an internal address",
+			config: func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, metadata.URL+"/latest/meta-data/iam", http.StatusFound)
+			}, said: "it redirected elsewhere"},
+		{name: "the registration endpoint redirects a POST to an internal address",
+			reg: func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, metadata.URL+"/register", http.StatusTemporaryRedirect)
+			}, said: "it redirected elsewhere"},
+		{name: "the configuration is not JSON",
+			config: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("#!secret-banner 9f3a")) },
+			said:   "its answer is not the JSON expected", never: []string{"invalid character", "secret-banner"}},
+		{name: "the configuration answers an error",
+			config: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "internal-hostname-7 says no", http.StatusTeapot) },
+			said:   "it answered with an error", never: []string{"418", "internal-hostname-7"}},
+		{name: "nothing listens there", configURL: "http://127.0.0.1:1/config",
+			said: "it could not be read", never: []string{"connection refused", "dial tcp"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lms.config, lms.register = tc.config, tc.reg
+			defer func() { lms.config, lms.register = nil, nil }()
+			got := register(cmp.Or(tc.configURL, lms.srv.URL+"/config"))
+			assert.Equal(t, http.StatusBadRequest, got.status)
+			assert.Contains(t, got.body, `data-class="lti-registration-refused"`)
+			assert.Contains(t, got.body, tc.said)
+			for _, s := range tc.never {
+				assert.NotContains(t, got.body, s, "the page never quotes the LMS's bytes or the transport's words")
+			}
+			assert.Empty(t, stored(), "nothing kept")
+		})
+	}
+	assert.Zero(t, internal.Load(), "the internal address was never asked")
+
+	t.Run("plain http without the development switch", func(t *testing.T) {
+		prod := startTestApp(t, testOptions{yaml: "lti:\n  dynamic_registration: true\noutbound:\n  allow_local: \"false\"\n"})
+		prod.addAccount(t, "root@partner.example", true)
+		b := prod.browser(t)
+		require.Equal(t, http.StatusSeeOther, b.login("root@partner.example", testPassword).status)
+		made := b.post("/admin/lti/registration-url", url.Values{"_csrf": {b.csrf("/admin/lti")}, "create_accounts": {"1"}})
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(made.body))
+		require.NoError(t, err)
+		reg := doc.Find("#registration-url").Text()
+		got := prod.browser(t).get(localOf(t, reg) + "&" + url.Values{"openid_configuration": {lms.srv.URL + "/config"}}.Encode())
+		assert.Equal(t, http.StatusBadRequest, got.status)
+		assert.Contains(t, got.body, "it is not https")
+		list, err := prod.store.LTIPlatforms(t.Context())
+		require.NoError(t, err)
+		assert.Empty(t, list)
+	})
+
+	t.Run("a name of 600,000 characters", func(t *testing.T) {
+		lms.product = strings.Repeat("N", 600_000)
+		defer func() { lms.product = "moodle" }()
+		got := register(lms.srv.URL + "/config")
+		require.Equal(t, http.StatusOK, got.status, got.body)
+		assert.Less(t, len(got.body), 20_000)
+		list := stored()
+		require.Len(t, list, 1)
+		assert.LessOrEqual(t, len(list[0].Name), store.MaxName)
+
+		before := len(ta.logs.String())
+		login := ta.browser(t).get("/lti/login?" + url.Values{"iss": {lms.srv.URL}, "login_hint": {"x"}, "target_link_uri": {"https://elsewhere.example/"}}.Encode())
+		assert.Less(t, len(login.body), 20_000, "the page does not grow with the stored name")
+		assert.Less(t, len(ta.logs.String())-before, 5_000, "nor the log")
+		console := admin.get("/admin/lti")
+		require.Equal(t, http.StatusOK, console.status)
+		assert.Less(t, len(console.body), 60_000, "nor the console's LTI page")
+	})
 }

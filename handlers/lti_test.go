@@ -270,7 +270,7 @@ func TestLTIRefusalPages(t *testing.T) {
 			plat.RotateKey() // an unknown kid: the set must be read again
 			f.clock.Advance(2 * time.Minute)
 			return ltiLaunchAs(t, c, plat, "learner")
-		}, 503, "lti-unavailable", "answered 503"},
+		}, 503, "lti-unavailable", "it answered with an error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := f.client()
@@ -291,6 +291,7 @@ func TestLTIRefusalPages(t *testing.T) {
 		})
 	}
 	assert.Contains(t, f.logs.String(), `msg="LTI launch refused"`)
+	assert.Contains(t, f.logs.String(), "answered 503", "the log keeps what the page does not say")
 	assert.NotContains(t, f.logs.String(), "eyJ", "no id_token in the logs")
 }
 

@@ -134,7 +134,7 @@ func (s *keySet) get(ctx context.Context) (jose.JSONWebKeySet, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return jose.JSONWebKeySet{}, fmt.Errorf("%w: %s answered %d", ErrKeysUnavailable, s.url, resp.StatusCode)
+		return jose.JSONWebKeySet{}, fmt.Errorf("%w: %s: %w: it answered %d", ErrKeysUnavailable, s.url, errAnswered, resp.StatusCode)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxKeySetBytes+1))
 	if err != nil {

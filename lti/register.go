@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/outbound"
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/locale"
@@ -38,6 +38,9 @@ const (
 	claimToolConfig  = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 	claimPlatConfig  = "https://purl.imsglobal.org/spec/lti-platform-configuration"
 	maxConfigBytes   = 1 << 20
+	// maxProductCode bounds the product code an LMS's name is made of
+	// (the name, its origin added, is kept within store.MaxName).
+	maxProductCode = 60
 )
 
 // Errors of a registration; each has its page, and none keeps anything.
@@ -97,41 +100,109 @@ type platformConfiguration struct {
 	} `json:"https://purl.imsglobal.org/spec/lti-platform-configuration"`
 }
 
-// readConfiguration reads and checks an LMS's OpenID configuration: on
-// https (http only on loopback), its issuer on the configuration URL's
+// readConfiguration reads and checks an LMS's OpenID configuration
+// under the outbound policy: its issuer on the configuration URL's
 // origin, its endpoints https.
 func (w *Way) readConfiguration(ctx context.Context, raw string) (platformConfiguration, error) {
 	var pc platformConfiguration
 	origin := Origin(raw)
 	if origin == "" {
-		return pc, fmt.Errorf("%w: the configuration URL %s is not https", ErrRegistrationConfig, outside.Quote(raw))
+		return pc, refusedAs(ErrRegistrationConfig, "the configuration URL is not https", nil)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return pc, fmt.Errorf("%w: %w", ErrRegistrationConfig, err)
+		return pc, refusedAs(ErrRegistrationConfig, "the configuration URL is not a URL", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := w.httpClient().Do(req)
-	if err != nil {
-		return pc, fmt.Errorf("%w: %w", ErrRegistrationConfig, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return pc, fmt.Errorf("%w: it answered %d", ErrRegistrationConfig, resp.StatusCode)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxConfigBytes)).Decode(&pc); err != nil {
-		return pc, fmt.Errorf("%w: not JSON: %w", ErrRegistrationConfig, err)
+	if err := w.fetchJSON(req, &pc); err != nil {
+		return pc, refusedAs(ErrRegistrationConfig, "it could not be read: "+fetchReason(err), err)
 	}
 	if Origin(pc.Issuer) != origin {
-		return pc, fmt.Errorf("%w: its issuer %s is not on the origin of the configuration URL (%s)", ErrRegistrationConfig, outside.Quote(pc.Issuer), origin)
+		return pc, refusedAs(ErrRegistrationConfig, "its issuer is not on the origin of the configuration URL ("+origin+")",
+			fmt.Errorf("issuer %s", outside.Quote(pc.Issuer)))
 	}
-	for name, u := range map[string]string{"authorization_endpoint": pc.AuthorizationEndpoint, "jwks_uri": pc.JWKSURI,
-		"token_endpoint": pc.TokenEndpoint, "registration_endpoint": pc.RegistrationEndpoint} {
-		if Origin(u) == "" {
-			return pc, fmt.Errorf("%w: its %s %s is not an https URL", ErrRegistrationConfig, name, outside.Quote(u))
+	for _, e := range []struct{ name, u string }{{"authorization_endpoint", pc.AuthorizationEndpoint}, {"jwks_uri", pc.JWKSURI},
+		{"token_endpoint", pc.TokenEndpoint}, {"registration_endpoint", pc.RegistrationEndpoint}} {
+		if Origin(e.u) == "" {
+			return pc, refusedAs(ErrRegistrationConfig, "its "+e.name+" is not an https URL", fmt.Errorf("%s %s", e.name, outside.Quote(e.u)))
+		}
+	}
+	for _, k := range []string{pc.Issuer, pc.AuthorizationEndpoint, pc.JWKSURI, pc.TokenEndpoint} {
+		if len(k) > store.MaxKey {
+			return pc, refusedAs(ErrRegistrationConfig, fmt.Sprintf("its issuer or an endpoint is longer than %d bytes", store.MaxKey), nil)
 		}
 	}
 	return pc, nil
+}
+
+// fetchJSON sends req under the outbound policy and decodes a 200 or 201
+// answer of at most maxConfigBytes into v.
+func (w *Way) fetchJSON(req *http.Request, v any) error {
+	resp, err := w.httpClient().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("%w: it answered %d", errAnswered, resp.StatusCode)
+	}
+	body, err := outbound.Read(resp, maxConfigBytes)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %w", errNotJSON, err)
+	}
+	return nil
+}
+
+// Failures of a fetch that are not the outbound policy's.
+var (
+	errAnswered = errors.New("an error status")
+	errNotJSON  = errors.New("not the JSON expected")
+)
+
+// fetchReason is what a page says of a failed fetch: never the LMS's own
+// words, the status it answered, the transport's error or the decoder's.
+func fetchReason(err error) string {
+	switch {
+	case errors.Is(err, errAnswered):
+		return "it answered with an error"
+	case errors.Is(err, errNotJSON):
+		return "its answer is not the JSON expected"
+	}
+	return outbound.Reason(err)
+}
+
+// registrationRefusal is a refused registration: its class (an Err*
+// sentinel), what the page says, and the cause only the log keeps.
+type registrationRefusal struct {
+	class error
+	said  string
+	cause error
+}
+
+func refusedAs(class error, said string, cause error) error {
+	return &registrationRefusal{class: class, said: said, cause: cause}
+}
+
+func (r *registrationRefusal) Error() string {
+	if r.cause == nil {
+		return r.class.Error() + ": " + r.said
+	}
+	return r.class.Error() + ": " + r.said + " (" + outside.Trim(r.cause.Error(), 500) + ")"
+}
+
+func (r *registrationRefusal) Unwrap() []error { return []error{r.class, r.cause} }
+
+// publicDetail is what a refusal page says of err: a registration's
+// refusal without its cause.
+func publicDetail(err error) string {
+	var r *registrationRefusal
+	if errors.As(err, &r) {
+		return r.class.Error() + ": " + r.said
+	}
+	return err.Error()
 }
 
 // toolConfiguration is the tool's registration request.
@@ -171,23 +242,18 @@ func (w *Way) postRegistration(ctx context.Context, pc platformConfiguration, to
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pc.RegistrationEndpoint, bytes.NewReader(body))
 	if err != nil {
-		return reg, fmt.Errorf("%w: %w", ErrRegistrationRefused, err)
+		return reg, refusedAs(ErrRegistrationRefused, "its registration endpoint is not a URL", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := w.httpClient().Do(req)
-	if err != nil {
-		return reg, fmt.Errorf("%w: %w", ErrRegistrationRefused, err)
+	if err := w.fetchJSON(req, &reg); err != nil {
+		return reg, refusedAs(ErrRegistrationRefused, "its registration endpoint refused or could not be reached: "+fetchReason(err), err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return reg, fmt.Errorf("%w: its registration endpoint answered %d", ErrRegistrationRefused, resp.StatusCode)
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxConfigBytes)).Decode(&reg); err != nil || reg.ClientID == "" {
-		return reg, fmt.Errorf("%w: its answer holds no client_id", ErrRegistrationRefused)
+	if reg.ClientID == "" || len(reg.ClientID) > store.MaxKey || len(reg.ToolConfig.DeploymentID) > store.MaxKey {
+		return reg, refusedAs(ErrRegistrationRefused, "its answer holds no usable client_id", nil)
 	}
 	return reg, nil
 }
@@ -222,7 +288,7 @@ func (w *Way) register(c echo.Context) error {
 	if err != nil {
 		return w.registrationRefused(c, err)
 	}
-	name := pc.Platform.ProductFamilyCode
+	name := store.Cut(strings.TrimSpace(pc.Platform.ProductFamilyCode), maxProductCode)
 	if name == "" {
 		name = "LMS"
 	}
@@ -232,7 +298,7 @@ func (w *Way) register(c echo.Context) error {
 		CreateAccounts: code.CreateAccounts, RegisteredAt: w.k.Now(), RegisteredBy: code.By}
 	if err := w.Registry.AddLTIPlatform(ctx, p); err != nil {
 		if errors.Is(err, store.ErrLTIPlatformTaken) {
-			return w.registrationRefused(c, fmt.Errorf("%w: %s with client id %s is registered already", ErrRegistrationRefused, p.Issuer, outside.Quote(p.ClientID)))
+			return w.registrationRefused(c, refusedAs(ErrRegistrationRefused, "this LMS (its issuer and client id) is registered already", nil))
 		}
 		return err
 	}
@@ -248,7 +314,7 @@ func (w *Way) register(c echo.Context) error {
 // page (400; the reason is the LMS admin's to read).
 func (w *Way) registrationRefused(c echo.Context, err error) error {
 	return w.k.Refuse(c, "LTI registration refused", "LTI registration", "", &wayin.Refusal{Err: err, Status: http.StatusBadRequest,
-		Page: views.LTIRegistrationRefused, Class: "lti_registration_refused", Info: views.ErrorInfo{Detail: err.Error(), Public: true}})
+		Page: views.LTIRegistrationRefused, Class: "lti_registration_refused", Info: views.ErrorInfo{Detail: publicDetail(err), Public: true}})
 }
 
 func nonEmpty(s string) []string {

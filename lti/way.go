@@ -449,6 +449,8 @@ func page(err error, lms string) *wayin.Refusal {
 	switch {
 	case errors.Is(err, ErrKeysUnavailable):
 		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIUnavailable, 30
+		// The log keeps the transport's words; the page says only why.
+		r.Info.Detail = ErrKeysUnavailable.Error() + ": " + fetchReason(err)
 	case errors.Is(err, ErrKeyChanged):
 		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIKeyChanged, 60
 	case errors.Is(err, ErrBadState), errors.Is(err, ErrReplayed), errors.Is(err, ErrFlowExpired):

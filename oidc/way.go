@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/outbound"
 	"github.com/ssobridge/ssobridge/localpath"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
@@ -198,6 +199,9 @@ func page(err error) *wayin.Refusal {
 		r.Status, r.Page = http.StatusBadRequest, views.IdPExpired
 	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrInvalidToken):
 		r.Status, r.Page = http.StatusBadGateway, views.IdPUnavailable
+		if errors.Is(err, ErrUnavailable) { // the log keeps the transport's words
+			r.Info.Detail = ErrUnavailable.Error() + ": " + outbound.Reason(err)
+		}
 	default: // of no sign-in class (the store's, say): its own page
 		r.Info.Detail = ""
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/outbound"
 	"github.com/ssobridge/ssobridge/localpath"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
@@ -169,6 +170,9 @@ func page(err error) *wayin.Refusal {
 	switch {
 	case errors.Is(err, ErrUnavailable):
 		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.IdPUnavailable, 30
+		if errors.Is(err, ErrUnavailable) { // the log keeps the transport's words
+			r.Info.Detail = ErrUnavailable.Error() + ": " + outbound.Reason(err)
+		}
 	case errors.Is(err, ErrDenied):
 		r.Status, r.Page = http.StatusForbidden, views.IdPDenied
 	case errors.Is(err, ErrBadState), errors.Is(err, ErrReplayed):
