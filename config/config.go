@@ -335,7 +335,7 @@ func Defaults() Config {
 		Portal:     Portal{CreateAccounts: true},
 		OIDC: OIDC{DisplayName: string(locale.Msg("your organisation")), Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
 			LocalLogin: true, LocalLoginFallback: true},
-		SAML: SAML{DisplayName: string(locale.Msg("your organisation")), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
+		SAML:     SAML{DisplayName: string(locale.Msg("your organisation")), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
 		Outbound: outboundDefaults(),
 	}
 }

@@ -254,8 +254,10 @@ func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
 			config: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("#!secret-banner 9f3a")) },
 			said:   "its answer is not the JSON expected", never: []string{"invalid character", "secret-banner"}},
 		{name: "the configuration answers an error",
-			config: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "internal-hostname-7 says no", http.StatusTeapot) },
-			said:   "it answered with an error", never: []string{"418", "internal-hostname-7"}},
+			config: func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "internal-hostname-7 says no", http.StatusTeapot)
+			},
+			said: "it answered with an error", never: []string{"418", "internal-hostname-7"}},
 		{name: "nothing listens there", configURL: "http://127.0.0.1:1/config",
 			said: "it could not be read", never: []string{"connection refused", "dial tcp"}},
 	} {

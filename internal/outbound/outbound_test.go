@@ -106,8 +106,12 @@ func TestRedirects(t *testing.T) {
 	inside := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { internal.Add(1) }))
 	defer inside.Close()
 	mux := http.NewServeMux()
-	mux.HandleFunc("/302", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, inside.URL+"/latest/meta-data", http.StatusFound) })
-	mux.HandleFunc("/307", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, inside.URL+"/register", http.StatusTemporaryRedirect) })
+	mux.HandleFunc("/302", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inside.URL+"/latest/meta-data", http.StatusFound)
+	})
+	mux.HandleFunc("/307", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, inside.URL+"/register", http.StatusTemporaryRedirect)
+	})
 	mux.HandleFunc("/here", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/there", http.StatusFound) })
 	mux.HandleFunc("/there", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
