@@ -97,7 +97,7 @@ func LTIPlatforms(cfg config.Config) []lti.Platform {
 		}
 		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
 			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins,
-			Key: ltiKey(i), DeepLinkItems: items, TokenURL: p.TokenURL})
+			Key: ltiKey(i), DeepLinkItems: items, TokenURL: p.TokenURL, RosterMax: p.RosterMax})
 	}
 	return out
 }
@@ -138,7 +138,7 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 	// The roster of an instructor's course is provisioned ahead (NRPS),
 	// through the admission every launch takes and the console's jobs.
 	roster := &lti.Roster{Services: lti.NewServices(key, hc, now), Admit: signin.NewAdmission(st, a.logger).Admit, Provision: jobs.StartFor,
-		Record: st.Record, Courses: st, UseOnce: st.UseOnce, Logger: a.logger, Now: now}
+		Record: st.Record, Courses: st, UseOnce: st.UseOnce, Logger: a.logger, Now: now, Max: a.cfg.LTI.RosterMax}
 	return &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: st, HTTPClient: hc, Logger: a.logger,
 		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}, nil
 }

@@ -336,6 +336,7 @@ func Defaults() Config {
 		OIDC: OIDC{DisplayName: string(locale.Msg("your organisation")), Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
 			LocalLogin: true, LocalLoginFallback: true},
 		SAML:     SAML{DisplayName: string(locale.Msg("your organisation")), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
+		LTI:      LTI{RosterMax: 500},
 		Outbound: outboundDefaults(),
 	}
 }

@@ -27,11 +27,19 @@ type LTI struct {
 	// LMSs register themselves (LTI Dynamic Registration) from a URL the
 	// console makes. With platforms listed it is on anyway.
 	DynamicRegistration bool `yaml:"dynamic_registration"`
+	// RosterMax is the members one read of a course's roster admits, for
+	// every LMS whose own roster_max is unset (registered ones too); past
+	// it the course waits for an admin's confirmation in the console.
+	RosterMax int `yaml:"roster_max"`
 }
 
 // Enabled reports whether LTI is on: platforms are configured, or LMSs
 // may register themselves.
 func (l LTI) Enabled() bool { return len(l.Platforms) > 0 || l.DynamicRegistration }
+
+// maxRosterMax bounds a roster cap: a larger course is confirmed by an
+// admin, not configured away.
+const maxRosterMax = 100_000
 
 // LTIPlatforms is the list of lti.platforms.
 type LTIPlatforms []LTIPlatform
@@ -64,6 +72,9 @@ type LTIPlatform struct {
 	// TokenURL: the platform's OAuth 2.0 token endpoint, for its LTI
 	// Advantage services (the course roster, NRPS); empty: none are read.
 	TokenURL string `yaml:"token_url"`
+	// RosterMax: the members one read of a course's roster admits; past
+	// it the course waits for an admin's confirmation (0: lti.roster_max).
+	RosterMax int `yaml:"roster_max"`
 }
 
 // DeepLinkItem is one place an instructor may place: its title and its
@@ -115,6 +126,9 @@ func ltiPlatformsFromEnv(key, value string) (LTIPlatforms, Errors) {
 // validateLTI checks LTI: each platform's registration, the tool's key.
 func (c *Config) validateLTI(bad func(key, problem string)) {
 	l := c.LTI
+	if l.RosterMax < 1 || l.RosterMax > maxRosterMax {
+		bad("lti.roster_max", fmt.Sprintf("%d: want 1..%d (the members one roster read admits before asking an admin)", l.RosterMax, maxRosterMax))
+	}
 	if !l.Enabled() {
 		if l.KeyFile != "" {
 			bad("lti.key_file", "set, but lti.platforms lists no platform and lti.dynamic_registration is off: LTI is off")
@@ -137,6 +151,9 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 		}
 		if p.ClientID == "" {
 			bad(key("client_id"), "empty; the client id the LMS gave this tool")
+		}
+		if p.RosterMax < 0 || p.RosterMax > maxRosterMax {
+			bad(key("roster_max"), fmt.Sprintf("%d: want 1..%d, or 0 for lti.roster_max", p.RosterMax, maxRosterMax))
 		}
 		if len(p.DeploymentIDs.List()) == 0 {
 			bad(key("deployment_ids"), "empty; list at least one deployment id the LMS shows for this tool")

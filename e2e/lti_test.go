@@ -44,7 +44,7 @@ func startLMS(t *testing.T) *ltiplatformtest.Platform {
 // as the LMS's pages drive it: the login posted cross-site, the bridge's
 // redirect to the platform, the id_token posted back. It returns the
 // bridge's answer to the id_token and the form that was posted.
-func (b *browser) lmsLaunch(t *testing.T, plat *ltiplatformtest.Platform, hint string) (page, url.Values) {
+func (b *browser) lmsLaunch(t testing.TB, plat *ltiplatformtest.Platform, hint string) (page, url.Values) {
 	t.Helper()
 	r := b.post("/lti/login", plat.LoginForm(hint), "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
 	require.Equal(t, http.StatusSeeOther, r.status, r.body)

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/internal/pgtest"
+	"github.com/ssobridge/ssobridge/loadtest"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
@@ -135,4 +137,124 @@ func TestLTIRosterTokenEndpointDown(t *testing.T) {
 	assert.Contains(t, events[0].Detail, "token endpoint")
 	_, reads, _ := plat.RosterStats()
 	assert.Zero(t, reads)
+}
+
+// A roster larger than its LMS's roster_max, on both databases (and with
+// ids a PostgreSQL text column would refuse if the store kept them
+// joined): the instructor's launch admits the first roster_max members
+// and makes nothing for the others; the course's row and the audit say
+// it waits for a confirmation of all of them; a confirmation of another
+// number changes nothing; the admin's confirmation provisions everyone.
+func TestLTIRosterPastItsCapWaitsForAnAdmin(t *testing.T) {
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			plat := startLMS(t)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			plat.SetTool("http://" + ln.Addr().String())
+			const pupils, capAt = 40, 25
+			var roster []samplelms.Member
+			for i := 1; i <= pupils; i++ {
+				roster = append(roster, samplelms.Member{UserID: fmt.Sprintf("pupil-%02d", i), Email: fmt.Sprintf("pupil%02d@school.example", i),
+					GivenName: "Pupil", FamilyName: fmt.Sprintf("%02d", i), Roles: []string{ltiplatformtest.RoleLearner}})
+			}
+			plat.OfferRoster(roster, 15)
+			o := testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL()) + "      token_url: " + plat.TokenURL() +
+				"\n      email_domains: [school.example]\n      roster_max: " + fmt.Sprint(capAt) + "\n"}
+			if db == "postgres" {
+				o.postgres, o.platform = pgtest.DSN(t), sharedPlatform(t, nil)
+			}
+			ta := startTestApp(t, o)
+			course := func() store.LTICourse {
+				list, err := ta.store.LTICourses(t.Context(), 10)
+				require.NoError(t, err)
+				require.Len(t, list, 1)
+				return list[0]
+			}
+
+			r, _ := ta.browser(t).lmsLaunch(t, plat, "teacher")
+			require.Equal(t, http.StatusSeeOther, r.status)
+			require.Eventually(t, func() bool { return course().RosterWaiting > 0 }, 30*time.Second, 20*time.Millisecond, "the course waits")
+			assert.Equal(t, pupils, course().RosterWaiting)
+			assert.Contains(t, course().LastRoster, "40 people are more than the cap of 25")
+			_, err = ta.store.AccountByEmail(t.Context(), "pupil25@school.example")
+			assert.NoError(t, err, "the first 25 are admitted")
+			_, err = ta.store.AccountByEmail(t.Context(), "pupil26@school.example")
+			assert.ErrorIs(t, err, store.ErrNotFound, "nothing is made past the cap")
+			events, _, err := ta.store.ListEvents(t.Context(), store.AuditFilter{Kind: store.KindProvision, Outcome: "waiting", Limit: 10})
+			require.NoError(t, err)
+			require.NotEmpty(t, events, "the audit says the course waits")
+
+			ta.addAccount(t, "root@partner.example", true)
+			admin := ta.browser(t)
+			require.Equal(t, http.StatusSeeOther, admin.login("root@partner.example", testPassword).status)
+			console := admin.get("/admin/lti")
+			assert.Contains(t, console.body, "Provision 40 people?")
+			assert.Contains(t, console.body, "Waiting for your confirmation: 40 people, more than the cap of 25")
+			form := url.Values{"_csrf": {admin.csrf("/admin/lti")}, "issuer": {plat.Issuer}, "client_id": {plat.ClientID}, "context_id": {"course-7"}}
+			for bad, status := range map[string]int{"41": http.StatusConflict, "many": http.StatusBadRequest} {
+				form.Set("confirm", bad)
+				assert.Equal(t, status, admin.post("/admin/lti/courses/provision", form).status, bad)
+			}
+			_, err = ta.store.AccountByEmail(t.Context(), "pupil26@school.example")
+			assert.ErrorIs(t, err, store.ErrNotFound, "a refused confirmation makes nothing")
+
+			form.Set("confirm", "40")
+			require.Equal(t, http.StatusOK, admin.post("/admin/lti/courses/provision", form).status)
+			require.Eventually(t, func() bool { return course().RosterWaiting == 0 && strings.Contains(course().LastRoster, "40 accounts provisioned") },
+				30*time.Second, 20*time.Millisecond, "confirmed: everyone")
+			_, err = ta.store.AccountByEmail(t.Context(), "pupil40@school.example")
+			assert.NoError(t, err)
+			audit, _, err := ta.store.ListEvents(t.Context(), store.AuditFilter{Kind: store.KindAdmin, Limit: 10})
+			require.NoError(t, err)
+			require.NotEmpty(t, audit)
+			assert.Contains(t, audit[0].Detail, "confirmed provisioning 40 people")
+		})
+	}
+}
+
+// BenchmarkRosterOfAMillion reads a course's roster of a million members
+// in pages of about 8 MB (the largest a page may be) at an instructor's
+// launch, and reports the process's peak RSS before and after: the
+// roster is read member by member, and past the cap (500) members are
+// counted, not admitted, so the peak does not grow with the roster. Run
+// alone for a clean peak:
+//
+//	go test -run '^$' -bench RosterOfAMillion -benchtime 1x ./e2e
+func BenchmarkRosterOfAMillion(b *testing.B) {
+	const members, pageSize = 1_000_000, 36_000 // about 7.6 MB a page
+	member := func(i int) samplelms.Member {
+		return samplelms.Member{UserID: fmt.Sprintf("pupil-%07d", i), Email: fmt.Sprintf("pupil%07d@school.example", i),
+			GivenName: "Pupil", FamilyName: fmt.Sprintf("%07d", i), Roles: []string{ltiplatformtest.RoleLearner}}
+	}
+	before := loadtest.PeakRSS()
+	for i := 0; b.Loop(); i++ {
+		plat := ltiplatformtest.Start(b, "http://bridge.invalid")
+		plat.AddUser("teacher", ltiTeacher)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(b, err)
+		plat.SetTool("http://" + ln.Addr().String())
+		plat.OfferGeneratedRoster(members, pageSize, member)
+		ta := startTestApp(b, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL()) + "      token_url: " + plat.TokenURL() +
+			"\n      email_domains: [school.example]\n"})
+		before = max(before, loadtest.PeakRSS())
+		r, _ := ta.browser(b).lmsLaunch(b, plat, "teacher")
+		require.Equal(b, http.StatusSeeOther, r.status)
+		var course store.LTICourse
+		require.Eventually(b, func() bool {
+			list, err := ta.store.LTICourses(b.Context(), 1)
+			if err == nil && len(list) == 1 {
+				course = list[0]
+			}
+			return !course.LastRosterAt.IsZero()
+		}, 5*time.Minute, 50*time.Millisecond, "the roster is read to its end")
+		require.Equal(b, members, course.RosterWaiting, course.LastRoster)
+		if i == 0 {
+			_, reads, _ := plat.RosterStats()
+			b.ReportMetric(float64(reads), "pages")
+		}
+	}
+	b.ReportMetric(before, "peak_rss_before_MiB")
+	b.ReportMetric(loadtest.PeakRSS(), "peak_rss_MiB")
+	b.ReportMetric(members*float64(b.N)/b.Elapsed().Seconds(), "members/s")
 }

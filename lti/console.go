@@ -2,7 +2,9 @@ package lti
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,7 +45,10 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 		}
 		for _, cr := range courses {
 			row := views.LTIConsoleCourse{Title: cr.Title, LMS: w.platformName(cr.Issuer), Issuer: cr.Issuer, ClientID: cr.ClientID, ContextID: cr.ContextID,
-				LastLaunch: cr.LastLaunchAt.UTC().Format("2006-01-02 15:04"), LaunchedBy: cr.LaunchedBy, LastRoster: cr.LastRoster}
+				LastLaunch: cr.LastLaunchAt.UTC().Format("2006-01-02 15:04"), LaunchedBy: cr.LaunchedBy, LastRoster: cr.LastRoster, Waiting: cr.RosterWaiting}
+			if p, err := findPlatform(w.LMS.Platforms(), cr.Issuer, cr.ClientID); err == nil {
+				row.Cap = w.Roster.cap(p)
+			}
 			if !cr.LastRosterAt.IsZero() {
 				row.LastRosterAt = cr.LastRosterAt.UTC().Format("2006-01-02 15:04")
 			}
@@ -96,10 +101,28 @@ func (w *Way) consoleProvisionCourse(c echo.Context) error {
 			return w.renderConsole(c, http.StatusConflict, views.LTIConsolePage{CreateAccounts: true,
 				Error: "The LMS of " + cr.Title + " is not registered now, or has no token_url: its roster cannot be read."})
 		}
+		confirmed := 0
+		if raw := c.FormValue("confirm"); raw != "" {
+			// The admin confirms the number the course's row showed: a
+			// roster that has changed since asks again.
+			n, err := strconv.Atoi(raw)
+			switch {
+			case err != nil || n <= 0:
+				return w.renderConsole(c, http.StatusBadRequest, views.LTIConsolePage{CreateAccounts: true, Error: "The number of people to confirm is not a number."})
+			case n != cr.RosterWaiting:
+				return w.renderConsole(c, http.StatusConflict, views.LTIConsolePage{CreateAccounts: true,
+					Error: "The roster of " + cr.Title + " was read again since: confirm the number its row shows now."})
+			}
+			confirmed = n
+		}
 		acct, _ := w.k.SignedIn(c)
 		id := Identity{Platform: p, Email: acct.Email, ContextID: cr.ContextID, ContextTitle: cr.Title, MembershipsURL: cr.MembershipsURL}
-		w.Roster.StartNow(id, w.arrival(id).Source)
-		w.k.Audit(c, "LTI: provision the class of "+cr.Title+" ("+p.Name+")")
+		w.Roster.StartNow(id, w.arrival(id).Source, confirmed)
+		if confirmed > 0 {
+			w.k.Audit(c, fmt.Sprintf("LTI: confirmed provisioning %d people of the class of %s (%s), above the cap of %d", confirmed, cr.Title, p.Name, w.Roster.cap(p)))
+		} else {
+			w.k.Audit(c, "LTI: provision the class of "+cr.Title+" ("+p.Name+")")
+		}
 		return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true,
 			Notice: "Reading the roster of " + cr.Title + ": the Provisioning page shows the job, and this page the result."})
 	}

@@ -133,6 +133,9 @@ type Platform struct {
 	// admission rules are EmailDomains and CreateAccounts.
 	Registered   bool
 	EmailDomains []string
+	// RosterMax is how many members one read of a course's roster admits
+	// (0: the roster's default, lti.roster_max).
+	RosterMax int
 }
 
 // Config is the Tool's.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/store"
 )
 
 // Names and Role Provisioning Services 2.0: a course's roster, read with
@@ -115,63 +116,131 @@ func (s *Services) token(p Platform) (string, error) {
 	return tok.AccessToken, nil
 }
 
-// Members reads a course's roster from its memberships URL (the launch's
-// NRPS claim), page by page as its Link headers go on (at most
-// maxRosterPages pages).
-func (s *Services) Members(ctx context.Context, p Platform, membershipsURL string) ([]Member, error) {
+// EachMember reads a course's roster from its memberships URL (the
+// launch's NRPS claim), page by page as its Link headers go on (at most
+// maxRosterPages pages), and calls fn with each member as it is decoded:
+// neither a page nor the roster is ever held whole, so a roster of a
+// million members costs what one member does. fn's error stops the read.
+func (s *Services) EachMember(ctx context.Context, p Platform, membershipsURL string, fn func(Member) error) error {
 	if Origin(membershipsURL) == "" {
-		return nil, fmt.Errorf("%w: the memberships URL %s is not https", ErrServices, outside.Quote(membershipsURL))
+		return fmt.Errorf("%w: the memberships URL %s is not https", ErrServices, outside.Quote(membershipsURL))
 	}
-	var all []Member
 	next := membershipsURL
 	for page := 0; next != ""; page++ {
 		if page == maxRosterPages {
-			return all, fmt.Errorf("%w: the roster of %s goes on past %d pages", ErrServices, p.Name, maxRosterPages)
+			return fmt.Errorf("%w: the roster of %s goes on past %d pages", ErrServices, p.Name, maxRosterPages)
 		}
-		members, link, err := s.page(ctx, p, next)
+		link, err := s.page(ctx, p, next, fn)
 		if err != nil {
-			return all, err
+			return err
 		}
-		all = append(all, members...)
 		next = link
 		if next != "" && Origin(next) == "" {
-			return all, fmt.Errorf("%w: the roster's next page %s is not https", ErrServices, outside.Quote(next))
+			return fmt.Errorf("%w: the roster's next page %s is not https", ErrServices, outside.Quote(next))
 		}
 	}
-	return all, nil
+	return nil
 }
 
-// page reads one page of a roster and its next page's URL.
-func (s *Services) page(ctx context.Context, p Platform, u string) ([]Member, string, error) {
+// page reads one page of a roster, calling fn with each member, and
+// returns its next page's URL.
+func (s *Services) page(ctx context.Context, p Platform, u string, fn func(Member) error) (string, error) {
 	tok, err := s.token(p)
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: %w", ErrServices, err)
+		return "", fmt.Errorf("%w: %w", ErrServices, err)
 	}
 	req.Header.Set("Accept", nrpsMediaType)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := s.hc.Do(req)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: the roster of %s: %w", ErrServices, p.Name, err)
+		return "", fmt.Errorf("%w: the roster of %s: %w", ErrServices, p.Name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, "", fmt.Errorf("%w: the roster of %s answered %d", ErrServices, p.Name, resp.StatusCode)
-	}
-	var body struct {
-		Members []Member `json:"members"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxRosterBytes)).Decode(&body); err != nil {
-		return nil, "", fmt.Errorf("%w: the roster of %s is not a membership container: %w", ErrServices, p.Name, err)
+		return "", fmt.Errorf("%w: the roster of %s answered %d", ErrServices, p.Name, resp.StatusCode)
 	}
 	next, err := NextLink(resp.Header.Values("Link"), u)
 	if err != nil {
-		return nil, "", fmt.Errorf("%w: the roster of %s: %w", ErrServices, p.Name, err)
+		return "", fmt.Errorf("%w: the roster of %s: %w", ErrServices, p.Name, err)
 	}
-	return body.Members, next, nil
+	if err := eachListed(io.LimitReader(resp.Body, maxRosterBytes), fn); err != nil {
+		var stop stopped
+		if errors.As(err, &stop) {
+			return "", stop.err
+		}
+		return "", fmt.Errorf("%w: the roster of %s is not a membership container: %w", ErrServices, p.Name, err)
+	}
+	return next, nil
+}
+
+// stopped carries fn's own error through the decoding.
+type stopped struct{ err error }
+
+func (s stopped) Error() string { return s.err.Error() }
+
+// eachListed decodes a membership container's "members" one by one,
+// skipping its other keys.
+func eachListed(r io.Reader, fn func(Member) error) error {
+	dec := json.NewDecoder(r)
+	if err := expectDelim(dec, '{'); err != nil {
+		return err
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if key != "members" {
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := expectDelim(dec, '['); err != nil {
+			return err
+		}
+		for dec.More() {
+			var m Member
+			if err := dec.Decode(&m); err != nil {
+				return err
+			}
+			if err := fn(m.bounded()); err != nil {
+				return stopped{err}
+			}
+		}
+		if err := expectDelim(dec, ']'); err != nil {
+			return err
+		}
+	}
+	return expectDelim(dec, '}')
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != want {
+		return fmt.Errorf("expected %q", want)
+	}
+	return nil
+}
+
+// maxMemberName bounds a member's names (an account's names are at most
+// 100 characters).
+const maxMemberName = 100
+
+// bounded is m with its names cut to what an account keeps.
+func (m Member) bounded() Member {
+	for _, f := range []*string{&m.Name, &m.GivenName, &m.FamilyName} {
+		*f = store.Cut(strings.TrimSpace(*f), maxMemberName)
+	}
+	return m
 }
 
 // NextLink is the URL of rel="next" in Link header values (RFC 8288),

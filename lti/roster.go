@@ -1,10 +1,14 @@
 package lti
 
 import (
+	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
@@ -28,6 +32,13 @@ const rosterKind = "lti-roster"
 // refuses is skipped and counted; members who left are not deleted. An
 // unreadable token endpoint or roster is logged and audited; launches
 // are not affected.
+//
+// Platform users are what the partner pays for, so one read admits at
+// most the platform's roster cap (lti.roster_max): the members past it
+// are counted, not admitted, and the course waits for an admin's
+// confirmation of the whole number in the console. The roster is read
+// member by member (never whole in memory), and at most RostersAtOnce
+// rosters are read at once on an instance.
 type Roster struct {
 	Services *Services
 	// Admit is the admission (signin.Admission's Admit).
@@ -46,7 +57,21 @@ type Roster struct {
 	// RetryEvery is how often a roster waiting for a running job tries
 	// again (15 s unless set), for at most RosterEvery.
 	RetryEvery time.Duration
+	// Max is the cap of a platform whose RosterMax is 0 (DefaultRosterMax
+	// unless set).
+	Max int
+
+	slots     chan struct{}
+	slotsOnce sync.Once
 }
+
+// DefaultRosterMax is the members one roster read admits unless the
+// platform or lti.roster_max says otherwise.
+const DefaultRosterMax = 500
+
+// RostersAtOnce bounds the rosters one instance reads at once; the others
+// wait their turn (within RosterEvery).
+const RostersAtOnce = 2
 
 // RosterResult is what a roster read gave.
 type RosterResult struct {
@@ -55,18 +80,37 @@ type RosterResult struct {
 	NoEmail  int // active, without an email
 	Skipped  int // refused by the admission (outside email_domains, no account, disabled)
 	Accounts int // provisioned by the job
+	// Eligible are the active members with an email; past Cap, only
+	// Cap of them were admitted and the rest wait for a confirmation.
+	Eligible int
+	Cap      int
 }
 
+// Waiting reports whether the roster went past its cap: the course waits
+// for an admin to confirm Eligible people.
+func (r RosterResult) Waiting() bool { return r.Cap > 0 && r.Eligible > r.Cap }
+
 func (r RosterResult) String() string {
-	return fmt.Sprintf("%d members: %d accounts provisioned, %d skipped by the admission rules, %d without an email, %d inactive",
+	s := fmt.Sprintf("%d members: %d accounts provisioned, %d skipped by the admission rules, %d without an email, %d inactive",
 		r.Members, r.Accounts, r.Skipped, r.NoEmail, r.Inactive)
+	if r.Waiting() {
+		s += fmt.Sprintf("; %d people are more than the cap of %d (lti roster_max): the rest wait for an admin's confirmation in the console", r.Eligible, r.Cap)
+	}
+	return s
 }
 
 // Courses keeps the courses instructors launched from (a store.Store).
 type Courses interface {
 	SeeLTICourse(ctx context.Context, c store.LTICourse) error
 	LTICourses(ctx context.Context, limit int) ([]store.LTICourse, error)
-	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID, result string, at time.Time) error
+	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read store.RosterRead) error
+}
+
+// rosterKey is the one-time key of a course's roster read: a hash, so any
+// issuer, client id and context id make text every database keeps.
+func rosterKey(p Platform, contextID string) string {
+	sum := sha256.Sum256([]byte(p.Issuer + "\x00" + p.ClientID + "\x00" + contextID))
+	return hex.EncodeToString(sum[:])
 }
 
 // Start records the course of an instructor's launch and reads and
@@ -78,67 +122,94 @@ func (r *Roster) Start(id Identity, src signin.Source) {
 		ContextID: id.ContextID, Title: id.ContextTitle, MembershipsURL: id.MembershipsURL, LaunchedBy: id.Email, LastLaunchAt: now}); err != nil {
 		r.Logger.Warn("LTI roster: the course was not recorded", "err", err)
 	}
-	key := id.Platform.Issuer + "\x00" + id.Platform.ClientID + "\x00" + id.ContextID
-	switch err := r.UseOnce(context.Background(), rosterKind, key, now.Add(RosterEvery)); {
+	switch err := r.UseOnce(context.Background(), rosterKind, rosterKey(id.Platform, id.ContextID), now.Add(RosterEvery)); {
 	case errors.Is(err, store.ErrUsed):
 		return // read lately, here or on another instance
 	case err != nil:
 		r.Logger.Warn("LTI roster: not read", "err", err)
+		r.finish(id, RosterResult{}, fmt.Errorf("the read could not be claimed: %w", err))
 		return
 	}
-	r.StartNow(id, src)
+	r.StartNow(id, src, 0)
+}
+
+// cap is the members one read of p's rosters admits.
+func (r *Roster) cap(p Platform) int {
+	return cmp.Or(p.RosterMax, r.Max, DefaultRosterMax)
 }
 
 // StartNow reads and provisions a course's roster in the background at
-// once (an admin's action in the console).
-func (r *Roster) StartNow(id Identity, src signin.Source) {
+// once (an admin's action in the console). confirmed is the number of
+// people an admin confirmed (0: none, the platform's cap holds).
+func (r *Roster) StartNow(id Identity, src signin.Source, confirmed int) {
+	r.slotsOnce.Do(func() { r.slots = make(chan struct{}, RostersAtOnce) })
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), RosterEvery)
 		defer cancel()
-		res, err := r.Run(ctx, id, src)
-		course := fmt.Sprintf("LTI roster of %q (%s)", id.ContextTitle, id.Platform.Name)
-		ev := store.Event{Kind: store.KindProvision, Email: id.Email, Outcome: "ok", Detail: course + ": " + res.String()}
-		if err != nil {
-			ev.Outcome, ev.Detail = "failed", course+": "+err.Error()
-			r.Logger.Warn("LTI roster: not provisioned; its members' first launches provision them", "course", id.ContextTitle, "lms", id.Platform.Name, "err", err)
-		} else {
-			r.Logger.Info("LTI roster provisioned", "course", id.ContextTitle, "lms", id.Platform.Name, "members", res.Members,
-				"accounts", res.Accounts, "skipped", res.Skipped, "no_email", res.NoEmail)
+		select {
+		case r.slots <- struct{}{}:
+			defer func() { <-r.slots }()
+		case <-ctx.Done():
+			r.finish(id, RosterResult{}, fmt.Errorf("%d other rosters were read all the while", RostersAtOnce))
+			return
 		}
-		if aerr := r.Record(context.Background(), ev); aerr != nil {
-			r.Logger.Warn("audit write failed", "err", aerr)
-		}
-		said := res.String()
-		if err != nil {
-			said = "failed: " + err.Error()
-		}
-		if cerr := r.Courses.RecordLTIRoster(context.Background(), id.Platform.Issuer, id.Platform.ClientID, id.ContextID, said, r.Now()); cerr != nil {
-			r.Logger.Warn("LTI roster: the result was not recorded", "err", cerr)
-		}
+		res, err := r.Run(ctx, id, src, max(r.cap(id.Platform), confirmed))
+		r.finish(id, res, err)
 	}()
 }
 
-// Run reads the course's roster, admits its active members with an email
-// and starts the provisioning job for their accounts (waiting while
-// another job runs).
-func (r *Roster) Run(ctx context.Context, id Identity, src signin.Source) (RosterResult, error) {
-	var res RosterResult
-	members, err := r.Services.Members(ctx, id.Platform, id.MembershipsURL)
-	if err != nil {
-		return res, err
+// finish logs, audits and records on the course's row what a read gave.
+func (r *Roster) finish(id Identity, res RosterResult, err error) {
+	course := fmt.Sprintf("LTI roster of %q (%s)", id.ContextTitle, id.Platform.Name)
+	ev := store.Event{Kind: store.KindProvision, Email: id.Email, Outcome: "ok", Detail: course + ": " + res.String()}
+	read := store.RosterRead{Result: res.String(), At: r.Now()}
+	switch {
+	case err != nil:
+		ev.Outcome, ev.Detail = "failed", course+": "+err.Error()
+		read.Result = "not read: " + err.Error()
+		r.Logger.Warn("LTI roster: not provisioned; its members' first launches provision them", "course", id.ContextTitle, "lms", id.Platform.Name, "err", err)
+	case res.Waiting():
+		ev.Outcome = "waiting"
+		read.Waiting = res.Eligible
+		r.Logger.Warn("LTI roster: more people than the cap; the rest wait for an admin's confirmation in the console", "course", id.ContextTitle,
+			"lms", id.Platform.Name, "people", res.Eligible, "cap", res.Cap, "accounts", res.Accounts)
+	default:
+		r.Logger.Info("LTI roster provisioned", "course", id.ContextTitle, "lms", id.Platform.Name, "members", res.Members,
+			"accounts", res.Accounts, "skipped", res.Skipped, "no_email", res.NoEmail)
 	}
+	if aerr := r.Record(context.Background(), ev); aerr != nil {
+		r.Logger.Warn("audit write failed", "err", aerr)
+	}
+	if cerr := r.Courses.RecordLTIRoster(context.Background(), id.Platform.Issuer, id.Platform.ClientID, id.ContextID, read); cerr != nil {
+		r.Logger.Warn("LTI roster: the result was not recorded", "err", cerr)
+	}
+}
+
+// Run reads the course's roster member by member, admits its active
+// members with an email up to limit (the rest are counted), and starts
+// the provisioning job for their accounts (waiting while another job
+// runs).
+func (r *Roster) Run(ctx context.Context, id Identity, src signin.Source, limit int) (RosterResult, error) {
+	res := RosterResult{Cap: limit}
 	src.AdminAuthority = false // a roster grants and removes no admin role
 	seen := map[int64]bool{}
 	var accts []store.Account
-	for _, m := range members {
+	err := r.Services.EachMember(ctx, id.Platform, id.MembershipsURL, func(m Member) error {
 		res.Members++
 		switch {
 		case !m.Active():
 			res.Inactive++
-			continue
+			return nil
 		case m.Email == "":
 			res.NoEmail++
-			continue
+			return nil
+		case len(m.UserID) > store.MaxKey || m.UserID == "":
+			res.Skipped++
+			return nil
+		}
+		res.Eligible++
+		if res.Eligible > limit {
+			return nil // counted, never admitted: past the cap nothing is made
 		}
 		acct, err := r.Admit(ctx, signin.Arrival{Source: src, Subject: m.UserID, Email: m.Email,
 			Names: accounts.Names{Given: m.GivenName, Family: m.FamilyName, Full: m.Name}})
@@ -146,14 +217,18 @@ func (r *Roster) Run(ctx context.Context, id Identity, src signin.Source) (Roste
 		case errors.Is(err, signin.ErrNotTrusted), errors.Is(err, signin.ErrNotAdoptable), errors.Is(err, signin.ErrNoAccount),
 			errors.Is(err, signin.ErrBadAddress), errors.Is(err, signin.ErrDisabled):
 			res.Skipped++
-			continue
+			return nil
 		case err != nil:
-			return res, err
+			return err
 		}
 		if !seen[acct.ID] {
 			seen[acct.ID] = true
 			accts = append(accts, acct)
 		}
+		return nil
+	})
+	if err != nil {
+		return res, err
 	}
 	res.Accounts = len(accts)
 	if len(accts) == 0 {

@@ -1,6 +1,7 @@
 package samplelms
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"net/http"
@@ -32,7 +33,8 @@ type Member struct {
 
 // nrps is the platform's roster service state.
 type nrps struct {
-	roster   []Member
+	size     int               // the roster's members
+	member   func(i int) Member // the ith member (0-based)
 	pageSize int
 	tokens   map[string]time.Time // access tokens and when they expire
 	jtis     map[string]bool      // client assertions used
@@ -48,7 +50,17 @@ type nrps struct {
 func (l *LMS) OfferRoster(members []Member, pageSize int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.roster.roster, l.roster.pageSize, l.roster.offered = slices.Clone(members), max(pageSize, 1), true
+	list := slices.Clone(members)
+	l.OfferGeneratedRoster(len(list), pageSize, func(i int) Member { return list[i] })
+}
+
+// OfferGeneratedRoster offers a roster of size members made on demand by
+// member (a roster of a million costs nothing until it is read, and each
+// page is written member by member).
+func (l *LMS) OfferGeneratedRoster(size, pageSize int, member func(i int) Member) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.roster.size, l.roster.member, l.roster.pageSize, l.roster.offered = size, member, max(pageSize, 1), true
 }
 
 // SetTokenDown makes the token endpoint answer 503 (an outage), or serve
@@ -175,21 +187,30 @@ func (l *LMS) serveMemberships(w http.ResponseWriter, r *http.Request) {
 	}
 	page, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	page = max(page, 1)
-	from := min((page-1)*l.roster.pageSize, len(l.roster.roster))
-	to := min(from+l.roster.pageSize, len(l.roster.roster))
-	members := []map[string]any{}
-	for _, m := range l.roster.roster[from:to] {
+	from := min((page-1)*l.roster.pageSize, l.roster.size)
+	to := min(from+l.roster.pageSize, l.roster.size)
+	l.roster.reads++
+	if to < l.roster.size {
+		w.Header().Set("Link", "<"+l.public+MembershipsPath+"?page="+strconv.Itoa(page+1)+`>; rel="next"`)
+	}
+	w.Header().Set("Content-Type", nrpsMediaType)
+	head, _ := json.Marshal(map[string]any{"id": l.public + MembershipsPath, "context": map[string]any{"id": "course-7", "title": l.Course}})
+	bw := bufio.NewWriter(w)
+	_, _ = bw.Write(head[:len(head)-1]) // the container's keys, then its members one by one
+	_, _ = bw.WriteString(`,"members":[`)
+	enc := json.NewEncoder(bw)
+	for i := from; i < to; i++ {
+		m := l.roster.member(i)
 		entry := map[string]any{"user_id": m.UserID, "roles": m.Roles, "given_name": m.GivenName, "family_name": m.FamilyName,
 			"name": strings.TrimSpace(m.GivenName + " " + m.FamilyName), "status": cmp.Or(m.Status, "Active")}
 		if m.Email != "" {
 			entry["email"] = m.Email
 		}
-		members = append(members, entry)
+		if i > from {
+			_ = bw.WriteByte(',')
+		}
+		_ = enc.Encode(entry)
 	}
-	l.roster.reads++
-	if to < len(l.roster.roster) {
-		w.Header().Set("Link", "<"+l.public+MembershipsPath+"?page="+strconv.Itoa(page+1)+`>; rel="next"`)
-	}
-	w.Header().Set("Content-Type", nrpsMediaType)
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": l.public + MembershipsPath, "context": map[string]any{"id": "course-7", "title": l.Course}, "members": members})
+	_, _ = bw.WriteString("]}\n")
+	_ = bw.Flush()
 }

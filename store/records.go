@@ -91,4 +91,14 @@ type LTICourse struct {
 	LastLaunchAt                time.Time
 	LastRoster                  string // what the last roster read gave, or why it failed
 	LastRosterAt                time.Time
+	// RosterWaiting is how many people the last read found past the
+	// platform's cap, waiting for an admin's confirmation (0: none).
+	RosterWaiting int
+}
+
+// RosterRead is what one read of a course's roster gave.
+type RosterRead struct {
+	Result  string
+	Waiting int // the people waiting for an admin's confirmation (0: none)
+	At      time.Time
 }

@@ -436,7 +436,7 @@ type Store interface {
 	LTICourses(ctx context.Context, limit int) ([]LTICourse, error)
 	// RecordLTIRoster keeps what a course's last roster read gave
 	// (ErrNotFound: no such course).
-	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID, result string, at time.Time) error
+	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read RosterRead) error
 
 	// CreatePasswordLink stores a set-password link for the account (by
 	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing

@@ -212,4 +212,7 @@ type LTIConsoleCourse struct {
 	Title, LMS, Issuer, ClientID, ContextID string
 	LastLaunch, LaunchedBy                  string
 	LastRoster, LastRosterAt                string // "" if never read
+	// Waiting is how many people the last read found past the cap (0:
+	// none), Cap the platform's cap.
+	Waiting, Cap int
 }

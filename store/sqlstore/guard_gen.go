@@ -370,9 +370,9 @@ func (g *Guard) LTICourses(ctx context.Context, limit int) (r0 []store.LTICourse
 }
 
 // RecordLTIRoster is the store's, bounded (see Guard).
-func (g *Guard) RecordLTIRoster(ctx context.Context, issuer string, clientID string, contextID string, result string, at time.Time) error {
+func (g *Guard) RecordLTIRoster(ctx context.Context, issuer string, clientID string, contextID string, read store.RosterRead) error {
 	return g.do(ctx, func(ctx context.Context) error {
-		return g.inner.RecordLTIRoster(ctx, issuer, clientID, contextID, result, at)
+		return g.inner.RecordLTIRoster(ctx, issuer, clientID, contextID, read)
 	})
 }
 

@@ -96,8 +96,8 @@ func (s *sqlStore) SeeLTICourse(ctx context.Context, c store.LTICourse) error {
 
 // LTICourses lists the courses seen, the latest launched first.
 func (s *sqlStore) LTICourses(ctx context.Context, limit int) ([]store.LTICourse, error) {
-	rows, err := s.query(ctx, `SELECT issuer, client_id, context_id, title, memberships_url, launched_by, last_launch_at, last_roster, last_roster_at
-		FROM lti_courses ORDER BY last_launch_at DESC, issuer, client_id, context_id LIMIT $1`, limit)
+	rows, err := s.query(ctx, `SELECT issuer, client_id, context_id, title, memberships_url, launched_by, last_launch_at, last_roster, last_roster_at,
+		roster_waiting FROM lti_courses ORDER BY last_launch_at DESC, issuer, client_id, context_id LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("lti courses: list: %w", err)
 	}
@@ -106,7 +106,7 @@ func (s *sqlStore) LTICourses(ctx context.Context, limit int) ([]store.LTICourse
 	for rows.Next() {
 		var c store.LTICourse
 		var launched, roster int64
-		if err := rows.Scan(&c.Issuer, &c.ClientID, &c.ContextID, &c.Title, &c.MembershipsURL, &c.LaunchedBy, &launched, &c.LastRoster, &roster); err != nil {
+		if err := rows.Scan(&c.Issuer, &c.ClientID, &c.ContextID, &c.Title, &c.MembershipsURL, &c.LaunchedBy, &launched, &c.LastRoster, &roster, &c.RosterWaiting); err != nil {
 			return nil, fmt.Errorf("lti courses: list: %w", err)
 		}
 		c.LastLaunchAt = time.UnixMilli(launched).UTC()
@@ -119,10 +119,9 @@ func (s *sqlStore) LTICourses(ctx context.Context, limit int) ([]store.LTICourse
 }
 
 // RecordLTIRoster keeps what a course's last roster read gave.
-func (s *sqlStore) RecordLTIRoster(ctx context.Context, issuer, clientID, contextID, result string, at time.Time) error {
-	result = store.Cut(result, store.MaxDetail)
-	n, err := s.exec(ctx, "UPDATE lti_courses SET last_roster = $1, last_roster_at = $2 WHERE issuer = $3 AND client_id = $4 AND context_id = $5",
-		result, ms(at), issuer, clientID, contextID)
+func (s *sqlStore) RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read store.RosterRead) error {
+	n, err := s.exec(ctx, "UPDATE lti_courses SET last_roster = $1, last_roster_at = $2, roster_waiting = $3 WHERE issuer = $4 AND client_id = $5 AND context_id = $6",
+		store.Cut(read.Result, store.MaxDetail), ms(read.At), max(read.Waiting, 0), issuer, clientID, contextID)
 	if err != nil {
 		return fmt.Errorf("lti courses: roster: %w", err)
 	}

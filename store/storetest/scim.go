@@ -359,13 +359,14 @@ func testLTICourses(t *testing.T, s store.Store) {
 	assert.Equal(t, "Media studies 2", list[0].Title, "the latest launched first")
 	assert.Equal(t, "Art", list[1].Title)
 	assert.True(t, list[0].LastRosterAt.IsZero())
-	require.NoError(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, c.ContextID, "30 members", at.Add(3*time.Hour)))
-	assert.ErrorIs(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, "nope", "x", at), store.ErrNotFound)
+	require.NoError(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, c.ContextID, store.RosterRead{Result: "30 members", Waiting: 1240, At: at.Add(3 * time.Hour)}))
+	assert.ErrorIs(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, "nope", store.RosterRead{Result: "x", At: at}), store.ErrNotFound)
 	list, err = s.LTICourses(ctx, 1)
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, "30 members", list[0].LastRoster)
 	assert.Equal(t, at.Add(3*time.Hour), list[0].LastRosterAt)
+	assert.Equal(t, 1240, list[0].RosterWaiting, "the people waiting for a confirmation")
 }
 
 // testOutsideTextBounded: what an LMS, a roster or a refused request sent
@@ -395,7 +396,7 @@ func testOutsideTextBounded(t *testing.T, s store.Store) {
 	c := store.LTICourse{Issuer: p.Issuer, ClientID: "c1", ContextID: "k", Title: huge, MembershipsURL: "https://lms.example/nrps",
 		LaunchedBy: "t@school.example", LastLaunchAt: at}
 	require.NoError(t, s.SeeLTICourse(ctx, c))
-	require.NoError(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, c.ContextID, huge, at))
+	require.NoError(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, c.ContextID, store.RosterRead{Result: huge, At: at}))
 	bad := c
 	bad.ContextID = strings.Repeat("x", store.MaxKey+1)
 	assert.ErrorIs(t, s.SeeLTICourse(ctx, bad), store.ErrInvalid)
