@@ -201,7 +201,9 @@ func TestLTIRosterPastItsCapWaitsForAnAdmin(t *testing.T) {
 
 			form.Set("confirm", "40")
 			require.Equal(t, http.StatusOK, admin.post("/admin/lti/courses/provision", form).status)
-			require.Eventually(t, func() bool { return course().RosterWaiting == 0 && strings.Contains(course().LastRoster, "40 accounts provisioned") },
+			require.Eventually(t, func() bool {
+				return course().RosterWaiting == 0 && strings.Contains(course().LastRoster, "40 accounts provisioned")
+			},
 				30*time.Second, 20*time.Millisecond, "confirmed: everyone")
 			_, err = ta.store.AccountByEmail(t.Context(), "pupil40@school.example")
 			assert.NoError(t, err)

@@ -33,7 +33,7 @@ type Member struct {
 
 // nrps is the platform's roster service state.
 type nrps struct {
-	size     int               // the roster's members
+	size     int                // the roster's members
 	member   func(i int) Member // the ith member (0-based)
 	pageSize int
 	tokens   map[string]time.Time // access tokens and when they expire
