@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"strings"
+
 	"errors"
 	"net/http"
 
@@ -28,6 +30,14 @@ func (e admissionError) Unwrap() error { return e.err }
 // store's errors are returned as they are (their own pages).
 func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) {
 	acct, err := h.admission.Admit(c.Request().Context(), a)
+	if err == nil {
+		// The console follows the authority that made the admin: the
+		// source's admin rule granted the role now, or the account's role is
+		// the IdP's directory's (SCIM) and the IdP itself signs it in.
+		byRule := a.Source.AdminAuthority && a.Admin
+		byDirectory := acct.ManagedBy == store.ManagedBySCIM && (strings.HasPrefix(a.Source.ID, "oidc:") || strings.HasPrefix(a.Source.ID, "saml:"))
+		c.Set(ctxConsoleBy, consoleGrant{account: acct.ID, ok: acct.Admin && (byRule || byDirectory)})
+	}
 	if err == nil || !admissionRefusal(err) {
 		return acct, err
 	}

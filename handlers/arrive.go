@@ -40,10 +40,11 @@ func (h *server) open(c echo.Context) error {
 }
 
 // signIn replaces the browser's session with a new one for acct and
-// records the sign-in; how says which way in it came, handoff that the
-// portal's handoff began it (such a session opens no console).
-func (h *server) signIn(c echo.Context, acct store.Account, how string, handoff bool) error {
-	sid, err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct, handoff)
+// records the sign-in; how says which way in it came, f how it began (the
+// portal's handoff, a way in without authority over the admin role: such
+// sessions open no console).
+func (h *server) signIn(c echo.Context, acct store.Account, how string, f sessionFlags) error {
+	sid, err := h.sessions.start(c.Request().Context(), c.Request(), c.Response(), acct, f)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func (h *server) setPassword(c echo.Context) error {
 		return err
 	}
 	h.endLaunches(acct.ID, "")
-	if err := h.signIn(c, acct, "set-password link", false); err != nil {
+	if err := h.signIn(c, acct, "set-password link", sessionFlags{}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, "/")

@@ -34,13 +34,16 @@ func truncate(s string, n int) string {
 func (h *server) loginPage(c echo.Context) error {
 	next := localpath.SafeNext(c.QueryParam("next"))
 	reauth := c.QueryParam("reauth") != ""
-	if in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response()); err == nil && !(reauth && in.Handoff) {
+	in, err := h.sessions.current(c.Request().Context(), c.Request(), c.Response())
+	if err == nil && !(reauth && (in.Handoff || in.NoConsole)) {
 		return c.Redirect(http.StatusSeeOther, next)
 	}
 	f := h.loginForm(c, views.LoginForm{Next: next})
 	switchBack(c, wayin.WithNext("/login", next))
 	l := locale.From(c.Request().Context())
 	switch {
+	case reauth && err == nil && in.NoConsole && !in.Handoff:
+		f.Notice = l.T("The way you arrived does not grant the admin role. To open the admin console, sign in here with your password.")
 	case reauth:
 		f.Notice = l.T("You arrived from your portal. To open the admin console, sign in here as well.")
 	case c.QueryParam("expired") != "":
@@ -105,7 +108,7 @@ func (h *server) login(c echo.Context) error {
 	case err != nil:
 		return err
 	}
-	if err := h.signIn(c, acct, "", false); err != nil {
+	if err := h.signIn(c, acct, "", sessionFlags{}); err != nil {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, next)

@@ -33,6 +33,9 @@ type grant struct {
 	Epoch         int64     `json:"p"`
 	Browser       string    `json:"b"`
 	Expires       time.Time `json:"e"`
+	// Console: the way in holds the account's admin rule and granted the
+	// role at this arrival, so its session may open the console.
+	Console bool `json:"c,omitempty"`
 }
 
 const (
@@ -171,7 +174,7 @@ func (h *server) arrive(c echo.Context) error {
 
 // complete starts the session of acct and goes where g says.
 func (h *server) complete(c echo.Context, acct store.Account, g grant) error {
-	if err := h.signIn(c, acct, g.How, false); err != nil {
+	if err := h.signIn(c, acct, g.How, sessionFlags{noConsole: !g.Console}); err != nil {
 		return err
 	}
 	if g.Launch {

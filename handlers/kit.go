@@ -22,11 +22,11 @@ type kit struct{ h *server }
 func (k kit) Admit(c echo.Context, a signin.Arrival) (store.Account, error) { return k.h.admit(c, a) }
 
 func (k kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error {
-	return k.h.arrived(c, acct, grant{Landing: l})
+	return k.h.arrived(c, acct, grant{Landing: l, Console: consoleAllowed(c, acct)})
 }
 
 func (k kit) Hold(c echo.Context, acct store.Account, l wayin.Landing) (string, error) {
-	g := grant{Landing: l, AccountID: acct.ID, Epoch: acct.SessionEpoch}
+	g := grant{Landing: l, AccountID: acct.ID, Epoch: acct.SessionEpoch, Console: consoleAllowed(c, acct)}
 	return k.h.sealGrant(c, g, "") // held for a new tab: no session of this site's to bind it to
 }
 
@@ -80,7 +80,7 @@ func (k kit) SignedIn(c echo.Context) (store.Account, bool) {
 }
 
 func (k kit) SignIn(c echo.Context, acct store.Account, how string, handoff bool) error {
-	return k.h.signIn(c, acct, how, handoff)
+	return k.h.signIn(c, acct, how, sessionFlags{handoff: handoff})
 }
 
 func (k kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
@@ -89,3 +89,11 @@ func (k kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
 
 // maxReason bounds a refusal's reason in the log line and on the page.
 const maxReason = 1024
+
+// consoleAllowed reports whether this request's admission said that the
+// way in of acct holds its admin rule and granted the role (a session it
+// makes may open the console).
+func consoleAllowed(c echo.Context, acct store.Account) bool {
+	g, _ := c.Get(ctxConsoleBy).(consoleGrant)
+	return g.ok && g.account == acct.ID
+}

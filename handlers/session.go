@@ -65,6 +65,17 @@ type signedIn struct {
 	store.Account
 	SessionID string
 	Handoff   bool // begun by the portal's handoff
+	// NoConsole: made by a way in that does not speak for the account's
+	// admin role (an LMS without admin_roles, an IdP without an admin
+	// group, or whose rule did not grant it): it opens no console until
+	// the password upgrades it.
+	NoConsole bool
+}
+
+// sessionFlags are how a session began.
+type sessionFlags struct {
+	handoff   bool // the portal's handoff
+	noConsole bool // a way in without authority over the admin role
 }
 
 func newSessionManager(cfg SessionConfig, rules *signin.Service, now func() time.Time) *sessionManager {
@@ -88,15 +99,19 @@ func newSessionManager(cfg SessionConfig, rules *signin.Service, now func() time
 type sessionValues struct {
 	account, epoch, issued, lastSeen int64  // account id, its session epoch, unix seconds of sign-in and of the last request (minute resolution)
 	handoff                          bool   // signed in by the portal's handoff: an end user's session, whoever the account is
+	noConsole                        bool   // signed in by a way in that does not speak for the admin role
 	token                            string // the session's random token; its SessionID names the stored session
 }
 
-// sessionFormat 3 added the handoff flag. A format-2 cookie (the token,
-// per-device sessions) still opens, as a handoff session: it cannot say
-// how it began, so it launches but does not open the console. Format 1
-// does not decode, and its holder signs in again.
+// sessionFormat 4 added the no-console flag, 3 the handoff flag. A
+// format-3 cookie still opens, as a session that opens no console until
+// the password upgrades it (it cannot say whether its way in spoke for
+// the admin role); a format-2 cookie (the token, per-device sessions) as
+// a handoff session likewise. Format 1 does not decode, and its holder
+// signs in again.
 const (
-	sessionFormat   = 3
+	sessionFormat   = 4
+	sessionFormatV3 = 3
 	sessionFormatV2 = 2
 )
 
@@ -117,7 +132,10 @@ func (v sessionValues) encode() ([]byte, error) {
 	}
 	var flags byte
 	if v.handoff {
-		flags = 1
+		flags |= flagHandoff
+	}
+	if v.noConsole {
+		flags |= flagNoConsole
 	}
 	b = append(b, flags, byte(len(v.token)))
 	return append(b, v.token...), nil
@@ -125,7 +143,7 @@ func (v sessionValues) encode() ([]byte, error) {
 
 func decodeSession(src []byte) (sessionValues, error) {
 	var v sessionValues
-	if len(src) == 0 || (src[0] != sessionFormat && src[0] != sessionFormatV2) {
+	if len(src) == 0 || (src[0] != sessionFormat && src[0] != sessionFormatV3 && src[0] != sessionFormatV2) {
 		return v, errors.New("session: unknown format")
 	}
 	format := src[0]
@@ -138,11 +156,11 @@ func decodeSession(src []byte) (sessionValues, error) {
 		*dst, src = n, src[size:]
 	}
 	v.handoff = true // format 2: how it began is unknown
-	if format == sessionFormat {
-		if len(src) == 0 || src[0] > 1 {
+	if format != sessionFormatV2 {
+		if len(src) == 0 || src[0]&^(flagHandoff|flagNoConsole) != 0 {
 			return v, errors.New("session: bad flags")
 		}
-		v.handoff, src = src[0] == 1, src[1:]
+		v.handoff, v.noConsole, src = src[0]&flagHandoff != 0, src[0]&flagNoConsole != 0 || format == sessionFormatV3, src[1:]
 	}
 	if len(src) == 0 || int(src[0]) != len(src)-1 || src[0] == 0 || src[0] > maxToken {
 		return v, errors.New("session: bad token")
@@ -151,30 +169,38 @@ func decodeSession(src []byte) (sessionValues, error) {
 	return v, nil
 }
 
+// The flags byte's bits.
+const (
+	flagHandoff   = 1
+	flagNoConsole = 2
+)
+
 // Session value keys, as gorilla/sessions holds them.
 const (
-	keyAccount  = "aid"
-	keyEpoch    = "ep"
-	keyIssued   = "iat"
-	keyLastSeen = "seen"
-	keyToken    = "sid"
-	keyHandoff  = "via_handoff"
+	keyAccount   = "aid"
+	keyEpoch     = "ep"
+	keyIssued    = "iat"
+	keyLastSeen  = "seen"
+	keyToken     = "sid"
+	keyHandoff   = "via_handoff"
+	keyNoConsole = "no_console"
 )
 
 func (v sessionValues) toMap() map[interface{}]interface{} {
-	return map[interface{}]interface{}{keyAccount: v.account, keyEpoch: v.epoch, keyIssued: v.issued, keyLastSeen: v.lastSeen, keyToken: v.token, keyHandoff: v.handoff}
+	return map[interface{}]interface{}{keyAccount: v.account, keyEpoch: v.epoch, keyIssued: v.issued, keyLastSeen: v.lastSeen, keyToken: v.token, keyHandoff: v.handoff, keyNoConsole: v.noConsole}
 }
 
 func sessionValuesOf(m map[interface{}]interface{}) (sessionValues, bool) {
 	var v sessionValues
-	var ok [6]bool
+	var ok [7]bool
 	v.account, ok[0] = m[keyAccount].(int64)
 	v.epoch, ok[1] = m[keyEpoch].(int64)
 	v.issued, ok[2] = m[keyIssued].(int64)
 	v.lastSeen, ok[3] = m[keyLastSeen].(int64)
 	v.token, ok[4] = m[keyToken].(string)
 	v.handoff, ok[5] = m[keyHandoff].(bool)
-	return v, len(m) == len(ok) && ok == [6]bool{true, true, true, true, true, true}
+	v.noConsole, ok[6] = m[keyNoConsole].(bool)
+	return v, len(m) == len(ok) && ok == [7]bool{true, true, true, true, true, true, true}
 }
 
 // sessionSerializer is the compact encoding as gorilla/sessions' view of
@@ -281,19 +307,21 @@ func (m *sessionManager) current(ctx context.Context, r *http.Request, w http.Re
 			return signedIn{}, err
 		}
 	}
-	return signedIn{Account: valid.Account, SessionID: valid.SessionID, Handoff: v.handoff}, nil
+	return signedIn{Account: valid.Account, SessionID: valid.SessionID, Handoff: v.handoff, NoConsole: v.noConsole}, nil
 }
 
 // start replaces whatever session the browser had with a new one for acct
 // (no fixation: no value of an earlier session survives), recorded in the
 // store under a fresh random token.
-// handoff marks a session begun by the portal's handoff.
-func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct store.Account, handoff bool) (string, error) {
+// f says how it began (the portal's handoff, a way in without authority
+// over the admin role).
+func (m *sessionManager) start(ctx context.Context, r *http.Request, w http.ResponseWriter, acct store.Account, f sessionFlags) (string, error) {
 	token, sid, now, err := m.rules.Start(ctx, acct, r.UserAgent())
 	if err != nil {
 		return "", err
 	}
-	return sid, m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), handoff: handoff, token: token})
+	return sid, m.save(r, w, sessionValues{account: acct.ID, epoch: acct.SessionEpoch, issued: now.Unix(), lastSeen: now.Unix(), handoff: f.handoff,
+		noConsole: f.noConsole, token: token})
 }
 
 // clear deletes the session cookie.
@@ -314,7 +342,19 @@ const (
 	ctxAccount   = "account"
 	ctxSessionID = "session_id"
 	ctxHandoff   = "via_handoff"
+	ctxNoConsole = "no_console"
+	// ctxConsoleBy: the account the admission admitted in this request,
+	// and whether its way in spoke for its admin role (consoleGrant).
+	ctxConsoleBy = "console_by"
 )
+
+// consoleGrant is what an admission said of the admin role: the account
+// admitted, and whether its source holds an admin rule that granted the
+// role at this arrival.
+type consoleGrant struct {
+	account int64
+	ok      bool
+}
 
 // requireUser puts the signed-in account into the context.
 func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
@@ -326,6 +366,7 @@ func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
 				c.Set(ctxAccount, in.Account)
 				c.Set(ctxSessionID, in.SessionID)
 				c.Set(ctxHandoff, in.Handoff)
+				c.Set(ctxNoConsole, in.NoConsole)
 				return next(c)
 			case errors.Is(err, errNoSession), errors.Is(err, errSessionExpired):
 				if errors.Is(err, errSessionExpired) {
@@ -346,18 +387,23 @@ func (h *server) requireUser(action noSessionAction) echo.MiddlewareFunc {
 	}
 }
 
-// requireAdmin lets admins in. A session the portal's handoff began is an
+// requireAdmin lets admins in, when the way their session was made may
+// speak for the admin role. A session the portal's handoff began is an
 // end user's, even for an admin account (whoever holds the portal's key
-// can mint a handoff for any address): the admin is asked to sign in
-// with a password or the identity provider first, unless
-// portal.admin_sessions allows handoff sessions in.
+// can mint a handoff for any address), unless portal.admin_sessions
+// allows handoff sessions in; a session of a way in that does not hold
+// the account's admin rule (an LMS trusted for the admin's domain, an IdP
+// without an admin group) is one too. Either asks for the password (a
+// step-up that replaces the session) before the console opens.
 func (h *server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		acct, ok := account(c)
 		if !ok || !acct.Admin {
 			return errAdminOnly
 		}
-		if handoff, _ := c.Get(ctxHandoff).(bool); handoff && !h.PortalAdminSessions {
+		handoff, _ := c.Get(ctxHandoff).(bool)
+		noConsole, _ := c.Get(ctxNoConsole).(bool)
+		if handoff && !h.PortalAdminSessions || noConsole && !handoff {
 			next := "/admin/"
 			if c.Request().Method == http.MethodGet {
 				next = c.Request().URL.RequestURI()

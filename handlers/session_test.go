@@ -24,7 +24,7 @@ var (
 
 func testSessionMap() map[interface{}]interface{} {
 	return map[interface{}]interface{}{keyAccount: int64(42), keyEpoch: int64(3), keyIssued: int64(1_795_000_000), keyLastSeen: int64(1_795_000_100),
-		keyToken: "cmFuZG9tLXRva2VuLW9mLTQzLWNoYXJzLXJhbmRvbS10b2tlbg", keyHandoff: true}
+		keyToken: "cmFuZG9tLXRva2VuLW9mLTQzLWNoYXJzLXJhbmRvbS10b2tlbg", keyHandoff: true, keyNoConsole: false}
 }
 
 func TestSessionSerializerRoundTrip(t *testing.T) {
@@ -53,6 +53,21 @@ func TestSessionSerializerRoundTrip(t *testing.T) {
 	assert.Equal(t, v.account, old.account)
 	assert.Equal(t, v.token, old.token)
 	assert.True(t, old.handoff)
+	// Format 3 (no no-console bit): read as a session that opens no
+	// console until the password upgrades it.
+	v3old := append([]byte{}, v3...)
+	v3old[0] = sessionFormatV3
+	three, err := decodeSession(v3old)
+	require.NoError(t, err)
+	assert.False(t, three.handoff)
+	assert.True(t, three.noConsole)
+	v.noConsole = true
+	v4, err := v.encode()
+	require.NoError(t, err)
+	four, err := decodeSession(v4)
+	require.NoError(t, err)
+	assert.True(t, four.noConsole)
+	assert.False(t, four.handoff)
 	bad := append([]byte{}, v3...)
 	bad[len(v3)-len(v.token)-2] = 7
 	_, err = decodeSession(bad)
@@ -75,7 +90,7 @@ func TestSessionStartAndRead(t *testing.T) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/login", nil)
 	req.Header.Set("User-Agent", "TestBrowser/1.0")
-	_, err = m.start(context.Background(), req, rec, acct, false)
+	_, err = m.start(context.Background(), req, rec, acct, sessionFlags{})
 	require.NoError(t, err)
 	c := rec.Result().Cookies()[0]
 	assert.Equal(t, SessionCookie, c.Name)
