@@ -48,8 +48,6 @@ type nrps struct {
 // OfferRoster makes launches carry the NRPS claim (the course's
 // memberships URL) and sets the roster, served pageSize members a page.
 func (l *LMS) OfferRoster(members []Member, pageSize int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	list := slices.Clone(members)
 	l.OfferGeneratedRoster(len(list), pageSize, func(i int) Member { return list[i] })
 }
