@@ -118,6 +118,9 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 	if err != nil {
 		return nil, err
 	}
+	if err := a.migrateLTIIdentities(ctx, st); err != nil {
+		return nil, err
+	}
 	// Every LMS is reached under the outbound policy: the URLs a
 	// registration or a launch names are an outsider's.
 	hc := a.cfg.OutboundPolicy().Client(nil)
@@ -164,4 +167,19 @@ func RegisteredLTIPlatforms(ctx context.Context, st lti.Registry) ([]lti.Platfor
 			Registered: true, Key: "the registered LMS " + p.Name + " (console, LTI page)"})
 	}
 	return out, nil
+}
+
+// migrateLTIIdentities moves identities kept under an issuer alone to its
+// one registration's (issuer, client_id), configured or registered
+// (disabled ones too: they may be enabled again).
+func (a *App) migrateLTIIdentities(ctx context.Context, st store.Store) error {
+	all := LTIPlatforms(a.cfg)
+	stored, err := st.LTIPlatforms(ctx)
+	if err != nil {
+		return err
+	}
+	for _, p := range stored {
+		all = append(all, lti.Platform{Issuer: p.Issuer, ClientID: p.ClientID})
+	}
+	return lti.MigrateIdentities(ctx, all, st.MoveIdentities, a.logger)
 }

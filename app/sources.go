@@ -49,7 +49,7 @@ func SCIMSource(cfg config.Config) signin.Source {
 func LTISources(cfg config.Config) map[string]signin.Source {
 	out := map[string]signin.Source{}
 	for i, p := range cfg.LTI.Platforms {
-		out[lti.SourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name,
+		out[lti.SourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: lti.SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name,
 			Key: ltiKey(i), EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts,
 			AdminAuthority: len(p.AdminRoles.List()) > 0}
 	}

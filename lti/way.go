@@ -52,6 +52,17 @@ const (
 // SourceKey keys Way.Sources: one registration of an LMS.
 func SourceKey(issuer, clientID string) string { return issuer + "\x00" + clientID }
 
+// SourceID is the admission's source of one registration of an LMS: an
+// LMS is its (issuer, client_id), since a hosted LMS gives all its
+// customers one issuer (Canvas cloud's https://canvas.instructure.com),
+// and two schools registered separately must not share their learners'
+// links. LegacySourceID is what it was before: the issuer alone.
+func SourceID(issuer, clientID string) string { return LegacySourceID(issuer) + "|" + clientID }
+
+// LegacySourceID is the source of an LMS's identities kept before an LMS
+// was its (issuer, client_id) (MigrateIdentities moves them).
+func LegacySourceID(issuer string) string { return "lti:" + issuer }
+
 // Way is launching from a school's LMS as a way in (wayin.Way).
 type Way struct {
 	LMS LMS
@@ -390,13 +401,13 @@ func (w *Way) arrival(id Identity) signin.Arrival {
 	if !ok && p.Registered {
 		// An LMS registered by Dynamic Registration: the rules its
 		// registration URL carried.
-		src, ok = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: p.Key, EmailDomains: p.EmailDomains,
+		src, ok = signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Key: p.Key, EmailDomains: p.EmailDomains,
 			CreateAccounts: p.CreateAccounts}, true
 	}
 	if !ok {
 		// A platform the wiring did not describe: it creates and adopts
 		// nothing it did not link, and grants no admin.
-		src = signin.Source{ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms"}
+		src = signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Key: "lti.platforms"}
 	}
 	return signin.Arrival{Source: src, Subject: id.Subject, Email: id.Email,
 		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin}

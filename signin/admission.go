@@ -53,7 +53,8 @@ var (
 // arrival, and what it is trusted for.
 type Source struct {
 	// ID names the source in the identities it links: "oidc:<issuer>",
-	// "saml:<entity id>", "portal:<issuer>", "lti:<issuer>", "scim".
+	// "saml:<entity id>", "portal:<issuer>", "lti:<issuer>|<client id>",
+	// "scim".
 	ID string
 	// Name is what pages, logs and the audit call it ("LTI: Canvas").
 	Name string

@@ -407,6 +407,10 @@ type Store interface {
 	// from the account it was linked to before, if any. Deleting the
 	// account deletes its identities.
 	LinkIdentity(ctx context.Context, issuer, subject string, accountID int64) error
+	// MoveIdentities moves every identity of the source from to the
+	// source to (a source renamed), returning how many moved; where to
+	// has the same subject already, to's link wins and from's goes.
+	MoveIdentities(ctx context.Context, from, to string) (int64, error)
 	// IdentitiesOf lists the outside identities linked to the account,
 	// by source then subject.
 	IdentitiesOf(ctx context.Context, accountID int64) ([]Identity, error)

@@ -287,6 +287,18 @@ func (g *Guard) LinkIdentity(ctx context.Context, issuer string, subject string,
 	return g.do(ctx, func(ctx context.Context) error { return g.inner.LinkIdentity(ctx, issuer, subject, accountID) })
 }
 
+// MoveIdentities is the store's, bounded (see Guard).
+func (g *Guard) MoveIdentities(ctx context.Context, from string, to string) (r0 int64, err error) {
+	err = g.do(ctx, func(ctx context.Context) error {
+		x0, err := g.inner.MoveIdentities(ctx, from, to)
+		if err == nil {
+			r0 = x0
+		}
+		return err
+	})
+	return r0, err
+}
+
 // IdentitiesOf is the store's, bounded (see Guard).
 func (g *Guard) IdentitiesOf(ctx context.Context, accountID int64) (r0 []store.Identity, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -28,6 +29,24 @@ func (s *sqlStore) LinkIdentity(ctx context.Context, issuer, subject string, acc
 		return fmt.Errorf("identities: link: %w", err)
 	}
 	return nil
+}
+
+// MoveIdentities moves the identities of source from to source to in one
+// transaction (a subject linked under both keeps to's link).
+func (s *sqlStore) MoveIdentities(ctx context.Context, from, to string) (int64, error) {
+	var n int64
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := s.txExec(ctx, tx, "DELETE FROM identities WHERE issuer = $1 AND subject IN (SELECT subject FROM identities WHERE issuer = $2)", from, to); err != nil {
+			return err
+		}
+		var err error
+		n, err = s.txExec(ctx, tx, "UPDATE identities SET issuer = $2 WHERE issuer = $1", from, to)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("identities: move: %w", err)
+	}
+	return n, nil
 }
 
 // IdentitiesOf lists the outside identities linked to the account.

@@ -32,6 +32,7 @@ var passThrough = map[string]string{
 	"UseOnce":                "single-use ids are never served from memory",
 	"AccountOfIdentity":      "an LTI launch reads the store's link (then the account through the cache)",
 	"LinkIdentity":           "identity links are not cached",
+	"MoveIdentities":         "identity links are not cached",
 	"IdentitiesOf":           "identity links are not cached (the admission reads them when an address would adopt an account)",
 	"KeptValue":              "read once at start",
 	"KeepValue":              "written once, at a first start",

@@ -418,3 +418,40 @@ func testOutsideTextBounded(t *testing.T, s store.Store) {
 	_, err = s.CreateGroup(ctx, store.Group{ID: "g1", DisplayName: huge})
 	assert.Error(t, err, "a group's name past its bound is refused")
 }
+
+// testMoveIdentities: a source renamed takes its links along in one
+// step; a subject linked under both names keeps the new name's link; a
+// second move finds nothing.
+func testMoveIdentities(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	var ids []int64
+	for _, e := range []string{"a@school.example", "b@school.example", "c@school.example"} {
+		a, err := s.CreateAccount(ctx, store.NewAccount{Email: e, FirstName: "A", LastName: "B", PasswordHash: "h"})
+		require.NoError(t, err)
+		ids = append(ids, a.ID)
+	}
+	const from, to, other = "lti:https://lms.example", "lti:https://lms.example|c1", "lti:https://other.example"
+	require.NoError(t, s.LinkIdentity(ctx, from, "s1", ids[0]))
+	require.NoError(t, s.LinkIdentity(ctx, from, "s2", ids[1]))
+	require.NoError(t, s.LinkIdentity(ctx, to, "s2", ids[2]))
+	require.NoError(t, s.LinkIdentity(ctx, other, "s1", ids[2]))
+	n, err := s.MoveIdentities(ctx, from, to)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
+	got, err := s.AccountOfIdentity(ctx, to, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, ids[0], got)
+	got, err = s.AccountOfIdentity(ctx, to, "s2")
+	require.NoError(t, err)
+	assert.Equal(t, ids[2], got, "the new name's link wins")
+	for _, sub := range []string{"s1", "s2"} {
+		_, err = s.AccountOfIdentity(ctx, from, sub)
+		assert.ErrorIs(t, err, store.ErrNotFound)
+	}
+	got, err = s.AccountOfIdentity(ctx, other, "s1")
+	require.NoError(t, err)
+	assert.Equal(t, ids[2], got, "another source is untouched")
+	n, err = s.MoveIdentities(ctx, from, to)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+}

@@ -68,6 +68,7 @@ func Run(t *testing.T, open Open) {
 		{"groups", testGroups},
 		{"the admin role follows the admin group", testFollowAdminGroup},
 		{"outside identities", testIdentities},
+		{"outside identities move with their source", testMoveIdentities},
 		{"kept values", testKeptValues},
 		{"LMSs registered by Dynamic Registration", testLTIPlatforms},
 		{"LTI courses and their rosters", testLTICourses},
