@@ -414,3 +414,29 @@ func TestNameIsTranslatedOnlyWhenTheCatalogHasIt(t *testing.T) {
 	assert.Equal(t, "Springfield Canvas", es.Name("Springfield Canvas"), "a name of its own stays")
 	assert.Equal(t, "{{.Secret}} LMS", es.Name("{{.Secret}} LMS"), "never read as a template")
 }
+
+// A text without placeholders is translated once per language and then
+// served from the localizer's cache: the same text, language by
+// language, however often it is asked for.
+func TestPlainTextsAreTranslatedOnce(t *testing.T) {
+	c, err := New(nil)
+	require.NoError(t, err)
+	de, _ := c.Lookup("de")
+	es, _ := c.Lookup("es")
+	first := de.T("Sign in")
+	assert.NotEqual(t, "Sign in", first)
+	assert.Equal(t, first, de.T("Sign in"))
+	assert.NotEqual(t, first, es.T("Sign in"), "each language its own")
+	assert.Equal(t, "Ada", de.Name("Ada"), "a name is no message")
+	allocs := testing.AllocsPerRun(100, func() { _ = de.T("Sign in") })
+	assert.Zero(t, allocs, "served from the cache")
+}
+
+func BenchmarkPlainText(b *testing.B) {
+	c, err := New(nil)
+	require.NoError(b, err)
+	de, _ := c.Lookup("de")
+	for b.Loop() {
+		_ = de.T("Sign in")
+	}
+}

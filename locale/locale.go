@@ -14,6 +14,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nicksnyder/go-i18n/v2/i18n"
@@ -87,13 +88,16 @@ func New(offered []string) (*Catalog, error) {
 		}
 		have[mf.Tag] = true
 	}
-	if err := addPseudo(bundle); err != nil {
-		return nil, err
-	}
-	have[Pseudo] = true
 	tags, err := offeredTags(offered)
 	if err != nil {
 		return nil, err
+	}
+	if slices.Contains(tags, Pseudo) {
+		// Made only when offered: a whole catalog more to keep.
+		if err := addPseudo(bundle); err != nil {
+			return nil, err
+		}
+		have[Pseudo] = true
 	}
 	c := &Catalog{localizers: map[language.Tag]*Localizer{}, offered: tags}
 	for _, t := range tags {
@@ -192,6 +196,7 @@ type Localizer struct {
 	l      *i18n.Localizer
 	p      *message.Printer
 	pseudo bool
+	plain  sync.Map // ID → its translation, for texts without placeholders
 }
 
 // Lang is the language's BCP 47 tag, for <html lang>.
@@ -206,7 +211,19 @@ func (l *Localizer) Lang() string {
 // placeholders as name, value pairs ("Name", "Ada" for {{.Name}}).
 // Without a localizer, or for a message a catalog lacks, the English.
 func (l *Localizer) T(id ID, data ...any) string {
-	return l.localize(&i18n.Message{ID: string(id), Other: string(id)}, nil, data)
+	if len(data) > 0 || l == nil {
+		return l.localize(&i18n.Message{ID: string(id), Other: string(id)}, nil, data)
+	}
+	// A text without placeholders is the same every time: translated
+	// once per language (a page has dozens; each translation runs a
+	// template). The ids are the source's constants, so the cache is as
+	// large as the catalog at most.
+	if s, ok := l.plain.Load(id); ok {
+		return s.(string)
+	}
+	s := l.localize(&i18n.Message{ID: string(id), Other: string(id)}, nil, nil)
+	l.plain.Store(id, s)
+	return s
 }
 
 // ID is a message's id: its English text as the source writes it. Only a
@@ -222,7 +239,8 @@ func (l *Localizer) Name(s string) string {
 	if strings.Contains(s, "{{") {
 		return s
 	}
-	return l.T(ID(s))
+	// Not through T's cache: a name is no constant of the source.
+	return l.localize(&i18n.Message{ID: s, Other: s}, nil, nil)
 }
 
 // N translates a message with plural forms: one and other are its English
@@ -240,20 +258,23 @@ func (l *Localizer) localize(m *i18n.Message, count any, data []any) string {
 		}
 	}
 	cfg := &i18n.LocalizeConfig{DefaultMessage: m, TemplateData: td, PluralCount: count}
-	var loc *i18n.Localizer
+	loc := englishOnly()
 	if l != nil {
 		loc = l.l
-	} else {
-		loc = i18n.NewLocalizer(i18n.NewBundle(English))
 	}
 	s, err := loc.Localize(cfg)
 	if err != nil && s == "" {
 		// A template error in a catalog's text: the English rather than
 		// nothing (the catalog test fails on such a text).
-		s, _ = i18n.NewLocalizer(i18n.NewBundle(English)).Localize(cfg)
+		s, _ = englishOnly().Localize(cfg)
 	}
 	return s
 }
+
+// englishOnly speaks the messages' own English (no catalog): a request
+// without a localizer, and a catalog text that does not run. Made once;
+// it is never changed.
+var englishOnly = sync.OnceValue(func() *i18n.Localizer { return i18n.NewLocalizer(i18n.NewBundle(English)) })
 
 // Number writes n as the language does (1,234 or 1.234).
 func (l *Localizer) Number(n int) string {

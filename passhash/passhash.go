@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -111,7 +112,17 @@ func (h *Hasher) acquire(ctx context.Context) error {
 	}
 }
 
-func (h *Hasher) release() { <-h.slots }
+// release frees the slot once the hash's memory is collected: argon2id
+// leaves its whole memory (19 MiB by default) as garbage at every hash,
+// and a collection now, before the next hash takes the slot, keeps the
+// heap at the slots' hashes. Left to the memory limit, the collector ran
+// again and again inside the next hashes' allocations: a storm of 300
+// sign-ins peaked at 100-112 MiB RSS at 13 sign-ins/s; collected here, at
+// 93 MiB and 29/s (e2e/BenchmarkLoginStorm, docs/performance.md).
+func (h *Hasher) release() {
+	runtime.GC()
+	<-h.slots
+}
 
 // CheckPassword tells why a new password is not acceptable, as NIST SP
 // 800-63B asks: too short or too long, only white space, or one of the

@@ -14,7 +14,8 @@ import (
 // password-hashing settings, unless GOMEMLIMIT sets one already: argon2id
 // allocates its memory afresh for every hash, and without a limit the
 // garbage lets a sign-in storm double the heap (152 MiB peak for 200 at
-// once; 86-87 MiB for 300 with this limit, which costs hashing speed: GC
+// once; 93 MiB for 300 with this limit and passhash collecting each hash's
+// memory as its slot is freed, which costs hashing speed: GC
 // runs more, and more of a storm gets the busy page; a larger GOMEMLIMIT
 // trades memory back for speed). The limit is process-wide: serve sets it;
 // it returns the limit in force and whether it set it.
