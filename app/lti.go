@@ -95,7 +95,7 @@ func LTIPlatforms(cfg config.Config) []lti.Platform {
 		for _, it := range p.DeepLinkItems {
 			items = append(items, lti.DeepLinkItem{Title: it.Title, Path: it.Path})
 		}
-		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
+		out = append(out, lti.Platform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: p.DeploymentIDs.List(),
 			AuthURL: p.AuthURL, JWKSURL: p.JWKSURL, AdminRoles: p.AdminRoles.List(), CreateAccounts: p.CreateAccounts, FrameOrigins: origins,
 			Key: ltiKey(i), DeepLinkItems: items, TokenURL: p.TokenURL, RosterMax: p.RosterMax})
 	}
@@ -162,9 +162,9 @@ func RegisteredLTIPlatforms(ctx context.Context, st lti.Registry) ([]lti.Platfor
 		if p.DeploymentID != "" {
 			deployments = []string{p.DeploymentID}
 		}
-		out = append(out, lti.Platform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: deployments, AuthURL: p.AuthURL,
+		out = append(out, lti.Platform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: deployments, AuthURL: p.AuthURL,
 			JWKSURL: p.JWKSURL, TokenURL: p.TokenURL, CreateAccounts: p.CreateAccounts, EmailDomains: strings.Fields(p.EmailDomains),
-			Registered: true, Key: "the registered LMS " + p.Name + " (console, LTI page)"})
+			Registered: true, Key: "the registered LMS " + store.Cut(p.Name, store.MaxName) + " (console, LTI page)"})
 	}
 	return out, nil
 }

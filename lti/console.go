@@ -30,7 +30,7 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 		return err
 	}
 	for _, p := range list {
-		d.Registered = append(d.Registered, views.LTIConsolePlatform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID, Deployment: p.DeploymentID,
+		d.Registered = append(d.Registered, views.LTIConsolePlatform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, Deployment: p.DeploymentID,
 			RegisteredAt: p.RegisteredAt.UTC().Format("2006-01-02 15:04"), RegisteredBy: p.RegisteredBy, Disabled: p.Disabled})
 	}
 	for _, p := range w.LMS.Platforms() {
