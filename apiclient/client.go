@@ -48,7 +48,8 @@ type Options struct {
 	HTTPClient *http.Client
 	// Timeout bounds one attempt; default 10 s.
 	Timeout time.Duration
-	// EnsureTimeout bounds a shared EnsureUser operation; default 60 s.
+	// EnsureTimeout bounds a shared EnsureUser operation whose caller has
+	// no deadline (a caller's deadline bounds it otherwise); default 60 s.
 	EnsureTimeout time.Duration
 	// MaxRetryAfter: a 429 asking to wait longer than this is not waited
 	// for; default 30 s.

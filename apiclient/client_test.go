@@ -659,3 +659,36 @@ func TestRetryPacerToldRetriesApart(t *testing.T) {
 	assert.Equal(t, 1, p.waits, "the first attempt")
 	assert.Equal(t, 2, p.retries, "each retry")
 }
+
+// turnAfter is a Pacer whose turn comes after a fixed wait, told from the
+// caller's deadline rather than slept: a caller whose deadline comes
+// first is refused as the real wait would be.
+type turnAfter time.Duration
+
+func (d turnAfter) Wait(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < time.Duration(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (turnAfter) Pause(time.Duration) {}
+
+// A new user's look-up-and-create waits for the platform's turn as long
+// as the caller's own deadline allows (a launch's place in line: its
+// arrival plus platform.max_wait), not a fixed 60 s: its turn after 90 s
+// lands within a 30-minute line; without a deadline the 60 s bound holds.
+func TestEnsureUserWaitsAsLongAsItsCallerMay(t *testing.T) {
+	h := setup(t, func(o *Options) { o.Pacer = turnAfter(90 * time.Second) })
+	newEnsureServer(t, h)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	res, err := h.client.EnsureUser(ctx, alice)
+	require.NoError(t, err)
+	assert.True(t, res.Created)
+
+	h = setup(t, func(o *Options) { o.Pacer = turnAfter(90 * time.Second) })
+	newEnsureServer(t, h)
+	_, err = h.client.EnsureUser(context.Background(), alice)
+	assert.ErrorIs(t, err, ErrTimeout, "no deadline of its own: EnsureTimeout")
+}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/ssobridge/ssobridge/mailaddr"
 )
@@ -238,8 +239,12 @@ func (c *Client) EnsureUser(ctx context.Context, nu NewUser) (EnsureResult, erro
 	key := mailaddr.Key(nu.Email)
 	ch := c.ensures.DoChan(key, func() (any, error) {
 		// Detached from the first caller's cancellation (its values, such
-		// as the call counter, stay), bounded on its own.
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.opts.EnsureTimeout)
+		// as the call counter, stay), bounded by its deadline: a launch in
+		// line waits for the platform's turn as long as its place allows
+		// (its arrival plus platform.max_wait), each call within
+		// platform.timeout; only a caller without a deadline gets
+		// EnsureTimeout.
+		sctx, cancel := sharedContext(ctx, c.opts.EnsureTimeout)
 		defer cancel()
 		res, err := c.ensure(sctx, nu)
 		return &sharedEnsure{res: res}, err
@@ -257,6 +262,16 @@ func (c *Client) EnsureUser(ctx context.Context, nu NewUser) (EnsureResult, erro
 	case <-ctx.Done():
 		return EnsureResult{}, &TransportError{Endpoint: "ensure_user", Method: http.MethodGet, Timeout: errors.Is(ctx.Err(), context.DeadlineExceeded), Err: ctx.Err()}
 	}
+}
+
+// sharedContext is ctx without its cancellation, with its deadline (or,
+// without one, fallback from now).
+func sharedContext(ctx context.Context, fallback time.Duration) (context.Context, context.CancelFunc) {
+	base := context.WithoutCancel(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(base, d)
+	}
+	return context.WithTimeout(base, fallback)
 }
 
 // sharedEnsure is the result of one EnsureUser operation handed to every

@@ -233,6 +233,12 @@ func (b *browser) do(req *http.Request) page {
 		r, _ := http.NewRequest("GET", b.base+loc, nil)
 		p = b.doOnce(r)
 	}
+	if loc := p.header.Get("Location"); p.status == http.StatusSeeOther && strings.HasPrefix(loc, "/launch/wait/") {
+		// A launch that must wait answers with its waiting page's own
+		// address, which a browser loads at once.
+		r, _ := http.NewRequest("GET", b.base+loc, nil)
+		p = b.doOnce(r)
+	}
 	for deadline := time.Now().Add(3 * time.Minute); ; {
 		next := waitingRefresh(p)
 		if next == "" || time.Now().After(deadline) {

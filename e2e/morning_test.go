@@ -114,6 +114,8 @@ func oneMorningUser(c *http.Client, apps []*testApp, sim *platformsim.Running, i
 		switch loc := resp.Header.Get("Location"); {
 		case resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, sim.URL):
 			return "landed", time.Since(arrived), pages
+		case resp.StatusCode == http.StatusSeeOther && strings.HasPrefix(loc, "/launch/wait/"):
+			url = apps[(i+hop+1)%len(apps)].srv.URL + loc // the waiting page's own address
 		case resp.StatusCode == http.StatusOK && refresh != "":
 			pages++
 			secs, next, ok := strings.Cut(refresh, ";url=")

@@ -200,11 +200,15 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 	case launch.OutcomeUnauthorized:
 		return http.StatusBadGateway, views.PlatformUnauthorized, info
 	case launch.OutcomeRateLimited:
+		info.RetryAfter = unavailableRetry
 		if f.RetryAfter > 0 {
 			info.RetryAfter = int(f.RetryAfter.Seconds() + 0.999)
 		}
 		return http.StatusServiceUnavailable, views.PlatformUnavailable, info
 	case launch.OutcomeUnavailable:
+		// Every 503 and 504 says when to come back, as its page does ("try
+		// again in a minute").
+		info.RetryAfter = unavailableRetry
 		if f.Timeout {
 			return http.StatusGatewayTimeout, views.PlatformUnavailable, info
 		}
@@ -215,6 +219,10 @@ func launchPage(err error, info views.ErrorInfo) (int, func(views.Page, views.Er
 	info.Detail = ""
 	return http.StatusInternalServerError, views.InternalError, info
 }
+
+// unavailableRetry is the Retry-After (seconds) of a platform that is
+// down or slow and said nothing of when to come back.
+const unavailableRetry = 60
 
 // errorClass names an error for the log line.
 func errorClass(err error) string {

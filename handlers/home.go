@@ -106,9 +106,17 @@ func (h *server) lineAnswer(c echo.Context, acct store.Account, a waitline.Answe
 	if a.Done() {
 		return h.toExchange(c, acct, a.Result, a.ExchangeURL)
 	}
+	noStore(c)
+	if wait := "/launch/wait/" + a.Ticket; c.Request().URL.Path != wait {
+		// The first answer of a launch that must wait is the waiting
+		// page's own address: reloading it, going back to it or opening
+		// it in a second tab shows the same place in line, never the
+		// request that made it again (a handoff's spent token, an LMS's
+		// used launch, a form posted twice).
+		return c.Redirect(http.StatusSeeOther, wait)
+	}
 	secs, every := waitTiming(a)
 	still := c.QueryParam("still") != ""
-	noStore(c)
 	p := h.page(c, locale.Msg("Opening the video editor"))
 	p.Script = waitScript
 	if !still {

@@ -48,7 +48,11 @@ func TestLaunchWaitsInLine(t *testing.T) {
 	c := f.client()
 	c.signIn("ada@example.com")
 
-	r := c.submit("/", "/launch", nil)
+	first := c.submit("/", "/launch", nil)
+	require.Equal(t, http.StatusSeeOther, first.status, "the waiting page's own address, which a reload shows again")
+	assert.Regexp(t, `^/launch/wait/[0-9a-f]{32}$`, first.header.Get("Location"))
+	assert.Equal(t, "no-store", first.header.Get("Cache-Control"))
+	r := c.get(first.header.Get("Location"))
 	require.Equal(t, http.StatusOK, r.status)
 	assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
 	refresh := waitRefresh(r)
@@ -109,7 +113,11 @@ func TestLaunchWaitIsTheUsersOnly(t *testing.T) {
 	withLine(f, fixedBudget{Waiting: 1}, time.Minute)
 	ada := f.client()
 	ada.signIn("ada@example.com")
-	next := strings.SplitN(waitRefresh(ada.submit("/", "/launch", nil)), ";url=", 2)[1]
+	next := ada.submit("/", "/launch", nil).header.Get("Location")
+	require.True(t, strings.HasPrefix(next, "/launch/wait/"), next)
+	second := ada.get(next)
+	assert.Equal(t, http.StatusOK, second.status, "the same browser: its place in line, reload after reload")
+	assert.Equal(t, http.StatusOK, ada.get(next).status)
 
 	eve := f.client()
 	eve.signIn("eve@example.com")
@@ -134,7 +142,7 @@ func TestLaunchEndsWithItsSession(t *testing.T) {
 			ln := withLine(f, fixedBudget{Waiting: 1}, time.Minute)
 			c := f.client()
 			c.signIn("ada@example.com")
-			next := strings.SplitN(waitRefresh(c.submit("/", "/launch", nil)), ";url=", 2)[1]
+			next := c.submit("/", "/launch", nil).header.Get("Location")
 			require.Equal(t, 1, ln.Waiting())
 
 			c.submit("/", end, nil)
