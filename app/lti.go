@@ -68,16 +68,33 @@ func LTIToolKey(ctx context.Context, cfg config.Config, st interface {
 // without Secure), and note says what to set.
 func LTIReach(cfg config.Config) (ok bool, note string) {
 	base := cfg.PublicURL(cfg.Server.Addr)
-	u, err := url.Parse(base)
-	if err == nil && u.Scheme == "https" {
+	switch reach, local := Reach(cfg); {
+	case reach && !local:
 		return true, ""
-	}
-	listen, _, _ := net.SplitHostPort(cfg.Server.Addr)
-	if err == nil && loopback.Host(u.Hostname()) && (cfg.Server.PublicURL != "" || loopback.Host(listen)) {
+	case local:
 		return true, "loopback: only browsers on this machine reach " + base + "; an LMS elsewhere needs server.public_url set to the https URL it reaches"
 	}
 	return false, "the bridge is served over plain http at " + base + ": LMSs post launches from their own site, which carries the bridge's login cookie " +
 		"only over https (SameSite=None needs Secure), so every launch would fail; set server.public_url to the https URL the LMS reaches"
+}
+
+// Reach tells how the parties that call the bridge (an LMS's browsers, an
+// IdP's SCIM client) reach it: over https (reach), or only from this
+// machine over plain http on loopback (reach and local, a trial); plain
+// http elsewhere reaches nothing safely.
+func Reach(cfg config.Config) (reach, local bool) {
+	u, err := url.Parse(cfg.PublicURL(cfg.Server.Addr))
+	if err != nil {
+		return false, false
+	}
+	if u.Scheme == "https" {
+		return true, false
+	}
+	listen, _, _ := net.SplitHostPort(cfg.Server.Addr)
+	if loopback.Host(u.Hostname()) && (cfg.Server.PublicURL != "" || loopback.Host(listen)) {
+		return true, true
+	}
+	return false, false
 }
 
 // ltiKey is the configuration key of the platform listed ith.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/signin"
 )
 
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,
@@ -51,10 +54,12 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 	if cfg.SCIM.Enabled {
 		scimOK = checkSCIM(env.Stdout, cfg)
 	}
+	var registered []lti.Platform
 	if cfg.LTI.Enabled() {
-		ltiOK = checkLTI(ctx, env.Stdout, cfg)
+		registered = registeredLMSs(ctx, env.Stdout, cfg)
+		ltiOK = checkLTI(ctx, env.Stdout, cfg, registered)
 	}
-	checkTrust(env.Stdout, cfg)
+	checkTrust(env.Stdout, cfg, registered)
 	if !report.OK() || !samlOK || !scimOK || !ltiOK {
 		return cli.ErrFailed
 	}
@@ -96,9 +101,13 @@ func checkSCIM(w io.Writer, cfg config.Config) bool {
 		admins = "members of the group " + strconv.Quote(cfg.SCIM.AdminGroup)
 	}
 	fmt.Fprintf(w, "           partner admins: %s; platform users made ahead: %t\n", admins, cfg.SCIM.ProvisionPlatformUsers)
-	if !strings.HasPrefix(base, "https://") {
+	switch reach, local := app.Reach(cfg); {
+	case !reach:
 		fmt.Fprintf(w, "verdict:   SCIM NOT READY\nthe IdP would call %s over plain http, with the token in clear: set server.public_url to the https URL the IdP reaches\n", base)
 		return false
+	case local:
+		fmt.Fprintf(w, "verdict:   SCIM OK (loopback: only an IdP on this machine reaches %s; a real IdP needs server.public_url set to the https URL it reaches)\n", base)
+		return true
 	}
 	fmt.Fprintf(w, "verdict:   SCIM OK\n")
 	return true
@@ -106,7 +115,7 @@ func checkSCIM(w io.Writer, cfg config.Config) bool {
 
 // checkLTI reads the tool's key and each platform's key set as the bridge
 // would, and says what to enter in the LMS.
-func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
+func checkLTI(ctx context.Context, w io.Writer, cfg config.Config, registered []lti.Platform) bool {
 	base := cfg.PublicURL(cfg.Server.Addr)
 	ok := true
 	fmt.Fprintf(w, "lti:       in the LMS, enter: login URL %s%s, redirect URI %s%s, target link URI %s%s, key set URL %s%s\n",
@@ -122,7 +131,7 @@ func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
 	} else {
 		fmt.Fprintf(w, "           tool key: generated on first start and kept in the store, the same on every instance (lti.key_file sets your own)\n")
 	}
-	for _, p := range app.LTIPlatforms(cfg) {
+	for _, p := range append(app.LTIPlatforms(cfg), registered...) {
 		tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: checkOnly{}.UseOnce, HTTPClient: cfg.OutboundPolicy().Client(nil)})
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err := tool.Refresh(rctx)
@@ -171,6 +180,30 @@ func checkLTI(ctx context.Context, w io.Writer, cfg config.Config) bool {
 	return true
 }
 
+// registeredLMSs are the LMSs registered from the console (Dynamic
+// Registration), kept in the store every instance reads: check reads
+// them as it reads the configured ones. A SQLite store not made yet has
+// none; a store that cannot be read is said and checked no further.
+func registeredLMSs(ctx context.Context, w io.Writer, cfg config.Config) []lti.Platform {
+	if cfg.Store.Driver != "postgres" {
+		if _, err := os.Stat(cfg.Store.DSN); errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	st, err := app.OpenStore(ctx, cfg, nil)
+	if err != nil {
+		fmt.Fprintf(w, "lti:       the LMSs registered from the console are not checked: the store cannot be read: %v\n", err)
+		return nil
+	}
+	defer st.Close()
+	list, err := app.RegisteredLTIPlatforms(ctx, st)
+	if err != nil {
+		fmt.Fprintf(w, "lti:       the LMSs registered from the console are not checked: %v\n", err)
+		return nil
+	}
+	return list
+}
+
 // checkOnly is the single-use store of a check, which signs no one in.
 type checkOnly struct{}
 
@@ -217,15 +250,21 @@ func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 // checkTrust says, for each way in, which accounts it reaches: those of
 // the domains it is trusted for, or (open) only the accounts it made or
 // linked. Open is no failure: it is the safe default.
-func checkTrust(w io.Writer, cfg config.Config) {
+func checkTrust(w io.Writer, cfg config.Config, registered []lti.Platform) {
 	sources := app.Sources(cfg)
+	for _, p := range registered {
+		sources = append(sources, signin.Source{Name: "LTI: " + p.Name + " (registered from the console)", EmailDomains: p.EmailDomains, CreateAccounts: p.CreateAccounts})
+	}
 	if len(sources) == 0 {
 		return
 	}
 	fmt.Fprintf(w, "ways in:   who may arrive as whom\n")
 	for _, s := range sources {
 		reach := "accounts of " + strings.Join(s.EmailDomains, ", ")
-		if s.Open() {
+		switch {
+		case s.Open() && s.Key == "": // registered from the console: its rules came with its registration URL
+			reach = "OPEN: only the accounts it made or linked (register it again from a registration URL made with your email domains to let it reach existing accounts)"
+		case s.Open():
 			reach = "OPEN: only the accounts it made or linked (set " + s.Key + ".email_domains to let it reach existing accounts of your domains)"
 		}
 		admin := "grants no admin"

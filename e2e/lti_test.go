@@ -19,6 +19,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 var (
@@ -385,4 +386,27 @@ func TestCheckLTI(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, out, "tool key: WRONG")
 	assert.Contains(t, out, `a PEM "CERTIFICATE" block, not a private key`)
+}
+
+// check reads the LMSs registered from the console (kept in the store)
+// as it reads the configured ones: the key set, and who may arrive as
+// whom; an unreadable key set of one makes the check fail.
+func TestCheckReadsRegisteredLMSs(t *testing.T) {
+	plat := startLMS(t)
+	cfg, dsn := writeConfig(t, "server:\n  public_url: https://sso.partner.example\nlti:\n  dynamic_registration: true\n")
+	st, err := sqlstore.OpenSQLite(t.Context(), dsn, nil)
+	require.NoError(t, err)
+	require.NoError(t, st.AddLTIPlatform(t.Context(), store.LTIPlatform{Name: "Springfield Moodle", Issuer: plat.Issuer, ClientID: "registered-7",
+		DeploymentID: "d1", AuthURL: plat.AuthURL(), JWKSURL: plat.JWKSURL(), EmailDomains: "school.example", CreateAccounts: true,
+		RegisteredAt: time.Now(), RegisteredBy: "root@partner.example"}))
+	require.NoError(t, st.Close())
+	code, out, stderr := runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 0, code, out+stderr)
+	assert.Contains(t, out, "Springfield Moodle (issuer "+plat.Issuer+", client registered-7, 1 deployment(s)): key set read")
+	assert.Contains(t, out, "LTI: Springfield Moodle (registered from the console): accounts of school.example; creates accounts: true")
+
+	plat.SetKeysDown(true)
+	code, out, _ = runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "Springfield Moodle (issuer "+plat.Issuer+", client registered-7): key set UNREADABLE")
 }

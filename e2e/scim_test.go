@@ -194,10 +194,17 @@ func TestCheckSCIM(t *testing.T) {
 	assert.Contains(t, out, "verdict:   SCIM OK")
 	assert.NotContains(t, out+stderr, token)
 
+	// On loopback, a trial: OK, and it says a real IdP needs https.
 	plain, _ := writeConfig(t, "scim:\n  enabled: true\n")
 	code, out, _ = runCLI(t, "", []string{"SSOBRIDGE_SCIM_TOKEN=" + token}, "check", "--config", plain)
-	assert.Equal(t, 1, code)
-	assert.Contains(t, out, "verdict:   SCIM NOT READY")
+	assert.Equal(t, 0, code, out)
+	assert.Contains(t, out, "verdict:   SCIM OK (loopback: only an IdP on this machine reaches http://127.0.0.1:8080/scim/v2")
+	for _, server := range []string{"server:\n  addr: :8080\n", "server:\n  public_url: http://sso.partner.example\n"} {
+		public, _ := writeConfig(t, server+"scim:\n  enabled: true\n")
+		code, out, _ = runCLI(t, "", []string{"SSOBRIDGE_SCIM_TOKEN=" + token}, "check", "--config", public)
+		assert.Equal(t, 1, code, server)
+		assert.Contains(t, out, "verdict:   SCIM NOT READY", "plain http a real IdP would reach: %s", server)
+	}
 
 	code, _, stderr = runCLI(t, "", []string{"SSOBRIDGE_SCIM_TOKEN=short-secret"}, "check", "--config", plain)
 	assert.Equal(t, 2, code)
