@@ -302,6 +302,9 @@ func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (st
 // Handler serves the bridge's routes.
 func (a *App) Handler() http.Handler { return a.handler }
 
+// SampleLMS is the embedded demo's sample LMS (nil unless it is served).
+func (a *App) SampleLMS() *samplelms.Running { return a.lms }
+
 // Store is the account store the bridge uses.
 func (a *App) Store() store.Store { return a.store }
 

@@ -159,8 +159,15 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 	// through the admission every launch takes and the console's jobs.
 	roster := &lti.Roster{Services: lti.NewServices(key, hc, now), Admit: signin.NewAdmission(st, a.logger).Admit, Provision: jobs.StartFor,
 		Record: st.Record, Courses: st, UseOnce: st.UseOnce, Logger: a.logger, Now: now, Max: a.cfg.LTI.RosterMax}
-	return &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: st, HTTPClient: hc, Logger: a.logger,
-		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}, nil
+	way := &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: st, HTTPClient: hc, Logger: a.logger,
+		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}
+	if a.lms != nil {
+		// The demo's sample LMS registers from the console too: its issuer
+		// is a name, its configuration on its loopback port.
+		at := lti.Origin(a.lms.URL())
+		way.IssuerAt = func(origin, issuer string) bool { return origin == at && issuer == SampleLMSIssuer }
+	}
+	return way, nil
 }
 
 // RegisteredLTIPlatforms are the LMSs that registered themselves (Dynamic

@@ -27,6 +27,7 @@ import (
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -45,6 +46,7 @@ type testApp struct {
 	budget *pacing.Budget
 	yaml   string // its configuration (for the commands run on its store)
 	stop   func() // closes the server and the app (as the test's end does), e.g. to restart on the same data
+	lms    *samplelms.Running // the demo's sample LMS (with sampleLMS)
 }
 
 // waitLog records the back-off waits of the Partner API client, which
@@ -181,7 +183,7 @@ log:
 	if o.platform != nil {
 		sim = o.platform
 	}
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop, lms: a.SampleLMS()}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) store.Account {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -311,4 +313,64 @@ func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
 		require.Equal(t, http.StatusOK, console.status)
 		assert.Less(t, len(console.body), 60_000, "nor the console's LTI page")
 	})
+}
+
+// Dynamic Registration tried with the demo alone, as docs/lti.md tells a
+// newcomer: an admin makes a registration URL on the console's LTI page,
+// the demo's sample LMS opens it from its "add a tool" page, the bridge
+// registers it (its issuer is a name, its configuration on a loopback
+// port: allowed for the sample LMS alone), and a learner's launch from
+// it lands in the editor through the new registration.
+func TestDemoSampleLMSRegistersFromTheConsole(t *testing.T) {
+	ta := startTestApp(t, testOptions{sampleLMS: true})
+	require.NotNil(t, ta.lms)
+	ta.lms.SetTool(ta.srv.URL)
+	ta.addAccount(t, "root@partner.example", true)
+	admin := ta.browser(t)
+	require.Equal(t, http.StatusSeeOther, admin.login("root@partner.example", testPassword).status)
+	made := admin.post("/admin/lti/registration-url", url.Values{"_csrf": {admin.csrf("/admin/lti")}, "email_domains": {"school.example"}, "create_accounts": {"1"}})
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(made.body))
+	require.NoError(t, err)
+	regURL := doc.Find("#registration-url").Text()
+	require.NotEmpty(t, regURL)
+
+	// The sample LMS's "add a tool" page frames the registration URL.
+	hc := &http.Client{Timeout: 10 * time.Second}
+	resp, err := hc.Get(ta.lms.URL() + samplelms.RegisterToolPath + "?" + url.Values{"url": {regURL}}.Encode())
+	require.NoError(t, err)
+	page, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	src := page.Find("#registration").AttrOr("src", "")
+	require.True(t, strings.HasPrefix(src, ta.srv.URL+"/lti/register?"), src)
+	r := ta.browser(t).get(localOf(t, src))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	assert.Contains(t, r.body, `id="lti-registered"`)
+	list, err := ta.store.LTIPlatforms(t.Context())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "https://sample-lms.ssobridge.invalid", list[0].Issuer)
+	assert.Equal(t, "registered-client-1", list[0].ClientID)
+
+	// A launch from the sample LMS now goes through its registration.
+	b := ta.browser(t)
+	login := b.post("/lti/login", ta.lms.LoginForm("ada"), "Sec-Fetch-Site", "cross-site", "Origin", ta.lms.URL())
+	require.Equal(t, http.StatusSeeOther, login.status, login.body)
+	resp, err = hc.Get(login.header.Get("Location"))
+	require.NoError(t, err)
+	answer, err := goquery.NewDocumentFromReader(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	form := url.Values{}
+	answer.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	launched := b.post("/lti/launch", form, "Sec-Fetch-Site", "cross-site", "Origin", ta.lms.URL())
+	path, editor := b.follow(t, ta, launched)
+	assert.Equal(t, "/editor", path)
+	assert.Contains(t, editor, "Signed in as Ada Lovelace")
+	acct, err := ta.store.AccountByEmail(t.Context(), "ada.lovelace@school.example")
+	require.NoError(t, err)
+	ids, err := ta.store.IdentitiesOf(t.Context(), acct.ID)
+	require.NoError(t, err)
+	require.Len(t, ids, 1)
+	assert.Equal(t, "lti:https://sample-lms.ssobridge.invalid|registered-client-1", ids[0].Source)
 }

@@ -117,7 +117,7 @@ func (w *Way) readConfiguration(ctx context.Context, raw string) (platformConfig
 	if err := w.fetchJSON(req, &pc); err != nil {
 		return pc, refusedAs(ErrRegistrationConfig, "it could not be read: "+fetchReason(err), err)
 	}
-	if Origin(pc.Issuer) != origin {
+	if Origin(pc.Issuer) != origin && (w.IssuerAt == nil || !w.IssuerAt(origin, pc.Issuer)) {
 		return pc, refusedAs(ErrRegistrationConfig, "its issuer is not on the origin of the configuration URL ("+origin+")",
 			fmt.Errorf("issuer %s", outside.Quote(pc.Issuer)))
 	}

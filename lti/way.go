@@ -79,6 +79,11 @@ type Way struct {
 	// Registry keeps the LMSs registered by Dynamic Registration (nil: no
 	// registration, and no console page).
 	Registry Registry
+	// IssuerAt allows an issuer whose origin is not its configuration
+	// URL's (nil: none): the embedded demo's sample LMS, whose issuer is
+	// a name while it is served on a loopback port, registers from the
+	// console as a real LMS would.
+	IssuerAt func(configOrigin, issuer string) bool
 	// HTTPClient reaches LMSs that register (nil: its own, 10 s timeout).
 	HTTPClient *http.Client
 	// Logger: nil, none.
