@@ -18,6 +18,7 @@ import (
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -170,6 +171,16 @@ func portalKeyOf(cfg config.Config) (k portalKey, ok bool, err error) {
 func PortalSigningKey(cfg config.Config) (k portal.Config, ok bool, err error) {
 	pk, ok, err := portalKeyOf(cfg)
 	return pk.cfg, ok, err
+}
+
+// PortalSourceOf is the admission's source of the portal cfg signs for
+// (the demo's sample portal when the demo's key is used).
+func PortalSourceOf(cfg config.Config) (signin.Source, error) {
+	pk, ok, err := portalKeyOf(cfg)
+	if err != nil || !ok {
+		return signin.Source{}, err
+	}
+	return PortalSource(cfg, pk.cfg.Issuer, pk.demo), nil
 }
 
 // demoPortalSecret is the demo portal's HS256 key, made once (0600).

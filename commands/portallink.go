@@ -50,6 +50,12 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 	if !ok {
 		return cli.UsageError("portal-link: no portal key: set portal.jwt_secret (" + config.EnvName("portal.jwt_secret") + ") and portal.jwt_issuer")
 	}
+	// A link the handoff would refuse is no link to print: say why now,
+	// before anyone follows it.
+	if src, err := app.PortalSourceOf(cfg); err == nil && !src.Open() && !src.Trusts(strings.TrimSpace(*email)) {
+		return cli.UsageError(fmt.Sprintf("portal-link: --email %s: the portal is trusted for %s only (portal.email_domains), so its handoff would be refused; "+
+			"use an address of those domains, or list its domain in portal.email_domains", strings.TrimSpace(*email), strings.Join(src.EmailDomains, ", ")))
+	}
 	tok, err := portal.SignHS256(k.Secret, k.Issuer, k.Audience,
 		portal.Claims{Email: strings.TrimSpace(*email), GivenName: *first, FamilyName: *last, ReturnTo: *returnTo}, time.Now())
 	if err != nil {

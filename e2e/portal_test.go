@@ -179,6 +179,16 @@ func TestPortalLinkCommand(t *testing.T) {
 		code, _, _ := runCLI(t, "", nil, append([]string{"portal-link", "--config", cfg}, args...)...)
 		assert.Equal(t, 2, code, "%v", args)
 	}
+	// The demo's portal is trusted for portal.example only: a link for
+	// another address would be refused, so none is printed.
+	demo, _ := writeConfig(t, "")
+	code, out, stderr = runCLI(t, "", nil, "portal-link", "--config", demo, "--email", "ada@example.com")
+	assert.Equal(t, 2, code, out)
+	assert.Empty(t, out, "no link")
+	assert.Contains(t, stderr, "the portal is trusted for portal.example only (portal.email_domains)")
+	code, out, _ = runCLI(t, "", nil, "portal-link", "--config", demo, "--email", "ada@portal.example")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, out, "/sso/jwt?jwt=")
 	noKey, _ := writeConfig(t, "platform:\n  base_url: https://p.example\n  api_key: k\n  api_secret: s\n")
 	code, _, stderr = runCLI(t, "", nil, "portal-link", "--config", noKey, "--email", "a@example.com")
 	assert.Equal(t, 2, code)

@@ -388,4 +388,13 @@ func TestSSOJWTAsksBeforeSwitchingAccounts(t *testing.T) {
 	// A refused token is refused before any question.
 	r = f.client().post("/sso/jwt", url.Values{"jwt": {"a.b.c"}})
 	assert.Equal(t, http.StatusUnauthorized, r.status)
+	// So is an arrival the admission would refuse (an address the portal
+	// is not trusted for), and its token stays unspent: no question first.
+	outsider := f.portalToken(portal.Claims{Email: "eve@elsewhere.invalid"})
+	r = c.post("/sso/jwt", url.Values{"jwt": {outsider}}, "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusForbidden, r.status, r.body)
+	assert.Empty(t, r.doc.Find("#arriving").Nodes, "no switch question")
+	assert.Equal(t, "arrival-refused", r.class())
+	_, err = f.accts.AccountByEmail(t.Context(), "eve@elsewhere.invalid")
+	assert.ErrorIs(t, err, store.ErrNotFound)
 }

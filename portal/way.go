@@ -100,8 +100,15 @@ func (w *Way) handoff(c echo.Context, token string, confirmed bool) error {
 	if err != nil {
 		return w.refused(c, err)
 	}
+	arrival := signin.Arrival{Source: w.Source, Subject: cmp.Or(claims.Subject, mailaddr.Key(claims.Email)), Email: claims.Email,
+		Names: accounts.Names{Given: claims.GivenName, Family: claims.FamilyName}}
 	if !confirmed {
 		if in, ok := w.k.SignedIn(c); ok && !mailaddr.Equal(claims.Email, in.Email) {
+			// An arrival the admission would refuse is refused now, not
+			// after a question whose answer could not help.
+			if err := w.k.Admissible(c, arrival); err != nil {
+				return admissionPage(err)
+			}
 			// Following someone else's link must not switch this browser
 			// silently (an admin's, even): ask. The token is not spent
 			// until the answer.
@@ -115,19 +122,24 @@ func (w *Way) handoff(c echo.Context, token string, confirmed bool) error {
 	if err := w.Tokens.Use(ctx, claims); err != nil {
 		return w.refused(c, err)
 	}
-	acct, err := w.k.Admit(c, signin.Arrival{Source: w.Source, Subject: cmp.Or(claims.Subject, mailaddr.Key(claims.Email)), Email: claims.Email,
-		Names: accounts.Names{Given: claims.GivenName, Family: claims.FamilyName}})
-	if errors.Is(err, signin.ErrNoAccount) {
-		// As every refused token (the admission's log line says why).
-		return &wayin.Refusal{Err: err, Status: http.StatusUnauthorized, Page: views.PortalRefused, Class: "portal_refused"}
-	}
+	acct, err := w.k.Admit(c, arrival)
 	if err != nil {
-		return err
+		return admissionPage(err)
 	}
 	if err := w.k.SignIn(c, acct, "portal token", true); err != nil {
 		return err
 	}
 	return w.k.Launch(c, acct, claims.ReturnTo)
+}
+
+// admissionPage is a refused arrival's page: no account and none to make
+// is the 401 of every refused token (the admission's log line says why);
+// every other refusal keeps the page all ways share.
+func admissionPage(err error) error {
+	if errors.Is(err, signin.ErrNoAccount) {
+		return &wayin.Refusal{Err: err, Status: http.StatusUnauthorized, Page: views.PortalRefused, Class: "portal_refused"}
+	}
+	return err
 }
 
 // refused answers a portal token that did not verify: one 401 page that

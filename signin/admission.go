@@ -142,6 +142,57 @@ func (s *Admission) Admit(ctx context.Context, a Arrival) (store.Account, error)
 	return s.followAdmin(ctx, acct, a)
 }
 
+// Check tells, changing nothing, whether Admit would refuse a: a way in
+// asks it before it asks anything of the person (switch accounts?), so a
+// refusal is said before a question it would make pointless. nil means
+// Admit would admit a, as things stand now.
+func (s *Admission) Check(ctx context.Context, a Arrival) error {
+	src := a.Source
+	var acct store.Account
+	linked := false
+	if a.Subject != "" {
+		switch id, err := s.store.AccountOfIdentity(ctx, src.ID, a.Subject); {
+		case err == nil:
+			acct, err = s.store.AccountByID(ctx, id)
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return err
+			}
+			linked = err == nil
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	if !linked {
+		if p := mailaddr.Problem(a.Email); p != "" {
+			return fmt.Errorf("%w: %s", ErrBadAddress, p)
+		}
+		if !src.Open() && !src.Trusts(a.Email) {
+			return fmt.Errorf("%w: %s is not of a domain in %s.email_domains", ErrNotTrusted, mailaddr.Domain(a.Email), src.Key)
+		}
+		var err error
+		acct, err = s.store.AccountByEmail(ctx, a.Email)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if !src.CreateAccounts {
+				return fmt.Errorf("%w (%s.create_accounts is off)", ErrNoAccount, src.Key)
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+		if err := s.MayAdopt(ctx, acct, a); err != nil {
+			return err
+		}
+	}
+	if acct.Disabled {
+		if by := acct.DisabledBy(); by != nil {
+			return fmt.Errorf("%w (%s): %w", ErrDisabled, a.Source.Name, by)
+		}
+		return fmt.Errorf("%w (%s)", ErrDisabled, a.Source.Name)
+	}
+	return nil
+}
+
 // account finds or makes the account of a, linking its identity.
 func (s *Admission) account(ctx context.Context, a Arrival) (store.Account, error) {
 	src := a.Source

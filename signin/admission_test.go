@@ -77,6 +77,18 @@ func TestAdmitAnAddressReachesOnlyWhatItsSourceIsTrustedFor(t *testing.T) {
 			ctx := context.Background()
 			before, n, err := f.st.ListAccounts(ctx, store.AccountFilter{})
 			require.NoError(t, err)
+			// Check says beforehand what Admit will decide, and changes nothing.
+			checked := f.adm.Check(ctx, tc.arrival)
+			if tc.want != nil {
+				assert.ErrorIs(t, checked, tc.want)
+			} else {
+				assert.NoError(t, checked)
+			}
+			unchanged, _, err := f.st.ListAccounts(ctx, store.AccountFilter{})
+			require.NoError(t, err)
+			assert.Equal(t, before, unchanged, "Check makes and changes nothing")
+			_, err = f.st.AccountOfIdentity(ctx, tc.arrival.Source.ID, tc.arrival.Subject)
+			assert.ErrorIs(t, err, store.ErrNotFound, "Check links nothing")
 			acct, err := f.adm.Admit(ctx, tc.arrival)
 			if tc.want != nil {
 				require.ErrorIs(t, err, tc.want)

@@ -82,6 +82,9 @@ type Kit interface {
 	// Admit runs the one admission. A refusal is recorded (log, audit,
 	// metric) and comes back as the error that renders its page.
 	Admit(c echo.Context, a signin.Arrival) (store.Account, error)
+	// Admissible tells, changing nothing, whether Admit would refuse a
+	// now; a refusal is recorded and comes back as Admit's would.
+	Admissible(c echo.Context, a signin.Arrival) error
 	// Arrive signs in acct and goes on as l says; when another account
 	// is signed in in this browser it asks first.
 	Arrive(c echo.Context, acct store.Account, l Landing) error
