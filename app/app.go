@@ -67,6 +67,9 @@ type App struct {
 	lms *samplelms.Running
 	// afterStart: INFO lines Serve logs after its start-up lines.
 	afterStart []startNote
+	// stopped writes the final line of a Serve that ended well; Close
+	// calls it last.
+	stopped func()
 }
 
 // watch runs each way in's background refresh until Close.
@@ -331,6 +334,10 @@ func (a *App) Close() error {
 		errs = append(errs, a.closers[i]())
 	}
 	a.closers = nil
+	if a.stopped != nil {
+		a.stopped() // after the log's last lines (its buffer is flushed by the last closer)
+		a.stopped = nil
+	}
 	return errors.Join(errs...)
 }
 

@@ -108,7 +108,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	say("ssobridge stopped", "ssobridge stopped") // the last line, as the first said where it listened
+	// The last line, as the first said where it listened: written by
+	// Close, once every log line before it is out.
+	a.stopped = func() { say("ssobridge stopped", "ssobridge stopped") }
 	return nil
 }
 

@@ -248,6 +248,12 @@ func TestDocsListEveryKey(t *testing.T) {
 	for _, k := range Keys() {
 		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
 	}
+	// Each key of an lti.platforms entry has a row of its own.
+	pt := reflect.TypeOf(LTIPlatform{})
+	for i := range pt.NumField() {
+		k := "lti.platforms[]." + pt.Field(i).Tag.Get("yaml")
+		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
+	}
 }
 
 // A postgres store with its keys, a URL and a short cache is accepted.

@@ -13,12 +13,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
@@ -568,4 +570,30 @@ func reportOf(t *testing.T, out string) string {
 	m := regexp.MustCompile(`(?m)^report: (.+)$`).FindStringSubmatch(out)
 	require.NotNil(t, m, out)
 	return m[1]
+}
+
+// On SIGTERM the final line on one terminal (stdout and stderr together)
+// is "ssobridge stopped", after every log line of the stop, in text and
+// in JSON.
+func TestServeSaysStoppedLast(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			cfg, _ := writeConfig(t, "server:\n  addr: 127.0.0.1:0\nlog:\n  format: "+format+"\n")
+			cmd := command(t, t.Context(), nil, "--config", cfg)
+			both := &syncbuf.Buffer{}
+			cmd.Stdout, cmd.Stderr = both, both
+			require.NoError(t, cmd.Start())
+			require.Eventually(t, func() bool { return strings.Contains(both.String(), "demo login") }, 30*time.Second, 20*time.Millisecond)
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			require.NoError(t, cmd.Wait())
+			lines := strings.Split(strings.TrimSpace(both.String()), "\n")
+			last := lines[len(lines)-1]
+			assert.Contains(t, both.String(), "shutting down")
+			if format == "text" {
+				assert.Equal(t, "ssobridge stopped", last, both.String())
+			} else {
+				assert.Contains(t, last, `"msg":"ssobridge stopped"`, both.String())
+			}
+		})
+	}
 }

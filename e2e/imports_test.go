@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -94,4 +96,32 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		// mounts the list app builds and knows none of them.
 		assert.NotContains(t, []string{"portal", "oidc", "samlsso", "lti"}, imp, "handlers imports the way in %s", imp)
 	}
+}
+
+// The README's layout names every top-level package, so a newcomer who
+// reads it finds each folder of the tree.
+func TestReadmeLayoutNamesEveryPackage(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, layout, ok := strings.Cut(string(readme), "\n## Layout\n")
+	require.True(t, ok, "README.md has a Layout section")
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	entries, err := os.ReadDir("..")
+	require.NoError(t, err)
+	checked := 0
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		gos, err := filepath.Glob(filepath.Join("..", e.Name(), "*.go"))
+		require.NoError(t, err)
+		subs, err := filepath.Glob(filepath.Join("..", e.Name(), "*", "*.go"))
+		require.NoError(t, err)
+		if len(gos)+len(subs) == 0 {
+			continue // docs, static: no Go
+		}
+		checked++
+		assert.Contains(t, layout, "`"+e.Name()+"/", "README.md's layout names %s/", e.Name())
+	}
+	assert.Greater(t, checked, 20)
 }
