@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+	"golang.org/x/text/feature/plural"
+	"golang.org/x/text/language"
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/app"
@@ -101,7 +103,7 @@ func ProvisionCmd(ctx context.Context, env cli.Env, args []string) error {
 		plan.todo = append(plan.todo, added...)
 	}
 
-	return runProvisioning(ctx, env.Stdout, p, plan.todo, *workers, report{path: *reportPath, explicit: explicit})
+	return runProvisioning(ctx, env.Stdout, p, plan.todo, plan.linked, *workers, report{path: *reportPath, explicit: explicit})
 }
 
 // report is where a run's report goes: a file of its own. A default name
@@ -145,11 +147,11 @@ func provisionRows(csvPath string, reportPath *string, now time.Time) ([]account
 func printPlan(out io.Writer, plan provisionPlan, rateLimit float64) {
 	n := len(plan.todo) + len(plan.missing)
 	calls := 2 * n // look up, create
-	fmt.Fprintf(out, "%d accounts to provision (%d already linked)", n, plan.linked)
+	fmt.Fprintf(out, "%s to provision (%d already linked)", counted(n, "account", "accounts"), plan.linked)
 	if len(plan.missing) > 0 {
-		fmt.Fprintf(out, "; of them %d local accounts to add first (without a password)", len(plan.missing))
+		fmt.Fprintf(out, "; of them %s to add first (without a password)", counted(len(plan.missing), "local account", "local accounts"))
 	}
-	fmt.Fprintf(out, "; about %d platform calls", calls)
+	fmt.Fprintf(out, "; about %s", counted(calls, "platform call", "platform calls"))
 	if rateLimit > 0 {
 		fmt.Fprintf(out, ", %s at platform.rate_limit %g/s", (time.Duration(float64(calls)/rateLimit) * time.Second).Round(time.Second), rateLimit)
 	}
@@ -158,7 +160,9 @@ func printPlan(out io.Writer, plan provisionPlan, rateLimit float64) {
 
 // runProvisioning provisions todo with a progress bar, writes the report
 // and says how it went: cli.ErrFailed when stopped or when any failed.
-func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning, todo []store.Account, workers int, to report) error {
+// linked are the accounts the plan found linked already, which the
+// summary counts with those the run found so.
+func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning, todo []store.Account, linked, workers int, to report) error {
 	out := progressWriter(stdout)
 	bar := &progress{out: out, total: len(todo), start: time.Now(), rateLimited: p.RateLimited}
 	report := make([]provision.Row, 0, len(todo))
@@ -175,13 +179,13 @@ func runProvisioning(ctx context.Context, stdout io.Writer, p *app.Provisioning,
 		return err
 	}
 	fmt.Fprintf(stdout, "created %d, existed %d, already linked %d, failed %d; %d answered 429; took %s\nreport: %s\n",
-		tally.Created, tally.Existed, tally.Linked, tally.Failed, p.RateLimited(), time.Since(bar.start).Round(100*time.Millisecond), reportPath)
+		tally.Created, tally.Existed, tally.Linked+linked, tally.Failed, p.RateLimited(), time.Since(bar.start).Round(100*time.Millisecond), reportPath)
 	if ctx.Err() != nil {
 		fmt.Fprintf(stdout, "stopped after %d of %d: run the same command again to continue\n", tally.Done, tally.Total)
 		return cli.ErrFailed
 	}
 	if tally.Failed > 0 {
-		fmt.Fprintf(stdout, "%d accounts failed: the report says why; run again to retry them\n", tally.Failed)
+		fmt.Fprintf(stdout, "%s failed: the report says why; run again to retry them\n", counted(tally.Failed, "account", "accounts"))
 		return cli.ErrFailed
 	}
 	return nil
@@ -349,4 +353,13 @@ func (p *progress) print(t provision.Tally, tty bool) {
 		filled = width * t.Done / p.total
 	}
 	fmt.Fprintf(p.out, "\r[%s%s] %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), line)
+}
+
+// counted is n with its noun in the form English's CLDR plural rule
+// picks ("1 account", "0 accounts", "2 accounts"), as the pages count.
+func counted(n int, one, other string) string {
+	if plural.Cardinal.MatchPlural(language.English, n, 0, 0, 0, 0) == plural.One {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, other)
 }

@@ -457,7 +457,14 @@ func TestProvisionCommandInput(t *testing.T) {
 	assert.Contains(t, stderr, "row 4", "every problem, by row")
 	assert.Zero(t, count(), "nothing added")
 
-	code, out, stderr := runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good, "--dry-run")
+	// Counted as English counts (CLDR: one, other), as the pages do.
+	single := filepath.Join(dir, "single.csv")
+	require.NoError(t, os.WriteFile(single, []byte("email,firstName,lastName\nsolo@example.com,So,Lo\n"), 0o600))
+	code, out, stderr := runCLI(t, "", nil, "provision", "--config", cfg, "--csv", single, "--dry-run")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "1 account to provision (0 already linked); of them 1 local account to add first (without a password); about 2 platform calls")
+
+	code, out, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good, "--dry-run")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "2 accounts to provision (0 already linked); of them 2 local accounts to add first")
 	assert.Contains(t, out, "dry run: nothing was done")
@@ -477,6 +484,7 @@ func TestProvisionCommandInput(t *testing.T) {
 	code, out, _ = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", good)
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "0 accounts to provision (2 already linked)", "nothing repeated")
+	assert.Contains(t, out, "created 0, existed 0, already linked 2, failed 0", "the summary agrees with the plan")
 	// The second run (a no-op) wrote its own report: the first, with who
 	// got which platform user, is intact.
 	assert.NotEqual(t, firstPath, reportOf(t, out))
@@ -498,6 +506,7 @@ func TestProvisionCommandInput(t *testing.T) {
 	code, out, stderr = runCLI(t, "", nil, "provision", "--config", cfg, "--csv", bom)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "0 accounts to provision (1 already linked)")
+	assert.Contains(t, out, "already linked 1,")
 	assert.Equal(t, 2, count(), "no second account")
 	assert.Len(t, sim.Server.Users("a@example.com"), 1)
 
