@@ -44,8 +44,8 @@ type testApp struct {
 	logs   *syncbuf.Buffer
 	waits  *waitLog // the waits the Partner API client asked for
 	budget *pacing.Budget
-	yaml   string // its configuration (for the commands run on its store)
-	stop   func() // closes the server and the app (as the test's end does), e.g. to restart on the same data
+	yaml   string             // its configuration (for the commands run on its store)
+	stop   func()             // closes the server and the app (as the test's end does), e.g. to restart on the same data
 	lms    *samplelms.Running // the demo's sample LMS (with sampleLMS)
 }
 
