@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // server.time_zone's names where the host has no zoneinfo (a minimal container)
 
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/commands"

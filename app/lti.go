@@ -160,7 +160,7 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 	roster := &lti.Roster{Services: lti.NewServices(key, hc, now), Admit: signin.NewAdmission(st, a.logger).Admit, Provision: jobs.StartFor,
 		Record: st.Record, Courses: st, UseOnce: st.UseOnce, Logger: a.logger, Now: now, Max: a.cfg.LTI.RosterMax}
 	way := &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: st, HTTPClient: hc, Logger: a.logger,
-		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry}
+		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry, Zone: a.cfg.Zone()}
 	if a.lms != nil {
 		// The demo's sample LMS registers from the console too: its issuer
 		// is a name, its configuration on its loopback port.

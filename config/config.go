@@ -209,6 +209,18 @@ type Server struct {
 	// (BCP 47 tags, in the switch's order; the first is for a browser that
 	// asks for none of them). Empty: every language the bridge has.
 	Languages Words `yaml:"languages"`
+	// TimeZone is the IANA time zone every time a page shows is in
+	// (Europe/Berlin, America/Chicago), with its abbreviation.
+	TimeZone string `yaml:"time_zone"`
+}
+
+// Zone is server.time_zone's location (UTC when it cannot be loaded,
+// which validation refuses).
+func (c Config) Zone() *time.Location {
+	if loc, err := time.LoadLocation(c.Server.TimeZone); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // Session is the browser session.
@@ -322,7 +334,7 @@ const EnvPrefix = "SSOBRIDGE_"
 // environment says otherwise.
 func Defaults() Config {
 	return Config{
-		Server:  Server{Addr: "127.0.0.1:8080"},
+		Server:  Server{Addr: "127.0.0.1:8080", TimeZone: "UTC"},
 		Session: Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Store:   Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second, Timeout: 2 * time.Second},
 		Platform: Platform{BaseURL: Embedded, Auth: "hmac", SchemeHMAC: "SVC", SchemeSimple: "SVCSIMPLE", Timeout: 10 * time.Second, EmbeddedAddr: "127.0.0.1:0", MaxWait: 2 * time.Minute,
@@ -618,6 +630,9 @@ func (c *Config) validateServer(bad func(key, problem string)) {
 	}
 	if err := locale.Check(c.Server.Languages.List()); err != nil {
 		bad("server.languages", err.Error())
+	}
+	if _, err := time.LoadLocation(c.Server.TimeZone); err != nil || c.Server.TimeZone == "" || c.Server.TimeZone == "Local" {
+		bad("server.time_zone", fmt.Sprintf("%q is not an IANA time zone; use a name such as Europe/Berlin, America/Chicago or UTC", c.Server.TimeZone))
 	}
 	if c.Server.PublicURL != "" {
 		if u, err := url.Parse(c.Server.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"cmp"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
 	"github.com/chromedp/chromedp"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
@@ -294,4 +296,40 @@ func TestBrowserAdminChecksConnectionAndDisablesAccount(t *testing.T) {
 	bob, err := ta.store.AccountByEmail(t.Context(), "bob@example.com")
 	require.NoError(t, err)
 	assert.True(t, bob.Disabled)
+}
+
+// server.time_zone sets the zone of every time a page shows, with its
+// abbreviation: the start page's last launch and the console's audit
+// log; the default is UTC; a name that is no IANA zone is refused at
+// start, naming the key.
+func TestTimesInTheDistrictsZone(t *testing.T) {
+	for zone, abbrev := range map[string]string{"Europe/Berlin": "CE", "": "UTC"} {
+		t.Run(cmp.Or(zone, "default"), func(t *testing.T) {
+			yaml := ""
+			if zone != "" {
+				yaml = "server:\n  time_zone: " + zone + "\n"
+			}
+			ta := startTestApp(t, testOptions{yaml: yaml})
+			ta.addAccount(t, "root@example.com", true)
+			b := ta.browser(t)
+			require.Equal(t, http.StatusSeeOther, b.login("root@example.com", testPassword).status)
+			require.Equal(t, http.StatusSeeOther, b.launch().status)
+			home := b.get("/")
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader(home.body))
+			require.NoError(t, err)
+			last := doc.Find("#last-launch").Text()
+			require.NotEmpty(t, last, home.body)
+			assert.Contains(t, last, abbrev, "the start page's time in the zone")
+			audit := b.get("/admin/audit")
+			require.Equal(t, http.StatusOK, audit.status)
+			doc, err = goquery.NewDocumentFromReader(strings.NewReader(audit.body))
+			require.NoError(t, err)
+			when := doc.Find("td.when").First().Text()
+			assert.Contains(t, when, abbrev, "the console's times too: %q", when)
+		})
+	}
+	cfg, _ := writeConfig(t, "server:\n  time_zone: Mars/Olympus\n")
+	code, _, stderr := runCLI(t, "", nil, "check", "--config", cfg)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `server.time_zone: "Mars/Olympus" is not an IANA time zone`)
 }

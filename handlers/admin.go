@@ -24,8 +24,17 @@ import (
 	"github.com/ssobridge/ssobridge/views"
 )
 
-// timeLayout is how the console shows a time (in UTC).
-const timeLayout = "2006-01-02 15:04 UTC"
+// timeLayout is how the console shows a time: in server.time_zone, with
+// its abbreviation.
+const timeLayout = "2006-01-02 15:04 MST"
+
+// zone is the time zone pages show times in (server.time_zone).
+func (h *server) zone() *time.Location {
+	if h.Zone == nil {
+		return time.UTC
+	}
+	return h.Zone
+}
 
 // Page sizes of the console's lists.
 const (
@@ -128,9 +137,9 @@ func (h *server) accountsData(c echo.Context, d views.AccountsPage) (views.Accou
 // by email key), look-alike marks and its link to the platform.
 func (h *server) accountRow(ctx context.Context, a store.Account, banned map[string]time.Time) (views.AccountRow, error) {
 	r := views.AccountRow{ID: a.ID, Email: a.Email, Name: a.Name(), Admin: a.Admin, Disabled: a.Disabled, NoPassword: a.PasswordHash == passhash.NoPassword,
-		ManagedByIdP: a.ManagedBy == store.ManagedBySCIM, ChangedAt: a.UpdatedAt.Local().Format("2 Jan 2006 15:04 MST")}
+		ManagedByIdP: a.ManagedBy == store.ManagedBySCIM, ChangedAt: a.UpdatedAt.In(h.zone()).Format("2 Jan 2006 15:04 MST")}
 	if until, ok := banned[mailaddr.Key(a.Email)]; ok {
-		r.BannedUntil = until.UTC().Format("15:04 UTC")
+		r.BannedUntil = until.In(h.zone()).Format("15:04 MST")
 	}
 	var err error
 	if r.LooksLike, err = h.lookAlike(ctx, a); err != nil {
@@ -197,7 +206,7 @@ func (h *server) accountResult(c echo.Context, status int, id int64, d views.Acc
 		return err
 	}
 	for _, id := range ids {
-		d.WaysIn = append(d.WaysIn, views.WayIn{Source: id.Source, Subject: id.Subject, Linked: id.LinkedAt.Local().Format("2 Jan 2006 15:04 MST")})
+		d.WaysIn = append(d.WaysIn, views.WayIn{Source: id.Source, Subject: id.Subject, Linked: id.LinkedAt.In(h.zone()).Format("2 Jan 2006 15:04 MST")})
 	}
 	return h.render(c, status, views.AccountDetail(h.pageTitled(c, a.Email), d))
 }
@@ -389,8 +398,8 @@ func (h *server) sessionsResult(c echo.Context, status int, target store.Account
 	own, _ := c.Get(ctxSessionID).(string)
 	d.AccountID, d.Email = target.ID, target.Email
 	for _, s := range list {
-		d.Rows = append(d.Rows, views.SessionRow{ID: s.ID, ShortID: s.ID[:12], Created: s.CreatedAt.UTC().Format(timeLayout),
-			LastSeen: s.LastSeenAt.UTC().Format(timeLayout), UserAgent: s.UserAgent, ThisDevice: s.ID == own})
+		d.Rows = append(d.Rows, views.SessionRow{ID: s.ID, ShortID: s.ID[:12], Created: s.CreatedAt.In(h.zone()).Format(timeLayout),
+			LastSeen: s.LastSeenAt.In(h.zone()).Format(timeLayout), UserAgent: s.UserAgent, ThisDevice: s.ID == own})
 	}
 	return h.render(c, status, views.AccountSessions(h.page(c, "Sessions"), d))
 }
@@ -501,7 +510,7 @@ func (h *server) auditPage(c echo.Context) error {
 		return err
 	}
 	for _, e := range evs {
-		row := views.AuditRow{At: e.At.Format("2006-01-02 15:04:05"), Kind: e.Kind, Email: e.Email, Outcome: e.Outcome,
+		row := views.AuditRow{At: e.At.In(h.zone()).Format("2006-01-02 15:04:05 MST"), Kind: e.Kind, Email: e.Email, Outcome: e.Outcome,
 			Detail: e.Detail, RequestID: e.RequestID, Calls: e.PlatformCalls}
 		if e.Kind == store.KindLaunch {
 			row.Latency = e.Latency.String()

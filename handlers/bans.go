@@ -28,14 +28,14 @@ func (h *server) bansResult(c echo.Context, status int, notice, errMsg string) e
 	}
 	d := views.BansPage{Notice: notice, Error: errMsg}
 	for _, b := range bans {
-		d.Rows = append(d.Rows, banRow(b, now))
+		d.Rows = append(d.Rows, banRow(b, now, h.zone()))
 	}
 	return h.render(c, status, views.Bans(h.page(c, "Sign-in bans"), d))
 }
 
 // banRow says what a ban is about and why it was made.
-func banRow(b store.Ban, now time.Time) views.BanRow {
-	r := views.BanRow{Kind: b.Kind, Value: b.Value, Until: b.Until.UTC().Format("2006-01-02 15:04:05"), Left: b.Until.Sub(now).Round(time.Second).String()}
+func banRow(b store.Ban, now time.Time, zone *time.Location) views.BanRow {
+	r := views.BanRow{Kind: b.Kind, Value: b.Value, Until: b.Until.In(zone).Format("2006-01-02 15:04:05 MST"), Left: b.Until.Sub(now).Round(time.Second).String()}
 	switch ip, scim := b.SCIMClient(); {
 	case b.Kind == store.BanIP:
 		r.What, r.Shown = "Client IP", b.Value
@@ -67,7 +67,7 @@ func (h *server) liftBan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	row := banRow(store.Ban{Kind: kind, Value: value}, h.Now())
+	row := banRow(store.Ban{Kind: kind, Value: value}, h.Now(), h.zone())
 	h.adminAudit(c, "lift ban ("+strings.ToLower(row.What)+")", row.Shown)
 	if n == 0 {
 		return h.bansResult(c, http.StatusOK, "No ban was in force on "+row.Shown+" (it may have ended); its counted failures are cleared.", "")

@@ -29,7 +29,7 @@ func (h *server) home(c echo.Context) error {
 	case err == nil:
 		d.PlatformUserID = link.PlatformUserID
 		if !link.LastLaunchAt.IsZero() {
-			d.LastLaunch = link.LastLaunchAt.Local()
+			d.LastLaunch = link.LastLaunchAt.In(h.zone())
 		}
 	case !errors.Is(err, store.ErrNotFound):
 		return err

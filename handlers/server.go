@@ -25,6 +25,9 @@ import (
 // Deps are what the handlers need; app wires them.
 type Deps struct {
 	Store Store
+	// Zone is the time zone of every time a page shows
+	// (server.time_zone; nil: UTC).
+	Zone *time.Location
 	// Languages are the catalogs of the pages people see and the
 	// languages offered (nil: every language, English first).
 	Languages *locale.Catalog

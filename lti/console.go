@@ -31,7 +31,7 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 	}
 	for _, p := range list {
 		d.Registered = append(d.Registered, views.LTIConsolePlatform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, Deployment: p.DeploymentID,
-			RegisteredAt: p.RegisteredAt.UTC().Format("2006-01-02 15:04"), RegisteredBy: p.RegisteredBy, Disabled: p.Disabled})
+			RegisteredAt: p.RegisteredAt.In(w.zone()).Format(timeLayout), RegisteredBy: p.RegisteredBy, Disabled: p.Disabled})
 	}
 	for _, p := range w.LMS.Platforms() {
 		if !p.Registered {
@@ -45,12 +45,12 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 		}
 		for _, cr := range courses {
 			row := views.LTIConsoleCourse{Title: cr.Title, LMS: w.platformName(cr.Issuer), Issuer: cr.Issuer, ClientID: cr.ClientID, ContextID: cr.ContextID,
-				LastLaunch: cr.LastLaunchAt.UTC().Format("2006-01-02 15:04"), LaunchedBy: cr.LaunchedBy, LastRoster: cr.LastRoster, Waiting: cr.RosterWaiting}
+				LastLaunch: cr.LastLaunchAt.In(w.zone()).Format(timeLayout), LaunchedBy: cr.LaunchedBy, LastRoster: cr.LastRoster, Waiting: cr.RosterWaiting}
 			if p, err := findPlatform(w.LMS.Platforms(), cr.Issuer, cr.ClientID); err == nil {
 				row.Cap = w.Roster.cap(p)
 			}
 			if !cr.LastRosterAt.IsZero() {
-				row.LastRosterAt = cr.LastRosterAt.UTC().Format("2006-01-02 15:04")
+				row.LastRosterAt = cr.LastRosterAt.In(w.zone()).Format(timeLayout)
 			}
 			d.Courses = append(d.Courses, row)
 		}
@@ -75,9 +75,21 @@ func (w *Way) consoleRegistrationURL(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d.URL, d.URLExpires = u, until.UTC().Format("2006-01-02 15:04")
+	d.URL, d.URLExpires = u, until.In(w.zone()).Format(timeLayout)
 	w.k.Audit(c, "LTI: made a registration URL (valid until "+until.UTC().Format(time.RFC3339)+")")
 	return w.renderConsole(c, http.StatusOK, d)
+}
+
+// timeLayout is how the console shows a time (in w.Zone, with its
+// abbreviation).
+const timeLayout = "2006-01-02 15:04 MST"
+
+// zone is the time zone the console's times are in.
+func (w *Way) zone() *time.Location {
+	if w.Zone == nil {
+		return time.UTC
+	}
+	return w.Zone
 }
 
 // consoleCourses bounds the courses the console lists.

@@ -84,6 +84,9 @@ type Way struct {
 	// a name while it is served on a loopback port, registers from the
 	// console as a real LMS would.
 	IssuerAt func(configOrigin, issuer string) bool
+	// Zone is the time zone of the times its console page shows
+	// (server.time_zone; nil: UTC).
+	Zone *time.Location
 	// HTTPClient reaches LMSs that register (nil: its own, 10 s timeout).
 	HTTPClient *http.Client
 	// Logger: nil, none.
