@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
+	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/portal"
 )
 
@@ -49,7 +51,30 @@ func languagePages(t *testing.T, ta *testApp, b *browser, email string) map[stri
 	other := portalToken(t, portal.Claims{Email: "grace@example.com", GivenName: "Grace", FamilyName: "Hopper"})
 	pages["switch accounts"] = b.get(portal.HandoffPath + "?jwt=" + url.QueryEscape(other))
 	pages["portal link refused"] = b.get(portal.HandoffPath + "?jwt=not-a-token")
+	// What an admin reads outside the console, in the person's language
+	// too (such an admin can be a teacher an LMS made admin): an error
+	// page's status and reference, a setup problem's explanation, the LTI
+	// tool settings with the registered LMSs.
+	admin := &browser{t: b.t, base: b.base, c: &http.Client{Jar: newJar(), Timeout: 30 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, lang: b.lang}
+	require.Equal(t, http.StatusSeeOther, admin.login(languageAdmin, testPassword).status)
+	pages["not found, an admin"] = admin.get("/no/such/page")
+	pages["LTI tool settings, an admin"] = admin.get("/lti/config")
+	for name, status := range map[string]int{"platform refused, an admin": 403, "platform credentials refused, an admin": 401, "platform misconfigured, an admin": 404} {
+		ta.sim.InjectFault("list_users", platformsim.Fault{Status: status, Times: 1})
+		pages[name] = admin.post("/launch", url.Values{"_csrf": {admin.csrf("/")}})
+		require.Equal(t, http.StatusBadGateway, pages[name].status, "%s: the setup problem's page", name)
+		require.Contains(t, pages[name].body, `<p class="status">`, "%s: as an admin reads it", name)
+	}
 	return pages
+}
+
+// languageAdmin is the partner admin of the language tests.
+const languageAdmin = "root@example.com"
+
+func newJar() *cookiejar.Jar {
+	jar, _ := cookiejar.New(nil)
+	return jar
 }
 
 // TestLanguagesFromOutside: the running bridge speaks each language a
@@ -58,10 +83,11 @@ func languagePages(t *testing.T, ta *testApp, b *browser, email string) map[stri
 // serves a person holds a word that skipped the catalog, and in each
 // language none holds an English sentence of the catalog.
 func TestLanguagesFromOutside(t *testing.T) {
-	ta := startTestApp(t, testOptions{yaml: portalYAML + "server:\n  languages: [en, es, fr, de, pt-BR, en-XA]\n"})
+	ta := startTestApp(t, testOptions{sampleLMS: true, yaml: portalYAML + "server:\n  languages: [en, es, fr, de, pt-BR, en-XA]\n"})
 	const email = "ada@example.com"
 	ta.addAccount(t, email, false)
-	data := []string{email, "grace@example.com", "Ada", "Lovelace", "Grace", "Hopper"}
+	ta.addAccount(t, languageAdmin, true)
+	data := []string{email, languageAdmin, "grace@example.com", "Ada", "Lovelace", "Grace", "Hopper", "Sample LMS (demo)"}
 
 	t.Run("pseudo-language", func(t *testing.T) {
 		b := ta.browser(t)
@@ -133,7 +159,6 @@ func TestLanguagesFromOutside(t *testing.T) {
 		assert.Contains(t, p.body, `href="/login?next=%2Feditor%2Fp%3Fid%3D1&amp;lang=de"`, "the sign-in's checked next is the page's own state")
 	})
 	t.Run("the console stays English", func(t *testing.T) {
-		ta.addAccount(t, "root@example.com", true)
 		b := ta.browser(t)
 		b.lang = "fr"
 		require.Equal(t, http.StatusSeeOther, b.login("root@example.com", testPassword).status)

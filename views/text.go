@@ -23,9 +23,10 @@ func tn(ctx context.Context, one, other locale.ID, n int, data ...any) string {
 	return locale.From(ctx).N(one, other, n, data...)
 }
 
-// tm translates a text whose **marked** words are strong: the text is
-// escaped, then the marks become <strong>; placeholders' values are
-// escaped and never read as marks.
+// tm translates a text whose **marked** words are strong and whose
+// `marked` words are code: the text is escaped, then the marks become
+// <strong> and <code>; placeholders' values are escaped and never read
+// as marks.
 func tm(ctx context.Context, id locale.ID, data ...any) templ.Component {
 	held := make([]any, len(data))
 	copy(held, data)
@@ -34,7 +35,7 @@ func tm(ctx context.Context, id locale.ID, data ...any) templ.Component {
 		values = append(values, html.EscapeString(toString(held[i])))
 		held[i] = "\x00" + strconv.Itoa(len(values)-1) + "\x00"
 	}
-	s := markStrong(html.EscapeString(locale.From(ctx).T(id, held...)))
+	s := markCode(markStrong(html.EscapeString(locale.From(ctx).T(id, held...))))
 	for i, v := range values {
 		s = strings.ReplaceAll(s, "\x00"+strconv.Itoa(i)+"\x00", v)
 	}
@@ -54,6 +55,24 @@ func markStrong(s string) string {
 	for i, p := range parts {
 		if i%2 == 1 {
 			b.WriteString("<strong>" + p + "</strong>")
+		} else {
+			b.WriteString(p)
+		}
+	}
+	return b.String()
+}
+
+// markCode turns `pairs` into <code> elements (an odd mark stays): a
+// setting's name inside a translated sentence.
+func markCode(s string) string {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if i%2 == 1 {
+			b.WriteString("<code>" + p + "</code>")
 		} else {
 			b.WriteString(p)
 		}
