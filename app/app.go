@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		return nil, fmt.Errorf("server.languages: %w", err)
 	}
 	a.handler = handlers.New(handlers.Deps{
-		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg, Languages: languages, Zone: cfg.Zone(),
+		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg, Languages: languages, Zone: cfg.Zone(), ContactName: cfg.Server.ContactName, ContactURL: cfg.Server.ContactURL,
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
 		Platform:          console{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: a.metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",

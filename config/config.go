@@ -209,6 +209,11 @@ type Server struct {
 	// (BCP 47 tags, in the switch's order; the first is for a browser that
 	// asks for none of them). Empty: every language the bridge has.
 	Languages Words `yaml:"languages"`
+	// ContactName is whom pages tell a person to ask for help ("the
+	// school's IT desk"), shown as written; empty: "your IT help desk" in
+	// the person's language. ContactURL, optional, is where to reach them.
+	ContactName string `yaml:"contact_name"`
+	ContactURL  string `yaml:"contact_url"`
 	// TimeZone is the IANA time zone every time a page shows is in
 	// (Europe/Berlin, America/Chicago), with its abbreviation.
 	TimeZone string `yaml:"time_zone"`
@@ -630,6 +635,14 @@ func (c *Config) validateServer(bad func(key, problem string)) {
 	}
 	if err := locale.Check(c.Server.Languages.List()); err != nil {
 		bad("server.languages", err.Error())
+	}
+	if len(c.Server.ContactName) > 100 || strings.ContainsAny(c.Server.ContactName, "\r\n\t<>") {
+		bad("server.contact_name", "at most 100 characters of plain text, e.g. \"the school's IT desk\"")
+	}
+	if u := c.Server.ContactURL; u != "" {
+		if p, err := url.Parse(u); err != nil || p.Host == "" && p.Scheme != "mailto" || (p.Scheme != "https" && p.Scheme != "http" && p.Scheme != "mailto") {
+			bad("server.contact_url", fmt.Sprintf("%q must be an absolute https:, http: or mailto: URL, e.g. https://help.school.example or mailto:it@school.example", u))
+		}
 	}
 	if _, err := time.LoadLocation(c.Server.TimeZone); err != nil || c.Server.TimeZone == "" || c.Server.TimeZone == "Local" {
 		bad("server.time_zone", fmt.Sprintf("%q is not an IANA time zone; use a name such as Europe/Berlin, America/Chicago or UTC", c.Server.TimeZone))

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,9 @@ func languagePages(t *testing.T, ta *testApp, b *browser, email string) map[stri
 	return pages
 }
 
+// pupilWords are the product's inner words a pupil's page must not use.
+var pupilWords = regexp.MustCompile(`(?i)(\bbridge\b|\bbr(ü|u)cke\b|\bponte\b|\bpont\b|\bpuente\b|partner admin|partner-admin|administrador del socio|administrateur partenaire|administrador parceiro)`)
+
 // languageAdmin is the partner admin of the language tests.
 const languageAdmin = "root@example.com"
 
@@ -110,6 +114,13 @@ func TestLanguagesFromOutside(t *testing.T) {
 			require.NoError(t, err)
 			for name, p := range languagePages(t, ta, b, email) {
 				assert.Contains(t, p.body, `<html lang="`+tc.want+`">`, name)
+				if !strings.HasSuffix(name, ", an admin") {
+					// A pupil reads the product's name, never "bridge" (nor its
+					// literal translation), and whom to ask, never "partner admin".
+					texts, err := viewgallery.Texts(p.body)
+					require.NoError(t, err)
+					assert.NotRegexp(t, pupilWords, strings.Join(texts, " | "), "%s: words a pupil does not understand", name)
+				}
 				left, err := english.Left(p.body, data...)
 				require.NoError(t, err)
 				assert.Empty(t, left, "%s: English left", name)
@@ -168,4 +179,28 @@ func TestLanguagesFromOutside(t *testing.T) {
 		assert.NotContains(t, p.body, `id="language-switch"`)
 		assert.True(t, strings.Contains(b.get("/").body, `<html lang="fr">`), "the person's pages in French")
 	})
+}
+
+// server.contact_name is whom the pages tell a person to ask, in every
+// language, and server.contact_url is linked from error pages; without
+// them the person reads "your IT help desk" in their language.
+func TestPagesNameTheContact(t *testing.T) {
+	ta := startTestApp(t, testOptions{yaml: "server:\n  contact_name: the school's IT desk\n  contact_url: mailto:it@school.example\n"})
+	b := ta.browser(t)
+	gone := b.get(accounts.SetPasswordPath("no-such-token"))
+	assert.Contains(t, gone.body, "Ask the school&#39;s IT desk for a new one.")
+	b.lang = "de"
+	notFound := b.get("/no/such/page")
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(notFound.body))
+	require.NoError(t, err)
+	assert.Equal(t, "mailto:it@school.example", doc.Find("#contact").AttrOr("href", ""))
+	assert.Equal(t, "the school's IT desk kontaktieren", doc.Find("#contact").Text())
+	assert.Contains(t, doc.Find(".meta").Text(), "wenn Sie sich an the school's IT desk wenden")
+
+	plain := startTestApp(t, testOptions{})
+	p := plain.browser(t)
+	p.lang = "fr"
+	gone = p.get(accounts.SetPasswordPath("no-such-token"))
+	assert.Contains(t, gone.body, "Demandez-en un nouveau à votre support informatique.")
+	assert.NotContains(t, p.get("/no/such/page").body, `id="contact"`, "no contact URL: no link")
 }

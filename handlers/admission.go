@@ -96,5 +96,13 @@ func admissionPage(e admissionError, info views.ErrorInfo) (int, func(views.Page
 		info.Detail = "the account of this address belongs to another way in; " + e.src.Key + ".email_domains does not list its domain"
 	}
 	info.Source = e.src.Name
+	switch id := e.src.ID; {
+	case strings.HasPrefix(id, "portal:"):
+		info.SourceKind = "portal"
+	case strings.HasPrefix(id, "oidc:"), strings.HasPrefix(id, "saml"):
+		info.SourceKind = "idp"
+	case strings.HasPrefix(id, "lti:"):
+		info.SourceKind, info.LMS = "lti", strings.TrimPrefix(e.src.Name, "LTI: ")
+	}
 	return http.StatusForbidden, views.ArrivalRefused, info
 }

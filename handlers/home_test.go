@@ -181,7 +181,7 @@ func arrivalErrorPageCases() []errorPageCase {
 				f.saml.finishErr = fmt.Errorf("%w: NotOnOrAfter has passed", samlsso.ErrExpired)
 				return samlAnswer(c)
 			}},
-		{name: "SAML answer refused", page: "IdPInvalidAnswer", class: "idp-invalid", status: 400, mention: "did not pass the bridge's checks",
+		{name: "SAML answer refused", page: "IdPInvalidAnswer", class: "idp-invalid", status: 400, mention: "did not pass ssobridge's checks",
 			request: func(f *fixture, c *client) *response {
 				f.saml.finishErr = fmt.Errorf("%w: cannot validate signature on Response", samlsso.ErrInvalid)
 				return samlAnswer(c)
@@ -196,7 +196,7 @@ func arrivalErrorPageCases() []errorPageCase {
 				f.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: false}
 				return idpAnswer(c, "&code=x")
 			}},
-		{name: "LTI login from an unregistered LMS", page: "LTIRefused", class: "lti-refused", status: 400, mention: "did not pass the bridge's checks",
+		{name: "LTI login from an unregistered LMS", page: "LTIRefused", class: "lti-refused", status: 400, mention: "did not pass ssobridge's checks",
 			request: func(f *fixture, c *client) *response {
 				f.withLTI(&fakeLTI{loginErr: fmt.Errorf("%w: issuer %q", lti.ErrUnknownPlatform, "https://lms.other.example")})
 				return c.post("/lti/login", url.Values{"iss": {"https://lms.other.example"}})

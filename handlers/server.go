@@ -76,6 +76,10 @@ type Deps struct {
 	Ways []wayin.Way
 	// PasswordForm is whether the sign-in page shows the password form.
 	PasswordForm PasswordForm
+	// ContactName and ContactURL are whom pages tell a person to ask
+	// (server.contact_name, server.contact_url); empty: the catalog's
+	// "your IT help desk".
+	ContactName, ContactURL string
 	// PortalURL is the partner's portal (portal.url): "back" links of users
 	// who came from it lead there. Empty: none.
 	PortalURL string

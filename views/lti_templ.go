@@ -56,9 +56,9 @@ func LTIRefused(p Page, e ErrorInfo) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
-			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "The launch from {{.LMS}} did not pass the bridge's checks, so you are not signed in and nothing was changed. Go back to the course and click the link again; if this page comes back, tell your teacher or the school's LMS administrator, who can read the reason below.", "LMS", lmsName(ctx, e)))
+			templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "The launch from {{.LMS}} did not pass ssobridge's checks, so you are not signed in and nothing was changed. Go back to the course and click the link again; if this page comes back, tell your teacher or the school's LMS administrator, who can read the reason below.", "LMS", lmsName(ctx, e)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 15, Col: 319}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 15, Col: 318}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
 			if templ_7745c5c3_Err != nil {
@@ -176,9 +176,9 @@ func LTIClock(p Page, e ErrorInfo) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var9 string
-			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "The launch from {{.LMS}} has expired or is dated in the future. Nothing was changed. Click the course link again; if it happens again, tell the school's LMS administrator: the clocks of the LMS and the bridge may disagree (both should use NTP).", "LMS", lmsName(ctx, e)))
+			templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "The launch from {{.LMS}} has expired or is dated in the future. Nothing was changed. Click the course link again; if it happens again, tell the school's LMS administrator: the clocks of the LMS and ssobridge may disagree (both should use NTP).", "LMS", lmsName(ctx, e)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 27, Col: 298}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 27, Col: 297}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
 			if templ_7745c5c3_Err != nil {
@@ -336,9 +336,9 @@ func LTIDenied(p Page, e ErrorInfo) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var15 string
-			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "{{.LMS}} launched you, but this bridge does not create accounts for its users. Nothing was changed. Ask your partner admin to add your account, then click the course link again.", "LMS", lmsName(ctx, e)))
+			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "{{.LMS}} launched you, but ssobridge does not create accounts for its users. Nothing was changed. Ask {{.Contact}} to add your account, then click the course link again.", "Contact", p.Contact, "LMS", lmsName(ctx, e)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 46, Col: 231}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 46, Col: 245}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
 			if templ_7745c5c3_Err != nil {
@@ -396,9 +396,9 @@ func LTIUnavailable(p Page, e ErrorInfo) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var18 string
-			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "The bridge could not read the signing keys of {{.LMS}}, so it cannot check the launch. Nothing was changed. Try the course link again in a minute; if it persists, tell the school's LMS administrator.", "LMS", lmsName(ctx, e)))
+			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "ssobridge could not read the signing keys of {{.LMS}}, so it cannot check the launch. Nothing was changed. Try the course link again in a minute; if it persists, tell the school's LMS administrator.", "LMS", lmsName(ctx, e)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 52, Col: 253}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 52, Col: 252}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
@@ -456,9 +456,9 @@ func LTIKeyChanged(p Page, e ErrorInfo) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var21 string
-			templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "{{.LMS}} signed this launch with a key the bridge has not read yet; LMSs change their keys from time to time. Nothing was changed. Go back to the course and click the link again in a minute. If this page comes back, tell the school's LMS administrator.", "LMS", lmsName(ctx, e)))
+			templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "{{.LMS}} signed this launch with a key ssobridge has not read yet; LMSs change their keys from time to time. Nothing was changed. Go back to the course and click the link again in a minute. If this page comes back, tell the school's LMS administrator.", "LMS", lmsName(ctx, e)))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 58, Col: 306}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 58, Col: 305}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 			if templ_7745c5c3_Err != nil {
@@ -645,9 +645,9 @@ func LTIConfigPage(p Page, c LTIConfig) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var32 string
-			templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "Enter these in the LMS's form for a new LTI 1.3 tool, then give the bridge's administrator the issuer, client id, deployment id, authorization URL and key set URL the LMS shows."))
+			templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "Enter these in the LMS's form for a new LTI 1.3 tool, then give ssobridge's administrator the issuer, client id, deployment id, authorization URL and key set URL the LMS shows."))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 84, Col: 208}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 84, Col: 207}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
 			if templ_7745c5c3_Err != nil {
@@ -788,9 +788,9 @@ func LTIConfigPage(p Page, c LTIConfig) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var43 string
-			templ_7745c5c3_Var43, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "Share the user's name and email with the tool: the bridge finds each person's account by email."))
+			templ_7745c5c3_Var43, templ_7745c5c3_Err = templ.JoinStringErrs(t(ctx, "Share the user's name and email with the tool: ssobridge finds each person's account by email."))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 92, Col: 113}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/lti.templ`, Line: 92, Col: 112}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var43))
 			if templ_7745c5c3_Err != nil {

@@ -24,6 +24,11 @@ type Page struct {
 	// out, or a session the portal's handoff began), so "back" means the
 	// partner's portal.
 	FromPortal bool
+	// Contact is whom a person asks for help, as pages name it
+	// (server.contact_name, else the catalog's "your IT help desk" in the
+	// person's language); ContactURL, when set, where to reach them.
+	Contact    string
+	ContactURL string
 	// Refresh, when set, reloads the page by itself (a meta refresh:
 	// "seconds;url=path"). With Script set, only browsers without
 	// JavaScript reload; the script updates the page in place instead.
@@ -155,8 +160,10 @@ type ErrorInfo struct {
 	// token) and is shown to anyone: the person who set the LMS up reads
 	// it there.
 	Public bool
-	// Source names the way in of a refused arrival ("LTI: Canvas").
-	Source string
+	// Source names the way in of a refused arrival ("LTI: Canvas"), for
+	// the log; SourceKind is what a person knows it as: "portal", "idp"
+	// (the organisation's sign-in), "lti" (then LMS names the LMS).
+	Source, SourceKind string
 	// CourseURL is the LMS's course page a refused launch came from (its
 	// signed return_url, on the platform's origin): the page's way back,
 	// instead of the bridge's start page a pupil has no password for.

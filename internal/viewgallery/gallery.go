@@ -45,7 +45,7 @@ func Pages(l *locale.Localizer) []Page {
 	user := views.Page{Title: "Error", User: &views.User{Name: "Bob Builder", Email: "bob.builder@partner.example"}, CSRF: "token"}
 	adminPage := views.Page{Title: "Error", User: &views.User{Name: "Ada Admin", Email: "ada.admin@partner.example", Admin: true}, CSRF: "token"}
 	info := views.ErrorInfo{Status: 503, RequestID: "4f2a9c1d0e7b3a65", Detail: "platform answered 503 on POST /api/5/public/users", RetryAfter: 30,
-		ClockSkew: "6m12s ahead", Endpoint: "create_user", LMS: "Springfield Canvas", Source: "LTI: Springfield Canvas", Public: true,
+		ClockSkew: "6m12s ahead", Endpoint: "create_user", LMS: "Springfield Canvas", Source: "LTI: Springfield Canvas", SourceKind: "lti", Public: true,
 		CourseURL: "https://canvas.example/courses/7"}
 	errorPages := map[string]func(views.Page, views.ErrorInfo) templ.Component{
 		"PlatformForbidden": views.PlatformForbidden, "PlatformUnauthorized": views.PlatformUnauthorized, "PlatformClockSkew": views.PlatformClockSkew,
