@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -60,12 +61,12 @@ func TestNoWayInIsAMasterKey(t *testing.T) {
 		r, _ = br.lmsLaunch(t, b, "fake-pupil")
 		assert.Equal(t, http.StatusForbidden, r.status, r.body)
 		assert.Equal(t, http.StatusSeeOther, br.get("/").status, "no session")
-		_, err = ta.store.AccountOfIdentity(t.Context(), "lti:"+b.Issuer, fakeAlice.Sub)
+		_, err = ta.store.AccountOfIdentity(t.Context(), lti.SourceID(b.Issuer, b.ClientID), fakeAlice.Sub)
 		assert.ErrorIs(t, err, store.ErrNotFound, "B's subject is linked to nothing")
 		ids, err := ta.store.IdentitiesOf(t.Context(), pia.ID)
 		require.NoError(t, err)
 		require.Len(t, ids, 1)
-		assert.Equal(t, "lti:"+a.Issuer, ids[0].Source)
+		assert.Equal(t, lti.SourceID(a.Issuer, a.ClientID), ids[0].Source)
 	})
 
 	t.Run("SCIM without an admin group or domains takes over neither", func(t *testing.T) {

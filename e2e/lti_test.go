@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
@@ -123,7 +124,7 @@ func TestLTIReplayAcrossInstances(t *testing.T) {
 	// The link made on A serves B: a returning launch on B finds the account.
 	acct, err := a.store.AccountByEmail(t.Context(), "pupil@school.example")
 	require.NoError(t, err)
-	id, err := b.store.AccountOfIdentity(t.Context(), "lti:"+plat.Issuer, ltiPupil.Sub)
+	id, err := b.store.AccountOfIdentity(t.Context(), lti.SourceID(plat.Issuer, plat.ClientID), ltiPupil.Sub)
 	require.NoError(t, err)
 	assert.Equal(t, acct.ID, id)
 }

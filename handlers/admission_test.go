@@ -20,7 +20,7 @@ import (
 // reaches only the accounts it made or linked.
 func openLMS(f *fixture, plat lti.Platform) {
 	f.reconfigure(func(d *Deps) {
-		wayOf[*lti.Way](d).Sources = map[string]signin.Source{lti.SourceKey(plat.Issuer, plat.ClientID): {ID: "lti:" + plat.Issuer, Name: "LTI: " + plat.Name,
+		wayOf[*lti.Way](d).Sources = map[string]signin.Source{lti.SourceKey(plat.Issuer, plat.ClientID): {ID: lti.SourceID(plat.Issuer, plat.ClientID), Name: "LTI: " + plat.Name,
 			Key: "lti.platforms[1]", CreateAccounts: true, AdminAuthority: true}}
 	})
 }
@@ -39,7 +39,7 @@ func TestAnOpenLMSCannotSignInAsThePartnerAdmin(t *testing.T) {
 	assert.Empty(t, f.launcher.made(), "nothing launched")
 	assert.NotEqual(t, http.StatusOK, c.get("/admin/accounts").status, "no console")
 	assert.Equal(t, "/login", c.get("/").header.Get("Location"), "no session")
-	_, err := f.accts.AccountOfIdentity(t.Context(), "lti:"+plat.Issuer, ltiLearner.Sub)
+	_, err := f.accts.AccountOfIdentity(t.Context(), lti.SourceID(plat.Issuer, plat.ClientID), ltiLearner.Sub)
 	assert.ErrorIs(t, err, store.ErrNotFound, "nothing linked")
 	a, err := f.accts.AccountByID(t.Context(), admin.ID)
 	require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestConsoleShowsTheWaysInOfAnAccount(t *testing.T) {
 	r := admin.get("/admin/accounts/" + strconv.FormatInt(pupil.ID, 10))
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	ways := r.text("#account-ways-in")
-	assert.Contains(t, ways, "lti:"+plat.Issuer)
+	assert.Contains(t, ways, lti.SourceID(plat.Issuer, plat.ClientID))
 	assert.Contains(t, ways, ltiLearner.Sub)
 
 	boss, err := f.accts.AccountByEmail(t.Context(), "boss@example.com")

@@ -42,7 +42,7 @@ func ltiSetup(t *testing.T, tweak ...func(*lti.Platform)) (*fixture, *ltiplatfor
 	tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: f.accts.UseOnce, Now: f.clock.Now, HTTPClient: plat.Server.Client()})
 	f.reconfigure(func(d *Deps) {
 		withWay(d, &lti.Way{LMS: tool, KeySet: []byte(`{"keys":[]}`), Sources: map[string]signin.Source{lti.SourceKey(p.Issuer, p.ClientID): {
-			ID: "lti:" + p.Issuer, Name: "LTI: " + p.Name, Key: "lti.platforms[0]",
+			ID: lti.SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Key: "lti.platforms[0]",
 			CreateAccounts: p.CreateAccounts, AdminAuthority: len(p.AdminRoles) > 0, EmailDomains: testDomains}}})
 	})
 	return f, plat, tool
@@ -86,7 +86,7 @@ func TestLTILaunchOpensTheEditor(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "Pia", acct.FirstName)
 	assert.False(t, acct.Admin, "a learner is no partner admin")
-	id, err := f.accts.AccountOfIdentity(t.Context(), "lti:"+plat.Issuer, "lms-sub-1")
+	id, err := f.accts.AccountOfIdentity(t.Context(), lti.SourceID(plat.Issuer, plat.ClientID), "lms-sub-1")
 	require.NoError(t, err)
 	assert.Equal(t, acct.ID, id, "linked to the LMS user")
 	assert.Equal(t, http.StatusOK, c.get("/").status, "signed in")
