@@ -20,6 +20,7 @@ func TestShippedConfigIsTheEmbeddedDemo(t *testing.T) {
 	cfg, err := Parse(data, nil)
 	require.NoError(t, err)
 	assert.Equal(t, Embedded, cfg.Platform.BaseURL)
+	assert.Contains(t, string(data), "\n# docs/configuration.md lists every key.\n", "the header points where the keys are")
 	assert.Equal(t, "sqlite", cfg.Store.Driver)
 	assert.Equal(t, "data/ssobridge.db", cfg.Store.DSN)
 	assert.Equal(t, "data", cfg.DataDir())

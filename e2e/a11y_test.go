@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
+	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/static"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -448,4 +449,33 @@ func keyWithoutChar(r rune) chromedp.Action[chromedp.Void] {
 		}
 		return nil
 	})
+}
+
+// The demo's own sample pages reflow at 320 CSS px too, in every
+// language: the sample partner portal (a long address, Portuguese's long
+// words) and the sample LMS's course page with the tool in its frame.
+func TestBrowserDemoPagesReflowAt320(t *testing.T) {
+	ta := startTestApp(t, testOptions{sampleLMS: true})
+	require.NotNil(t, ta.lms)
+	ctx := newTab(t)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(320, 800)))
+	wide := func(u string) string {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("body")))
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+  if (document.documentElement.scrollWidth <= window.innerWidth + 1) return "";
+  const wide = [];
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.getBoundingClientRect().right > window.innerWidth + 1) wide.push(e.tagName.toLowerCase() + (e.id ? '#' + e.id : ''));
+  }
+  return document.documentElement.scrollWidth + " > " + window.innerWidth + ": " + wide.slice(0, 4).join(", ");
+})()`))
+		require.NoError(t, err)
+		return got
+	}
+	for _, lang := range []string{"en", "es", "fr", "de", "pt-BR"} {
+		assert.Empty(t, wide(ta.srv.URL+"/demo/portal?lang="+lang), "the sample portal in %s", lang)
+	}
+	assert.Empty(t, wide(ta.lms.URL()+samplelms.CoursePath), "the sample LMS's course page")
+	assert.Empty(t, wide(ta.lms.URL()+"/framed/ada"), "the tool in the course page's frame")
 }

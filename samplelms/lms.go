@@ -318,9 +318,11 @@ func (l *LMS) serveFramedCourse(w http.ResponseWriter, r *http.Request) {
 	_ = framedCourse.Execute(w, map[string]string{"Course": l.courseTitle(), "Src": "/course/" + url.PathEscape(r.PathValue("user")) + "?in=frame", "Tool": tool})
 }
 
-var framedCourse = template.Must(template.New("framed").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{{.Course}}: the tool, framed</title></head>
+var framedCourse = template.Must(template.New("framed").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>{{.Course}}: the tool, framed</title>
+<style>body{font-family:system-ui,sans-serif;margin:1rem}#tool{width:100%;max-width:900px;height:600px;border:1px solid #767676}</style></head>
 <body><h1>{{.Course}}</h1><p><a href="/course">Back to the course page</a></p>
-<iframe id="tool" title="The video editor, inside the course" src="{{.Src}}" width="900" height="600"></iframe>
+<iframe id="tool" title="The video editor, inside the course" src="{{.Src}}"></iframe>
 <p id="storage-log"></p>
 <script>
 const kept = new Map(), tool = {{.Tool}};
@@ -371,7 +373,7 @@ func (l *LMS) serveCoursePage(w http.ResponseWriter, _ *http.Request) {
 var coursePage = template.Must(template.New("course").Parse(`<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>{{.Course}}: sample LMS</title>
 <style>body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #767676}
+table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #767676}
 a{color:#0b57d0}a:focus{outline:3px solid #0b57d0;outline-offset:2px}</style></head>
 <body><main><h1>{{.Course}}</h1>
 <p>This is a sample LMS, built into the demo. It launches the bridge with LTI 1.3, as Moodle or Canvas would.
