@@ -15,11 +15,11 @@ func (s *sqlStore) AddLTIPlatform(ctx context.Context, p store.LTIPlatform) erro
 			return fmt.Errorf("%w: an LMS's issuer, client id, deployment, URLs and domains are limited to %d bytes each", store.ErrInvalid, store.MaxKey)
 		}
 	}
-	p.Name = store.Cut(p.Name, store.MaxName)
+	p.Name = plain(store.Cut(p.Name, store.MaxName))
 	_, err := s.exec(ctx, `INSERT INTO lti_platforms (issuer, client_id, name, deployment_id, auth_url, jwks_url, token_url, email_domains,
 		create_accounts, registered_at, registered_by, disabled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		p.Issuer, p.ClientID, p.Name, p.DeploymentID, p.AuthURL, p.JWKSURL, p.TokenURL, p.EmailDomains, p.CreateAccounts,
-		ms(p.RegisteredAt), p.RegisteredBy, p.Disabled)
+		keyIn(p.Issuer), keyIn(p.ClientID), p.Name, keyIn(p.DeploymentID), plain(p.AuthURL), plain(p.JWKSURL), plain(p.TokenURL), plain(p.EmailDomains),
+		p.CreateAccounts, ms(p.RegisteredAt), plain(p.RegisteredBy), p.Disabled)
 	switch {
 	case err != nil && s.d.unique(err):
 		return fmt.Errorf("%w: %s", store.ErrLTIPlatformTaken, p.Issuer)
@@ -45,6 +45,7 @@ func (s *sqlStore) LTIPlatforms(ctx context.Context) ([]store.LTIPlatform, error
 			&p.CreateAccounts, &at, &p.RegisteredBy, &p.Disabled); err != nil {
 			return nil, fmt.Errorf("lti platforms: list: %w", err)
 		}
+		p.Issuer, p.ClientID, p.DeploymentID = keyOut(p.Issuer), keyOut(p.ClientID), keyOut(p.DeploymentID)
 		p.RegisteredAt = time.UnixMilli(at).UTC()
 		out = append(out, p)
 	}
@@ -53,7 +54,7 @@ func (s *sqlStore) LTIPlatforms(ctx context.Context) ([]store.LTIPlatform, error
 
 // SetLTIPlatformDisabled turns a registered LMS off or on again.
 func (s *sqlStore) SetLTIPlatformDisabled(ctx context.Context, issuer, clientID string, disabled bool) error {
-	n, err := s.exec(ctx, "UPDATE lti_platforms SET disabled = $1 WHERE issuer = $2 AND client_id = $3", disabled, issuer, clientID)
+	n, err := s.exec(ctx, "UPDATE lti_platforms SET disabled = $1 WHERE issuer = $2 AND client_id = $3", disabled, keyIn(issuer), keyIn(clientID))
 	if err != nil {
 		return fmt.Errorf("lti platforms: disable: %w", err)
 	}
@@ -65,7 +66,7 @@ func (s *sqlStore) SetLTIPlatformDisabled(ctx context.Context, issuer, clientID 
 
 // DeleteLTIPlatform removes a registered LMS.
 func (s *sqlStore) DeleteLTIPlatform(ctx context.Context, issuer, clientID string) error {
-	n, err := s.exec(ctx, "DELETE FROM lti_platforms WHERE issuer = $1 AND client_id = $2", issuer, clientID)
+	n, err := s.exec(ctx, "DELETE FROM lti_platforms WHERE issuer = $1 AND client_id = $2", keyIn(issuer), keyIn(clientID))
 	if err != nil {
 		return fmt.Errorf("lti platforms: delete: %w", err)
 	}
@@ -82,12 +83,12 @@ func (s *sqlStore) SeeLTICourse(ctx context.Context, c store.LTICourse) error {
 			return fmt.Errorf("%w: a course's ids, memberships URL and launcher are limited to %d bytes each", store.ErrInvalid, store.MaxKey)
 		}
 	}
-	c.Title = store.Cut(c.Title, store.MaxName)
+	c.Title = plain(store.Cut(c.Title, store.MaxName))
 	_, err := s.exec(ctx, `INSERT INTO lti_courses (issuer, client_id, context_id, title, memberships_url, launched_by, last_launch_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (issuer, client_id, context_id) DO UPDATE SET title = excluded.title, memberships_url = excluded.memberships_url,
 		launched_by = excluded.launched_by, last_launch_at = excluded.last_launch_at`,
-		c.Issuer, c.ClientID, c.ContextID, c.Title, c.MembershipsURL, c.LaunchedBy, ms(c.LastLaunchAt))
+		keyIn(c.Issuer), keyIn(c.ClientID), keyIn(c.ContextID), c.Title, plain(c.MembershipsURL), plain(c.LaunchedBy), ms(c.LastLaunchAt))
 	if err != nil {
 		return fmt.Errorf("lti courses: see: %w", err)
 	}
@@ -109,6 +110,7 @@ func (s *sqlStore) LTICourses(ctx context.Context, limit int) ([]store.LTICourse
 		if err := rows.Scan(&c.Issuer, &c.ClientID, &c.ContextID, &c.Title, &c.MembershipsURL, &c.LaunchedBy, &launched, &c.LastRoster, &roster, &c.RosterWaiting); err != nil {
 			return nil, fmt.Errorf("lti courses: list: %w", err)
 		}
+		c.Issuer, c.ClientID, c.ContextID = keyOut(c.Issuer), keyOut(c.ClientID), keyOut(c.ContextID)
 		c.LastLaunchAt = time.UnixMilli(launched).UTC()
 		if roster != 0 {
 			c.LastRosterAt = time.UnixMilli(roster).UTC()
@@ -121,7 +123,7 @@ func (s *sqlStore) LTICourses(ctx context.Context, limit int) ([]store.LTICourse
 // RecordLTIRoster keeps what a course's last roster read gave.
 func (s *sqlStore) RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read store.RosterRead) error {
 	n, err := s.exec(ctx, "UPDATE lti_courses SET last_roster = $1, last_roster_at = $2, roster_waiting = $3 WHERE issuer = $4 AND client_id = $5 AND context_id = $6",
-		store.Cut(read.Result, store.MaxDetail), ms(read.At), max(read.Waiting, 0), issuer, clientID, contextID)
+		plain(store.Cut(read.Result, store.MaxDetail)), ms(read.At), max(read.Waiting, 0), keyIn(issuer), keyIn(clientID), keyIn(contextID))
 	if err != nil {
 		return fmt.Errorf("lti courses: roster: %w", err)
 	}

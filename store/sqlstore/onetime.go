@@ -14,7 +14,7 @@ import (
 // UseOnce records id of kind until a time; ErrUsed while it is recorded.
 func (s *sqlStore) UseOnce(ctx context.Context, kind, id string, until time.Time) error {
 	n, err := s.exec(ctx, `INSERT INTO used_ids (kind, id, until) VALUES ($1, $2, $3)
-		ON CONFLICT (kind, id) DO UPDATE SET until = excluded.until WHERE used_ids.until <= $4`, kind, id, ms(until), ms(s.now()))
+		ON CONFLICT (kind, id) DO UPDATE SET until = excluded.until WHERE used_ids.until <= $4`, keyIn(kind), keyIn(id), ms(until), ms(s.now()))
 	if err != nil {
 		return fmt.Errorf("accounts: use once: %w", err)
 	}

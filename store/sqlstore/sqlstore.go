@@ -606,7 +606,7 @@ func (s *sqlStore) RecordLaunch(ctx context.Context, e store.Event) error {
 }
 
 func (s *sqlStore) record(ctx context.Context, e store.Event, stamp bool) error {
-	e.Detail, e.Email = store.Cut(e.Detail, store.MaxDetail), store.Cut(e.Email, store.MaxKey)
+	e.Detail, e.Email = plain(store.Cut(e.Detail, store.MaxDetail)), plain(store.Cut(e.Email, store.MaxKey))
 	if e.At.IsZero() {
 		e.At = s.now()
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -454,4 +455,66 @@ func testMoveIdentities(t *testing.T, s store.Store) {
 	n, err = s.MoveIdentities(ctx, from, to)
 	require.NoError(t, err)
 	assert.Zero(t, n)
+}
+
+// testKeysOfAnyText: every key the store takes from outside (an identity's
+// source and subject, a single-use id, an LMS's issuer, client id and
+// deployment, a course's ids, a kept value's name) is kept and found
+// again whatever it holds, on every database: NUL (JSON's \u0000), bytes
+// that are no UTF-8, characters of four bytes, a kilobyte; and two keys
+// never collide.
+func testKeysOfAnyText(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	keys := []string{"a\x00b", "\xff\xfe\x00", "🎬𝄞 Ünïcödé", strings.Repeat("k", 1000), "\x01b64:YQ", "a"}
+	acct, err := s.CreateAccount(ctx, store.NewAccount{Email: "keys@school.example", FirstName: "K", LastName: "Y", PasswordHash: "h"})
+	require.NoError(t, err)
+	for i, k := range keys {
+		src := "lti:" + k
+		require.NoError(t, s.LinkIdentity(ctx, src, k, acct.ID), "identity %d", i)
+		got, err := s.AccountOfIdentity(ctx, src, k)
+		require.NoError(t, err, "identity %d", i)
+		assert.Equal(t, acct.ID, got)
+
+		require.NoError(t, s.UseOnce(ctx, "kind", k, at.Add(time.Hour)), "single-use id %d", i)
+		assert.ErrorIs(t, s.UseOnce(ctx, "kind", k, at.Add(time.Hour)), store.ErrUsed, "single-use id %d, again", i)
+
+		p := store.LTIPlatform{Name: "LMS " + k, Issuer: "https://lms.example/" + k, ClientID: k, DeploymentID: k, AuthURL: "https://lms.example/a",
+			JWKSURL: "https://lms.example/j", RegisteredAt: at.Add(time.Duration(i) * time.Minute)}
+		require.NoError(t, s.AddLTIPlatform(ctx, p), "LMS %d", i)
+		require.NoError(t, s.SeeLTICourse(ctx, store.LTICourse{Issuer: p.Issuer, ClientID: k, ContextID: k, Title: "Course " + k,
+			MembershipsURL: "https://lms.example/m", LaunchedBy: "t@school.example", LastLaunchAt: at.Add(time.Duration(i) * time.Minute)}), "course %d", i)
+		require.NoError(t, s.RecordLTIRoster(ctx, p.Issuer, k, k, store.RosterRead{Result: "read " + k, At: at}), "roster %d", i)
+		kept, err := s.KeepValue(ctx, "value "+k, "v"+strconv.Itoa(i))
+		require.NoError(t, err, "kept value %d", i)
+		assert.Equal(t, "v"+strconv.Itoa(i), kept, "kept value %d: its own, no other key's", i)
+	}
+	ids, err := s.IdentitiesOf(ctx, acct.ID)
+	require.NoError(t, err)
+	var subjects []string
+	for _, id := range ids {
+		subjects = append(subjects, id.Subject)
+	}
+	assert.ElementsMatch(t, keys, subjects, "every subject read back as written")
+	platforms, err := s.LTIPlatforms(ctx)
+	require.NoError(t, err)
+	require.Len(t, platforms, len(keys))
+	var clients []string
+	for _, p := range platforms {
+		clients = append(clients, p.ClientID)
+		assert.Equal(t, p.ClientID, p.DeploymentID)
+	}
+	assert.ElementsMatch(t, keys, clients)
+	courses, err := s.LTICourses(ctx, 100)
+	require.NoError(t, err)
+	require.Len(t, courses, len(keys))
+	for _, c := range courses {
+		assert.Equal(t, c.ClientID, c.ContextID)
+		assert.True(t, strings.HasPrefix(c.LastRoster, "read "))
+	}
+	require.NoError(t, s.SetLTIPlatformDisabled(ctx, "https://lms.example/"+keys[0], keys[0], true))
+	require.NoError(t, s.DeleteLTIPlatform(ctx, "https://lms.example/"+keys[1], keys[1]))
+	n, err := s.MoveIdentities(ctx, "lti:"+keys[0], "lti:"+keys[0]+"|c")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), n)
 }

@@ -73,6 +73,7 @@ func Run(t *testing.T, open Open) {
 		{"LMSs registered by Dynamic Registration", testLTIPlatforms},
 		{"LTI courses and their rosters", testLTICourses},
 		{"text from outside is kept bounded", testOutsideTextBounded},
+		{"keys of any text", testKeysOfAnyText},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t, Now)) })
 	}
