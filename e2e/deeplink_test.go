@@ -152,13 +152,20 @@ func TestLTIDeepLinkingPlacesTheEditor(t *testing.T) {
 // frame; a launch without the cookie gets the page that reads it back; a
 // launch posted again with another key is refused, with the key the LMS
 // kept it lands.
-func TestLTIPlatformStorageHoldsTheBrowsersKey(t *testing.T) {
+// storageApp is a bridge and an LMS that keeps the browser's key in its
+// own frame (platform storage).
+func storageApp(t *testing.T) (*testApp, *ltiplatformtest.Platform) {
+	t.Helper()
 	plat := startLMS(t)
 	plat.SetStorage(true)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	plat.SetTool("http://" + ln.Addr().String())
-	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())})
+	return startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())}), plat
+}
+
+func TestLTIPlatformStorageHoldsTheBrowsersKey(t *testing.T) {
+	ta, plat := storageApp(t)
 
 	login := ta.browser(t)
 	form := plat.LoginForm("pupil")
@@ -214,12 +221,7 @@ func TestLTIPlatformStorageHoldsTheBrowsersKey(t *testing.T) {
 // the victim gets the stale-launch page and no session, and the same post
 // from the bridge's own page in the attacker's frame still lands.
 func TestLTIPlatformStorageKeyIsNoPassFromAnotherSite(t *testing.T) {
-	plat := startLMS(t)
-	plat.SetStorage(true)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	plat.SetTool("http://" + ln.Addr().String())
-	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())})
+	ta, plat := storageApp(t)
 
 	attacker := ta.browser(t)
 	form := plat.LoginForm("pupil")

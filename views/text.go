@@ -46,33 +46,23 @@ func tm(ctx context.Context, id locale.ID, data ...any) templ.Component {
 }
 
 // markStrong turns **pairs** into <strong> elements (an odd mark stays).
-func markStrong(s string) string {
-	parts := strings.Split(s, "**")
-	if len(parts)%2 == 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, p := range parts {
-		if i%2 == 1 {
-			b.WriteString("<strong>" + p + "</strong>")
-		} else {
-			b.WriteString(p)
-		}
-	}
-	return b.String()
-}
+func markStrong(s string) string { return markPairs(s, "**", "strong") }
 
 // markCode turns `pairs` into <code> elements (an odd mark stays): a
 // setting's name inside a translated sentence.
-func markCode(s string) string {
-	parts := strings.Split(s, "`")
+func markCode(s string) string { return markPairs(s, "`", "code") }
+
+// markPairs turns the text between pairs of mark into elements named
+// tag; with an odd number of marks s stays as it is.
+func markPairs(s, mark, tag string) string {
+	parts := strings.Split(s, mark)
 	if len(parts)%2 == 0 {
 		return s
 	}
 	var b strings.Builder
 	for i, p := range parts {
 		if i%2 == 1 {
-			b.WriteString("<code>" + p + "</code>")
+			b.WriteString("<" + tag + ">" + p + "</" + tag + ">")
 		} else {
 			b.WriteString(p)
 		}
