@@ -63,7 +63,11 @@ func (p Policy) Client(base *http.Transport) *http.Client {
 		base = http.DefaultTransport.(*http.Transport)
 	}
 	t := base.Clone()
-	t.Proxy = nil // the address checked must be the one connected to
+	// An egress proxy (HTTPS_PROXY) is honoured: the address checked is
+	// then the proxy's (list its network in AllowNetworks), and the proxy
+	// resolves the party's name; URLs and redirects are checked all the
+	// same.
+	t.Proxy = http.ProxyFromEnvironment
 	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: p.control}
 	t.DialContext = d.DialContext
 	t.DialTLSContext = nil
