@@ -73,6 +73,9 @@ func (w *waitLog) take() []time.Duration {
 }
 
 type testOptions struct {
+	// patience is how long a launch is waited for before the waiting
+	// page (0: the line's default, 2 s).
+	patience  time.Duration
 	yaml      string // extra YAML appended to the base config
 	simConfig func(*platformsim.Config)
 	client    func(*apiclient.Options)
@@ -162,7 +165,7 @@ log:
 		pacingOpts = nil
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
-		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS})
+		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS, LinePatience: o.patience})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {

@@ -297,3 +297,35 @@ func recordedLaunches(t *testing.T, st store.Store) map[string]bool {
 		}
 	}
 }
+
+// A platform slower than the launch's patience is known by every
+// instance: once a launch on A waited on it past its patience, a launch
+// on B goes in line at once and its person gets the waiting page (its own
+// address) instead of a blank tab, then the editor.
+func TestSlowPlatformKnownByEveryInstance(t *testing.T) {
+	sim := sharedPlatform(t, nil)
+	a, b := instancePair(t, testOptions{platform: sim, patience: 500 * time.Millisecond})
+	for _, e := range []string{"ada@example.com", "bob@example.com"} {
+		a.addAccount(t, e, false)
+	}
+	ada, bob := a.browser(t), b.browser(t)
+	require.Equal(t, http.StatusSeeOther, ada.login("ada@example.com", testPassword).status)
+	require.Equal(t, http.StatusSeeOther, bob.login("bob@example.com", testPassword).status)
+	// Linked first: each later launch is one platform call.
+	require.Equal(t, http.StatusSeeOther, ada.launch().status)
+	require.Equal(t, http.StatusSeeOther, bob.launch().status)
+
+	sim.Server.SetLatency("issue_token", time.Second) // past the launch's patience, within platform.timeout
+	first := ada.launch()
+	require.Equal(t, http.StatusSeeOther, first.status)
+	require.True(t, strings.HasPrefix(first.header.Get("Location"), sim.URL), "A's launch landed, late: %s", first.header.Get("Location"))
+	require.Eventually(t, func() bool { return b.budget.Stats().Slow }, 5*time.Second, 20*time.Millisecond, "B learns the platform is slow")
+
+	req, _ := http.NewRequest("POST", bob.base+"/launch", strings.NewReader(url.Values{"_csrf": {bob.csrf("/")}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	answer := bob.doOnce(req)
+	require.Equal(t, http.StatusSeeOther, answer.status, answer.body)
+	assert.True(t, strings.HasPrefix(answer.header.Get("Location"), "/launch/wait/"), "B's person gets the waiting page: %s", answer.header.Get("Location"))
+	landed := bob.get(answer.header.Get("Location"))
+	assert.True(t, strings.HasPrefix(landed.header.Get("Location"), sim.URL), "then the editor")
+}

@@ -23,6 +23,10 @@ type fixedBudget pacing.Stats
 
 func (b fixedBudget) Stats() pacing.Stats { return pacing.Stats(b) }
 
+// MarkSlow: fixed stats stay as they are (the line's own slowness is its
+// own to keep).
+func (fixedBudget) MarkSlow(time.Duration) {}
+
 // withLine serves launches through a real line (the fixture's store and
 // launcher) that waits for them 50 ms before the waiting page.
 func withLine(f *fixture, b waitline.Budget, maxWait time.Duration) *waitline.Line {

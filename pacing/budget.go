@@ -36,6 +36,9 @@ type Shared interface {
 	// PausePlatform holds every instance's calls until then (a later
 	// pause wins).
 	PausePlatform(ctx context.Context, until time.Time) error
+	// MarkPlatformSlow tells every instance the platform is slow until
+	// then (a later time wins).
+	MarkPlatformSlow(ctx context.Context, until time.Time) error
 }
 
 // Config is how the budget paces.
@@ -82,6 +85,7 @@ type Budget struct {
 	learn       learning              // without a configured rate
 	wasActive   bool                  // the others count it among the callers (activeBeat within liveWindow)
 	pausedUntil time.Time             // no call before then
+	slowUntil   time.Time             // the platform is slow until then (seen here or by another instance)
 	line        line                  // the calls waiting, in Priority order
 	seq         uint64                // arrival order among equal priorities
 	dispatching bool                  // a goroutine hands out the line's turns
@@ -433,6 +437,24 @@ func (b *Budget) Pause(d time.Duration) {
 	}()
 }
 
+// MarkSlow says the platform is slow for d (a launch waited on it past
+// its patience): on this instance at once and on the others at their
+// next heartbeat, their launches go in line meanwhile, where their users
+// get the waiting page rather than a blank tab.
+func (b *Budget) MarkSlow(d time.Duration) {
+	until := b.cfg.Now().Add(d)
+	b.mu.Lock()
+	if until.After(b.slowUntil) {
+		b.slowUntil = until
+	}
+	b.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = b.shared.MarkPlatformSlow(ctx, until) // the next heartbeat's read will tell
+	}()
+}
+
 // Run heartbeats until ctx ends: it counts the instances that call (each
 // takes its share of the rate) and takes up a pause another instance met.
 func (b *Budget) Run(ctx context.Context) {
@@ -467,7 +489,10 @@ func (b *Budget) beat(ctx context.Context) {
 	if callers.PausedUntil.After(b.pausedUntil) {
 		b.pausedUntil = callers.PausedUntil
 	}
-	callers.PausedUntil = time.Time{}
+	if callers.SlowUntil.After(b.slowUntil) {
+		b.slowUntil = callers.SlowUntil
+	}
+	callers.PausedUntil, callers.SlowUntil = time.Time{}, time.Time{}
 	if me.Active {
 		b.activeBeat = now
 	}
@@ -488,6 +513,9 @@ type Stats struct {
 	Paused    bool          // every call is held
 	PausedFor time.Duration // for how much longer
 	Waiting   int           // calls in this instance's line
+	// Slow: this instance or another saw the platform slow lately
+	// (MarkSlow); launches go in line at once meanwhile.
+	Slow bool
 }
 
 // Stats reports the budget.
@@ -496,7 +524,7 @@ func (b *Budget) Stats() Stats {
 	defer b.mu.Unlock()
 	now := b.cfg.Now()
 	st := Stats{Rate: b.cfg.Rate, Live: b.callers.Serving + b.callers.Background, Busy: b.callers.Busy,
-		Paused: now.Before(b.pausedUntil), Waiting: len(b.line)}
+		Paused: now.Before(b.pausedUntil), Waiting: len(b.line), Slow: now.Before(b.slowUntil)}
 	if st.Paused {
 		st.PausedFor = b.pausedUntil.Sub(now)
 	}

@@ -523,6 +523,9 @@ type Store interface {
 	// PausePlatform holds every caller's platform calls until then (a
 	// later pause wins; an earlier one changes nothing).
 	PausePlatform(ctx context.Context, until time.Time) error
+	// MarkPlatformSlow tells every instance that the platform is slow
+	// until then (a later time wins).
+	MarkPlatformSlow(ctx context.Context, until time.Time) error
 
 	// The line of launches waiting for the platform's pace (package
 	// waitline); see Ticket.
@@ -576,6 +579,9 @@ type PlatformCallers struct {
 	// shared among them.
 	ActiveServing, ActiveBackground int
 	PausedUntil                     time.Time
+	// SlowUntil: an instance saw the platform slow; until then every
+	// instance's launches go in line at once.
+	SlowUntil time.Time
 }
 
 // Session is one signed-in device.

@@ -49,6 +49,8 @@ type Store interface {
 // Budget is the platform budget the line waits for (pacing.Budget).
 type Budget interface {
 	Stats() pacing.Stats
+	// MarkSlow tells every instance the platform is slow for a while.
+	MarkSlow(d time.Duration)
 }
 
 // Sealer seals the exchange URL kept with a finished ticket (the session
@@ -273,8 +275,8 @@ func (l *Line) Join(ctx context.Context, acct store.Account, session, returnTo, 
 // request took longer than Patience lately, or one in flight has. Called
 // with l.mu held.
 func (l *Line) slowLocked(now time.Time) bool {
-	if now.Before(l.slowUntil) {
-		return true
+	if now.Before(l.slowUntil) || l.budget.Stats().Slow {
+		return true // slow as this instance saw it, or as another did
 	}
 	for _, j := range l.bySession {
 		if !j.lined && now.Sub(j.arrived) > l.cfg.Patience {
@@ -441,6 +443,7 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 		// The platform itself is slow: for a while, launches go in the
 		// line, where their users get the page after Patience.
 		l.slowUntil = now.Add(slowFor)
+		defer l.budget.MarkSlow(slowFor) // and every other instance's, through the store
 	}
 	l.mu.Unlock()
 	close(j.done)

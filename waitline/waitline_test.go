@@ -64,6 +64,9 @@ type budget pacing.Stats
 
 func (b budget) Stats() pacing.Stats { return pacing.Stats(b) }
 
+// MarkSlow: fixed stats stay as they are.
+func (budget) MarkSlow(time.Duration) {}
+
 // queued is a budget with a call waiting for its turn: there is a line.
 var queued = budget{Waiting: 1}
 

@@ -591,6 +591,11 @@ func (g *Guard) PausePlatform(ctx context.Context, until time.Time) error {
 	return g.do(ctx, func(ctx context.Context) error { return g.inner.PausePlatform(ctx, until) })
 }
 
+// MarkPlatformSlow is the store's, bounded (see Guard).
+func (g *Guard) MarkPlatformSlow(ctx context.Context, until time.Time) error {
+	return g.do(ctx, func(ctx context.Context) error { return g.inner.MarkPlatformSlow(ctx, until) })
+}
+
 // CreateTicket is the store's, bounded (see Guard).
 func (g *Guard) CreateTicket(ctx context.Context, t store.Ticket) error {
 	return g.do(ctx, func(ctx context.Context) error { return g.inner.CreateTicket(ctx, t) })

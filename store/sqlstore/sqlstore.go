@@ -677,7 +677,7 @@ func (s *sqlStore) EventsStampedAfter(ctx context.Context, after, upTo int64, at
 // gone, and counts those heard within window.
 func (s *sqlStore) PlatformHeartbeat(ctx context.Context, c store.PlatformCaller, now time.Time, window time.Duration) (store.PlatformCallers, error) {
 	var out store.PlatformCallers
-	var until int64
+	var until, slow int64
 	busyAt, activeAt := int64(0), int64(0)
 	if c.Busy {
 		busyAt = ms(now)
@@ -707,13 +707,22 @@ func (s *sqlStore) PlatformHeartbeat(ctx context.Context, c store.PlatformCaller
 			FROM platform_callers WHERE seen_at >= $1`, since).Scan(&out.Serving, &out.Background, &out.Busy, &out.ActiveServing, &out.ActiveBackground); err != nil {
 			return err
 		}
-		return s.txRow(ctx, tx, "SELECT until FROM platform_pause WHERE id = 1").Scan(&until)
+		return s.txRow(ctx, tx, "SELECT until, slow_until FROM platform_pause WHERE id = 1").Scan(&until, &slow)
 	})
 	if err != nil {
 		return store.PlatformCallers{}, fmt.Errorf("accounts: platform heartbeat: %w", err)
 	}
 	out.PausedUntil = fromMS(sql.NullInt64{Int64: until, Valid: until != 0})
+	out.SlowUntil = fromMS(sql.NullInt64{Int64: slow, Valid: slow != 0})
 	return out, nil
+}
+
+// MarkPlatformSlow moves the shared slowness to until, if that is later.
+func (s *sqlStore) MarkPlatformSlow(ctx context.Context, until time.Time) error {
+	if _, err := s.exec(ctx, "UPDATE platform_pause SET slow_until = $1 WHERE id = 1 AND slow_until < $1", ms(until)); err != nil {
+		return fmt.Errorf("accounts: mark the platform slow: %w", err)
+	}
+	return nil
 }
 
 // PausePlatform moves the shared pause to until, if that is later.

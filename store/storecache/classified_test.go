@@ -33,6 +33,7 @@ var passThrough = map[string]string{
 	"AccountOfIdentity":      "an LTI launch reads the store's link (then the account through the cache)",
 	"LinkIdentity":           "identity links are not cached",
 	"MoveIdentities":         "identity links are not cached",
+	"MarkPlatformSlow":       "the platform's shared state: no account, link or session",
 	"IdentitiesOf":           "identity links are not cached (the admission reads them when an address would adopt an account)",
 	"KeptValue":              "read once at start",
 	"KeepValue":              "written once, at a first start",

@@ -1013,6 +1013,13 @@ func platformBudget(t *testing.T, a, b store.Store) {
 	got, err = b.PlatformHeartbeat(ctx, instB, now.Add(6*time.Second), window)
 	require.NoError(t, err)
 	assert.True(t, until.Equal(got.PausedUntil), "the later pause holds: %s", got.PausedUntil)
+	assert.True(t, got.SlowUntil.IsZero(), "not slow yet")
+	slow := now.Add(30 * time.Second)
+	require.NoError(t, a.MarkPlatformSlow(ctx, slow))
+	require.NoError(t, a.MarkPlatformSlow(ctx, now.Add(10*time.Second)))
+	got, err = b.PlatformHeartbeat(ctx, instB, now.Add(6*time.Second), window)
+	require.NoError(t, err)
+	assert.True(t, slow.Equal(got.SlowUntil), "the later slowness holds, for every instance: %s", got.SlowUntil)
 
 	// A provisioning run counts apart; a busy instance stays busy for the
 	// window after its last busy heartbeat.
@@ -1022,13 +1029,13 @@ func platformBudget(t *testing.T, a, b store.Store) {
 	require.NoError(t, err)
 	got, err = b.PlatformHeartbeat(ctx, store.PlatformCaller{ID: "provision", Background: true}, at, window)
 	require.NoError(t, err)
-	assert.Equal(t, store.PlatformCallers{Serving: 2, Background: 1, Busy: 1, PausedUntil: got.PausedUntil}, got)
+	assert.Equal(t, store.PlatformCallers{Serving: 2, Background: 1, Busy: 1, PausedUntil: got.PausedUntil, SlowUntil: got.SlowUntil}, got)
 	got, err = a.PlatformHeartbeat(ctx, instA, at.Add(time.Second), window)
 	require.NoError(t, err)
 	assert.Equal(t, 1, got.Busy, "a was busy a second ago")
 	got, err = a.PlatformHeartbeat(ctx, instA, at.Add(2*window), window)
 	require.NoError(t, err)
-	assert.Equal(t, store.PlatformCallers{Serving: 1, PausedUntil: got.PausedUntil}, got, "no longer busy; the others gone")
+	assert.Equal(t, store.PlatformCallers{Serving: 1, PausedUntil: got.PausedUntil, SlowUntil: got.SlowUntil}, got, "no longer busy; the others gone")
 
 	// Only the callers that call share the rate; one stays counted for the
 	// window after its last active heartbeat.
@@ -1039,7 +1046,7 @@ func platformBudget(t *testing.T, a, b store.Store) {
 	require.NoError(t, err)
 	got, err = b.PlatformHeartbeat(ctx, store.PlatformCaller{ID: "provision", Background: true, Active: true}, at.Add(time.Second), window)
 	require.NoError(t, err)
-	assert.Equal(t, store.PlatformCallers{Serving: 2, Background: 1, ActiveServing: 1, ActiveBackground: 1, PausedUntil: got.PausedUntil}, got)
+	assert.Equal(t, store.PlatformCallers{Serving: 2, Background: 1, ActiveServing: 1, ActiveBackground: 1, PausedUntil: got.PausedUntil, SlowUntil: got.SlowUntil}, got)
 }
 
 // tickets: a ticket made on one instance is read, claimed when its owner
