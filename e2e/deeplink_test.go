@@ -259,3 +259,82 @@ func TestLTIPlatformStorageKeyIsNoPassFromAnotherSite(t *testing.T) {
 	assert.Equal(t, "/editor", path)
 	assert.Contains(t, editor, "Signed in as Pia Pupil")
 }
+
+// switchForm is a page's language switch for tag as a form that posts the
+// page's own state again (its action and fields, the language included).
+func switchForm(t *testing.T, body, tag string) (string, url.Values) {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	b := doc.Find("#language-switch #lang-" + tag)
+	require.Equal(t, 1, b.Length(), "the switch is a form's button for %s", tag)
+	f := b.Closest("form")
+	fields := url.Values{}
+	f.Find("input[type=hidden]").Each(func(_ int, s *goquery.Selection) { fields.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	fields.Set(b.AttrOr("name", ""), b.AttrOr("value", ""))
+	return f.AttrOr("action", ""), fields
+}
+
+// Inside the LMS's frame the language switch keeps the person where they
+// were: on the framed launch's page and the Deep Linking page it posts
+// the page's own sealed state again and the same page comes back in the
+// language chosen, still framable by the LMS alone (never a link to a
+// page that refuses framing); the framed page's button and the placing
+// still work after it. A refused launch's page has no switch (no state to
+// keep).
+func TestLTILanguageSwitchInsideTheFrame(t *testing.T) {
+	plat := startLMS(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	plat.SetTool("http://" + ln.Addr().String())
+	ta := startTestApp(t, testOptions{listener: ln, yaml: ltiYAML(plat, plat.JWKSURL())})
+	same := []string{"Origin", ta.srv.URL, "Sec-Fetch-Site", "same-origin"}
+
+	t.Run("the framed launch's page", func(t *testing.T) {
+		plat.SetFramed(true)
+		defer plat.SetFramed(false)
+		frame := ta.browser(t)
+		p, _ := frame.lmsLaunch(t, plat, "pupil")
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		_, button := formOf(t, p.body, "#lti-framed form")
+		action, fields := switchForm(t, p.body, "de")
+		assert.Equal(t, "/lti/continue", action)
+		de := frame.post(action, fields, same...)
+		require.Equal(t, http.StatusOK, de.status, de.body)
+		assert.Contains(t, de.body, `<html lang="de">`)
+		assert.Contains(t, de.header.Get("Content-Security-Policy"), "frame-ancestors "+plat.Server.URL, "still the LMS's to frame")
+		_, again := formOf(t, de.body, "#lti-framed form")
+		assert.Equal(t, button.Get("continuation"), again.Get("continuation"), "the same continuation, unused")
+		// The button, in its new tab, opens the editor.
+		tab := ta.browser(t)
+		landed := tab.post("/lti/continue", again, same...)
+		path, editor := tab.follow(t, ta, landed)
+		assert.Equal(t, "/editor", path)
+		assert.Contains(t, editor, "Signed in as Pia Pupil")
+	})
+
+	t.Run("the Deep Linking page", func(t *testing.T) {
+		teacher := ta.browser(t)
+		p := teacher.deepLinkLaunch(t, plat, "teacher")
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		action, fields := switchForm(t, p.body, "fr")
+		assert.Equal(t, "/lti/deep-link", action)
+		fr := teacher.post(action, fields, same...)
+		require.Equal(t, http.StatusOK, fr.status, fr.body)
+		assert.Contains(t, fr.body, `<html lang="fr">`)
+		assert.Contains(t, fr.body, `id="lti-deep-link"`, "the same page, nothing placed")
+		assert.Empty(t, plat.Placed())
+		_, place := formOf(t, fr.body, "#lti-deep-link form")
+		assert.Equal(t, "fr", place.Get("lang"), "the page's form carries its language on")
+		place.Set("choice", "editor")
+		answered := teacher.post("/lti/deep-link", place, same...)
+		assert.Equal(t, http.StatusOK, answered.status, answered.body)
+		assert.Contains(t, answered.body, `<html lang="fr">`)
+	})
+
+	t.Run("a refused launch", func(t *testing.T) {
+		r := ta.browser(t).post("/lti/launch", url.Values{"id_token": {"x.y.z"}, "state": {"nope"}}, "Sec-Fetch-Site", "cross-site", "Origin", plat.Server.URL)
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.NotContains(t, r.body, `id="language-switch"`, "no state to keep: no switch that would leave the frame")
+	})
+}

@@ -43,7 +43,7 @@ func (h *server) language(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		l := h.Languages.Choose(chosen, r.Header.Get("Accept-Language"))
 		ctx := locale.With(r.Context(), l)
-		ctx = locale.WithMenu(ctx, locale.Menu{Options: h.Languages.Offered(), Back: here(r)})
+		ctx = locale.WithMenu(ctx, locale.Menu{Options: h.Languages.Offered(), Back: here(r), Lookup: h.Languages.Lookup})
 		c.SetRequest(r.WithContext(ctx))
 		hdr.Set("Content-Language", l.Lang())
 		hdr.Add("Vary", "Accept-Language, Cookie")

@@ -317,6 +317,20 @@ func From(ctx context.Context) *Localizer {
 type Menu struct {
 	Options []Option
 	Back    string // the page the switch reloads in the chosen language (a local path)
+	// Form, when set, makes the switch post the page's own state again
+	// (a page that answers a POST, inside an LMS's frame): a form per
+	// language to Form.Action with Form.Fields and the language as
+	// "lang".
+	Form *MenuForm
+	// Lookup is the localizer of an offered language (nil: none), for a
+	// handler that re-renders its page in the language a form chose.
+	Lookup func(tag string) (*Localizer, bool)
+}
+
+// MenuForm is a language switch that posts a page's own state again.
+type MenuForm struct {
+	Action string
+	Fields map[string]string
 }
 
 type menuKey struct{}

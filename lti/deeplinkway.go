@@ -60,6 +60,7 @@ func (w *Way) deepLinkPage(c echo.Context, id Identity) error {
 	if !MayPlace(id.Roles) && !id.Admin {
 		r := &wayin.Refusal{Err: ErrNotInstructor, Status: http.StatusForbidden, Page: views.LTIInstructorsOnly, Class: "lti_refused",
 			Info: views.ErrorInfo{Detail: ErrNotInstructor.Error(), LMS: id.Platform.Name, Public: true, CourseURL: id.ReturnURL}}
+		noSwitch(c)
 		return w.k.Refuse(c, "LTI deep linking refused", refusedSource(id.Platform.Name), id.Email, r)
 	}
 	dl := id.DeepLinking
@@ -81,6 +82,7 @@ func (w *Way) renderDeepLink(c echo.Context, status int, req deepLinkRequest, d 
 	}
 	wayin.NoStore(c)
 	frameable(c, req.Frame)
+	rePostSwitch(c, DeepLinkPath, map[string]string{"context": d.Context})
 	return w.k.Render(c, status, locale.Msg("Place the video editor in your course"), func(p views.Page) templ.Component {
 		return views.LTIDeepLinkPage(p, d)
 	})
@@ -107,6 +109,11 @@ func (w *Way) deepLink(c echo.Context) error {
 	}
 	if !w.k.Now().Before(req.Expires) {
 		return w.refused(c, ErrFlowExpired, req.LMS)
+	}
+	w.postedLanguage(c)
+	if switching(c) {
+		// The page again, in the language chosen: nothing is placed.
+		return w.renderDeepLink(c, http.StatusOK, req, views.LTIDeepLink{Context: c.Request().PostFormValue("context")})
 	}
 	l := locale.From(c.Request().Context())
 	form := c.Request().PostForm

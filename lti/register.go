@@ -304,6 +304,7 @@ func (w *Way) register(c echo.Context) error {
 	}
 	w.logger().Info("LTI: an LMS registered the tool (Dynamic Registration)", "lms", p.Name, "issuer", p.Issuer, "client_id", p.ClientID, "by", p.RegisteredBy)
 	ownScript(c)
+	noSwitch(c)
 	return w.k.Render(c, http.StatusOK, locale.Msg("The video editor is registered"), func(pg views.Page) templ.Component {
 		pg.Script = "/static/register-close.js"
 		return views.LTIRegisteredPage(pg, views.LTIRegistered{LMS: p.Name})
@@ -313,6 +314,7 @@ func (w *Way) register(c echo.Context) error {
 // registrationRefused records a refused registration and answers its
 // page (400; the reason is the LMS admin's to read).
 func (w *Way) registrationRefused(c echo.Context, err error) error {
+	noSwitch(c)
 	return w.k.Refuse(c, "LTI registration refused", "LTI registration", "", &wayin.Refusal{Err: err, Status: http.StatusBadRequest,
 		Page: views.LTIRegistrationRefused, Class: "lti_registration_refused", Info: views.ErrorInfo{Detail: publicDetail(err), Public: true}})
 }

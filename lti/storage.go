@@ -74,6 +74,7 @@ func (w *Way) storageLaunch(c echo.Context, s *platformStorage, form url.Values)
 // frame (its origins and the storage's).
 func (w *Way) storagePage(c echo.Context, s *platformStorage, iss string) {
 	wayin.NoStore(c)
+	noSwitch(c)
 	origins := []string{s.Origin}
 	for _, p := range w.LMS.Platforms() {
 		if iss != "" && p.Issuer != iss || iss == "" && Origin(p.AuthURL) != s.Origin {

@@ -343,6 +343,7 @@ func (w *Way) launch(c echo.Context) error {
 				r.Info.Detail += "; " + secureOverHTTPHint
 			}
 		}
+		noSwitch(c)
 		return w.k.Refuse(c, "LTI launch refused", refusedSource(id.Platform.Name), "", r)
 	}
 	if id.DeepLinking != nil {
@@ -352,6 +353,7 @@ func (w *Way) launch(c echo.Context) error {
 	}
 	acct, err := w.k.Admit(c, w.arrival(id))
 	if err != nil {
+		noSwitch(c)
 		return admissionPage(err, id.Platform.Name, w.LMS.CourseURL(form))
 	}
 	if w.Roster != nil && id.MembershipsURL != "" && id.ContextID != "" && id.Platform.TokenURL != "" && MayPlace(id.Roles) {
@@ -371,9 +373,34 @@ func (w *Way) launch(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	frameable(c, id.FrameAncestors())
+	return w.framedPage(c, framedState{Token: tok, LMS: id.Platform.Name, Frame: id.FrameAncestors(), Expires: w.k.Now().Add(framedTTL)})
+}
+
+// framedState is what the framed page holds, sealed: its language switch
+// posts it again to show the page in another language.
+type framedState struct {
+	Token   string    `json:"t"`
+	LMS     string    `json:"l"`
+	Frame   []string  `json:"f"`
+	Expires time.Time `json:"e"`
+}
+
+// framedTTL is how long the framed page can be shown again (its button's
+// continuation works as long).
+const framedTTL = 10 * time.Minute
+
+// framedPage answers the framed launch's page, which only the platform's
+// origins may frame.
+func (w *Way) framedPage(c echo.Context, s framedState) error {
+	sealed, err := w.sealer.SealJSON("framed page", s)
+	if err != nil {
+		return err
+	}
+	frameable(c, s.Frame)
+	wayin.NoStore(c)
+	rePostSwitch(c, ContinuePath, map[string]string{"framed": sealed})
 	return w.k.Render(c, http.StatusOK, locale.Msg("Video editor"), func(p views.Page) templ.Component {
-		return views.LTIFramedPage(p, views.LTIFramed{LMS: id.Platform.Name, Token: tok})
+		return views.LTIFramedPage(p, views.LTIFramed{LMS: s.LMS, Token: s.Token})
 	})
 }
 
@@ -382,6 +409,16 @@ func (w *Way) launch(c echo.Context) error {
 // first-party (asking first when another account is signed in), and the
 // editor opens.
 func (w *Way) continueFramed(c echo.Context) error {
+	if switching(c) {
+		// The framed page again, in the language its switch chose: the
+		// continuation is not used.
+		var s framedState
+		if w.sealer.OpenJSON("framed page", c.Request().PostFormValue("framed"), &s) != nil || !w.k.Now().Before(s.Expires) {
+			return w.refused(c, fmt.Errorf("%w: the framed page's language switch", ErrBadState), "")
+		}
+		w.postedLanguage(c)
+		return w.framedPage(c, s)
+	}
 	err := w.k.Resume(c, c.Request().PostFormValue("continuation"))
 	if errors.Is(err, wayin.ErrHoldGone) {
 		return w.refused(c, fmt.Errorf("%w: the new-tab button: %w", ErrBadState, err), "")
@@ -435,6 +472,7 @@ func (w *Way) platformName(iss string) string {
 // refused records a refused launch (one log line and the audit say why)
 // and answers its page. It never starts a session.
 func (w *Way) refused(c echo.Context, err error, lms string) error {
+	noSwitch(c)
 	return w.k.Refuse(c, "LTI launch refused", refusedSource(lms), "", page(err, lms))
 }
 
