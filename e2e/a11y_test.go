@@ -457,7 +457,10 @@ func keyWithoutChar(r rune) chromedp.Action[chromedp.Void] {
 func TestBrowserDemoPagesReflowAt320(t *testing.T) {
 	ta := startTestApp(t, testOptions{sampleLMS: true})
 	require.NotNil(t, ta.lms)
-	ctx := newTab(t)
+	// A browser context of its own: the language chosen by ?lang= is kept
+	// in a cookie, which the other tests' tabs must not inherit.
+	ctx, closeTab := pageTab(t, nil)
+	defer closeTab()
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(320, 800)))
 	wide := func(u string) string {
 		t.Helper()
