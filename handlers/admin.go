@@ -510,7 +510,7 @@ func (h *server) auditPage(c echo.Context) error {
 		return err
 	}
 	for _, e := range evs {
-		row := views.AuditRow{At: e.At.In(h.zone()).Format("2006-01-02 15:04:05 MST"), Kind: e.Kind, Email: e.Email, Outcome: e.Outcome,
+		row := views.AuditRow{At: e.At.In(h.zone()).Format(timeLayout), Kind: e.Kind, Email: e.Email, Outcome: e.Outcome,
 			Detail: e.Detail, RequestID: e.RequestID, Calls: e.PlatformCalls}
 		if e.Kind == store.KindLaunch {
 			row.Latency = e.Latency.String()
