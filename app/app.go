@@ -200,7 +200,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 // openStore opens the backend, then the guard in front of it (every call
 // bounded by store.timeout), then the cache when store.cache_ttl is set.
 func (a *App) openStore(ctx context.Context, now func() time.Time) error {
-	db, err := OpenStore(ctx, a.cfg, now)
+	db, err := openStoreLogged(ctx, a.cfg, now, a.logger)
 	if err != nil {
 		return err
 	}
@@ -296,10 +296,17 @@ func (a *App) startLine(o Options, launcher *launch.Service, sessions handlers.S
 // OpenStore opens the backend store.driver names (without the cache):
 // every command and serve use it, so each works on either backend.
 func OpenStore(ctx context.Context, cfg config.Config, now func() time.Time) (store.Store, error) {
+	return openStoreLogged(ctx, cfg, now, nil)
+}
+
+// openStoreLogged is OpenStore whose migrations say what they did to
+// logger (serve's log).
+func openStoreLogged(ctx context.Context, cfg config.Config, now func() time.Time, logger *slog.Logger) (store.Store, error) {
+	opts := []sqlstore.Option{sqlstore.WithTimeout(cfg.Store.Timeout), sqlstore.WithLogger(logger)}
 	if cfg.Store.Driver == "postgres" {
-		return sqlstore.OpenPostgres(ctx, cfg.Store.DSN, now, sqlstore.WithTimeout(cfg.Store.Timeout))
+		return sqlstore.OpenPostgres(ctx, cfg.Store.DSN, now, opts...)
 	}
-	return sqlstore.OpenSQLite(ctx, cfg.Store.DSN, now, sqlstore.WithTimeout(cfg.Store.Timeout))
+	return sqlstore.OpenSQLite(ctx, cfg.Store.DSN, now, opts...)
 }
 
 // Handler serves the bridge's routes.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,7 +150,7 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time, opts ..
 		pool.Close()
 		return nil, fmt.Errorf("accounts: connect to PostgreSQL at %s:%d: %w", pc.ConnConfig.Host, pc.ConnConfig.Port, err)
 	}
-	if err := migratePostgres(ctx, pool); err != nil {
+	if err := migratePostgres(ctx, pool, o.logger); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -162,7 +163,7 @@ func OpenPostgres(ctx context.Context, dsn string, now func() time.Time, opts ..
 // migratePostgres applies the postgres migrations. The lock is keyed by
 // the schema migrated, so instances on one schema migrate once while
 // separate schemas (one per test) do not wait for each other.
-func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
+func migratePostgres(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error {
 	var schema string
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		return fmt.Errorf("accounts: migrate: %w", err)
@@ -181,7 +182,7 @@ func migratePostgres(ctx context.Context, pool *pgxpool.Pool) error {
 	if err != nil {
 		return fmt.Errorf("accounts: migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if err := upMigrations(ctx, p, logger, "PostgreSQL schema "+schema); err != nil {
 		return fmt.Errorf("accounts: migrate PostgreSQL schema %s: %w", schema, err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -127,7 +128,7 @@ func OpenSQLite(ctx context.Context, path string, now func() time.Time, opts ...
 		wdb.Close()
 		return nil, fmt.Errorf("accounts: open %s: %w", path, err)
 	}
-	if err := migrate(ctx, wdb, path); err != nil {
+	if err := migrate(ctx, wdb, path, o.logger); err != nil {
 		wdb.Close()
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func sqliteUnique(err error) bool {
 // a file beside the database, so two processes opening a new database at
 // once (two `user add` on a fresh data folder) migrate it once: before,
 // the second failed with "table accounts already exists" in 3 of 5 tries.
-func migrate(ctx context.Context, db *sql.DB, path string) error {
+func migrate(ctx context.Context, db *sql.DB, path string, logger *slog.Logger) error {
 	sub, err := fs.Sub(migrations, "migrations/sqlite")
 	if err != nil {
 		return err
@@ -194,7 +195,7 @@ func migrate(ctx context.Context, db *sql.DB, path string) error {
 	if err != nil {
 		return fmt.Errorf("accounts: migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if err := upMigrations(ctx, p, logger, path); err != nil {
 		return fmt.Errorf("accounts: migrate %s: %w", path, err)
 	}
 	return nil

@@ -5,9 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pressly/goose/v3"
 
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
@@ -19,10 +23,11 @@ type Option func(*options)
 
 type options struct {
 	timeout time.Duration
+	logger  *slog.Logger
 }
 
 func newOptions(opts []Option) options {
-	o := options{timeout: store.DefaultTimeout}
+	o := options{timeout: store.DefaultTimeout, logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -39,6 +44,57 @@ func WithTimeout(d time.Duration) Option {
 			o.timeout = d
 		}
 	}
+}
+
+// WithLogger is where opening the store says what its migrations did (a
+// line per start that migrated, and one when the schema is newer than
+// this binary's).
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) {
+		if l != nil {
+			o.logger = l
+		}
+	}
+}
+
+// upMigrations applies p's pending migrations and says what they did:
+// "store migrated 18 → 20 (roster_waiting, platform_slow)" with the time
+// it took; a schema newer than this binary's is said, and left as it is.
+func upMigrations(ctx context.Context, p *goose.Provider, logger *slog.Logger, where string) error {
+	from, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return err
+	}
+	srcs := p.ListSources()
+	latest := int64(0)
+	if len(srcs) > 0 {
+		latest = srcs[len(srcs)-1].Version
+	}
+	if from > latest {
+		logger.Warn("the store's schema is newer than this version's: it runs on it (a newer version migrated it; see docs/deploy.md)",
+			"store", where, "schema", from, "this_version_knows", latest)
+		return nil
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return err
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	var names []string
+	var took time.Duration
+	for _, r := range results {
+		name := strings.TrimSuffix(filepath.Base(r.Source.Path), ".sql")
+		if _, rest, ok := strings.Cut(name, "_"); ok {
+			name = rest
+		}
+		names = append(names, name)
+		took += r.Duration
+	}
+	to := results[len(results)-1].Source.Version
+	logger.Info(fmt.Sprintf("store migrated %d → %d (%s)", from, to, strings.Join(names, ", ")), "store", where, "took", took.Round(time.Millisecond))
+	return nil
 }
 
 // sqlStore is the part of Store that SQLite and PostgreSQL answer with the
