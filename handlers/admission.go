@@ -35,14 +35,38 @@ func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) 
 		// source's admin rule granted the role now, or the account's role is
 		// the IdP's directory's (SCIM) and the IdP itself signs it in.
 		byRule := a.Source.AdminAuthority && a.Admin
-		byDirectory := acct.ManagedBy == store.ManagedBySCIM && (strings.HasPrefix(a.Source.ID, "oidc:") || strings.HasPrefix(a.Source.ID, "saml:"))
+		byDirectory := acct.ManagedBy == store.ManagedBySCIM && sourceKind(a.Source) == "idp"
 		c.Set(ctxConsoleBy, consoleGrant{account: acct.ID, ok: acct.Admin && (byRule || byDirectory)})
 	}
+	if err := h.refusedArrival(c, a, err); err != nil {
+		return store.Account{}, err
+	}
+	return acct, nil
+}
+
+// refusedArrival records an admission's refusal of a (one log line, the
+// audit, the metric) and returns its page's error; nil stays nil, and the
+// store's errors are returned as they are (their own pages).
+func (h *server) refusedArrival(c echo.Context, a signin.Arrival, err error) error {
 	if err == nil || !admissionRefusal(err) {
-		return acct, err
+		return err
 	}
 	h.recordRefusal(c, "arrival refused", a.Source.Name, a.Email, err)
-	return store.Account{}, admissionError{err: err, src: a.Source}
+	return admissionError{err: err, src: a.Source}
+}
+
+// sourceKind is what a person knows a way in as: "portal", "idp" (their
+// organisation's sign-in, OIDC or SAML), "lti", or "" (SCIM, none).
+func sourceKind(src signin.Source) string {
+	switch id := src.ID; {
+	case strings.HasPrefix(id, "portal:"):
+		return "portal"
+	case strings.HasPrefix(id, "oidc:"), id == "saml", strings.HasPrefix(id, "saml:"):
+		return "idp"
+	case strings.HasPrefix(id, "lti:"):
+		return "lti"
+	}
+	return ""
 }
 
 // recordRefusal records a refused arrival of any way in: one WARN line
@@ -95,14 +119,9 @@ func admissionPage(e admissionError, info views.ErrorInfo) (int, func(views.Page
 	default: // signin.ErrNotAdoptable
 		info.Detail = "the account of this address belongs to another way in; " + e.src.Key + ".email_domains does not list its domain"
 	}
-	info.Source = e.src.Name
-	switch id := e.src.ID; {
-	case strings.HasPrefix(id, "portal:"):
-		info.SourceKind = "portal"
-	case strings.HasPrefix(id, "oidc:"), strings.HasPrefix(id, "saml"):
-		info.SourceKind = "idp"
-	case strings.HasPrefix(id, "lti:"):
-		info.SourceKind, info.LMS = "lti", strings.TrimPrefix(e.src.Name, "LTI: ")
+	info.Source, info.SourceKind = e.src.Name, sourceKind(e.src)
+	if info.SourceKind == "lti" {
+		info.LMS = strings.TrimPrefix(e.src.Name, "LTI: ")
 	}
 	return http.StatusForbidden, views.ArrivalRefused, info
 }

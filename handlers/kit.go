@@ -22,12 +22,7 @@ type kit struct{ h *server }
 func (k kit) Admit(c echo.Context, a signin.Arrival) (store.Account, error) { return k.h.admit(c, a) }
 
 func (k kit) Admissible(c echo.Context, a signin.Arrival) error {
-	err := k.h.admission.Check(c.Request().Context(), a)
-	if err == nil || !admissionRefusal(err) {
-		return err
-	}
-	k.h.recordRefusal(c, "arrival refused", a.Source.Name, a.Email, err)
-	return admissionError{err: err, src: a.Source}
+	return k.h.refusedArrival(c, a, k.h.admission.Check(c.Request().Context(), a))
 }
 
 func (k kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error {

@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,9 +13,6 @@ import (
 // languageParam is the query parameter of the language switch's links:
 // the page again, in that language, which is then kept in a cookie.
 const languageParam = "lang"
-
-// languageCookieAge is how long a chosen language is kept.
-const languageCookieAge = 365 * 24 * time.Hour
 
 // language picks the language of the request's pages: the switch's choice
 // (?lang=, then kept in a cookie), else the cookie's, else the browser's
@@ -37,8 +33,7 @@ func (h *server) language(next echo.HandlerFunc) echo.HandlerFunc {
 		if asked := r.URL.Query().Get(languageParam); asked != "" && r.Method == http.MethodGet {
 			if l, ok := h.Languages.Lookup(asked); ok {
 				chosen = l.Lang()
-				c.SetCookie(&http.Cookie{Name: locale.CookieName, Value: chosen, Path: "/", MaxAge: int(languageCookieAge / time.Second),
-					HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode})
+				c.SetCookie(locale.Cookie(chosen, h.Sessions.Secure))
 			}
 		}
 		l := h.Languages.Choose(chosen, r.Header.Get("Accept-Language"))

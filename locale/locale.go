@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"path"
 	"slices"
 	"strings"
@@ -40,6 +41,15 @@ func Available() []language.Tag {
 // CookieName is the cookie that keeps the language a person chose with the
 // switch.
 const CookieName = "ssobridge_lang"
+
+// cookieAge is how long a chosen language is kept.
+const cookieAge = 365 * 24 * time.Hour
+
+// Cookie keeps a chosen language (tag) in the browser, for a year.
+func Cookie(tag string, secure bool) *http.Cookie {
+	return &http.Cookie{Name: CookieName, Value: tag, Path: "/", MaxAge: int(cookieAge / time.Second),
+		HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode}
+}
 
 // ErrUnknownLanguage: a configured or chosen language has no catalog.
 var ErrUnknownLanguage = errors.New("no catalog for this language")

@@ -1,9 +1,6 @@
 package lti
 
 import (
-	"net/http"
-	"time"
-
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/locale"
@@ -49,8 +46,7 @@ func (w *Way) postedLanguage(c echo.Context) {
 	}
 	c.SetRequest(r.WithContext(locale.With(r.Context(), l)))
 	c.Response().Header().Set("Content-Language", l.Lang())
-	c.SetCookie(&http.Cookie{Name: locale.CookieName, Value: l.Lang(), Path: "/", MaxAge: int(365 * 24 * time.Hour / time.Second),
-		HttpOnly: true, Secure: w.k.Secure(), SameSite: http.SameSiteLaxMode})
+	c.SetCookie(locale.Cookie(l.Lang(), w.k.Secure()))
 }
 
 // switching reports whether the post is a language switch's.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	_ "modernc.org/sqlite"
 
+	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
@@ -44,4 +45,20 @@ func TestMigrationsSayWhatTheyDid(t *testing.T) {
 	require.NoError(t, s.Close())
 	assert.Contains(t, out.String(), "the store's schema is newer than this version's")
 	assert.Contains(t, out.String(), "schema=999")
+}
+
+// On PostgreSQL alike: a fresh schema says what its migrations did, once.
+func TestMigrationsSayWhatTheyDidOnPostgres(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var out syncbuf.Buffer
+	logger := slog.New(slog.NewTextHandler(&out, nil))
+	s, err := sqlstore.OpenPostgres(context.Background(), dsn, nil, sqlstore.WithLogger(logger))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	assert.Regexp(t, `msg="store migrated 0 → \d+ \(initial, .*roster_waiting, platform_slow\)" store="PostgreSQL schema \S+" took=`, out.String())
+	var again syncbuf.Buffer
+	s, err = sqlstore.OpenPostgres(context.Background(), dsn, nil, sqlstore.WithLogger(slog.New(slog.NewTextHandler(&again, nil))))
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	assert.Empty(t, again.String())
 }
