@@ -299,7 +299,12 @@ func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo,
 		cancel()
 	}
 	l.mu.Unlock()
-	rctx := pacing.WithoutWaiting(pacing.WithPriority(ctx, pacing.Priority{Since: j.arrived}))
+	// Bounded by what is left of Patience: a platform slower than that
+	// cuts the run off, and its person gets the waiting page at Patience
+	// as in the line, not a blank tab.
+	pctx, pcancel := pacing.WithPatience(ctx, l.cfg.Patience-l.cfg.Now().Sub(j.arrived))
+	defer pcancel()
+	rctx := pacing.WithoutWaiting(pacing.WithPriority(pctx, pacing.Priority{Since: j.arrived}))
 	if !l.run(rctx, j, acct, returnTo, requestID, true) {
 		l.mu.Lock()
 		l.jobs[j] = struct{}{} // in the line now
@@ -417,7 +422,10 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 	ctx = apiclient.WithLearned(apiclient.WithCallCounter(ctx, &j.calls), &j.learned)
 	res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
 	switch {
-	case inline && errors.Is(err, pacing.ErrWouldWait) && !j.ended.Load():
+	case inline && pacing.WouldWait(ctx, err) && !j.ended.Load():
+		if errors.Is(context.Cause(ctx), pacing.ErrWouldWait) {
+			l.markSlow() // cut off at Patience: the platform itself is slow
+		}
 		return false
 	case err == nil:
 		l.learn(res.PlatformCalls)
@@ -439,13 +447,11 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 	if l.bySession[j.key] == j {
 		delete(l.bySession, j.key)
 	}
-	if inline && now.Sub(j.arrived) > l.cfg.Patience {
-		// The platform itself is slow: for a while, launches go in the
-		// line, where their users get the page after Patience.
-		l.slowUntil = now.Add(slowFor)
-		defer l.budget.MarkSlow(slowFor) // and every other instance's, through the store
-	}
+	slow := inline && now.Sub(j.arrived) > l.cfg.Patience
 	l.mu.Unlock()
+	if slow {
+		l.markSlow()
+	}
 	close(j.done)
 	switch {
 	case tid == "":
@@ -458,6 +464,17 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 		l.finish(tid, j)
 	}
 	return true
+}
+
+// markSlow notes that the platform itself is slow (a launch run in its
+// request outlasted Patience): for a while, launches go in the line,
+// where their users get the page after Patience, on this instance and,
+// through the store, on every other.
+func (l *Line) markSlow() {
+	l.mu.Lock()
+	l.slowUntil = l.cfg.Now().Add(slowFor)
+	l.mu.Unlock()
+	l.budget.MarkSlow(slowFor)
 }
 
 // End stops the launches in flight of the account's session (every

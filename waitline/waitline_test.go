@@ -299,6 +299,46 @@ func TestSlowPlatformSendsArrivalsToTheLine(t *testing.T) {
 	close(l2.release)
 }
 
+// The first launch to meet a slow platform, run in its request, is cut
+// off at the patience (50 ms here): its person gets the waiting page
+// then, not a blank tab until the platform answers, and the launch goes
+// on in the line; the line now knows the platform is slow (the next
+// arrival goes straight in), and so do other instances (MarkSlow).
+func TestFirstLaunchToMeetASlowPlatformGetsThePage(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	b := &slowBudget{}
+	ln := waitline.New(waitline.Config{Patience: 50 * time.Millisecond, MaxWait: time.Minute, Now: e.clock.Now}, l, e.store, b, e.sealer)
+	t.Cleanup(ln.Close)
+	first, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
+	require.NoError(t, err)
+	require.False(t, first.Done(), "the waiting page at the patience")
+	require.Len(t, first.Ticket, 32)
+	assert.Equal(t, 1, ln.Waiting(), "the launch goes on in the line")
+	assert.Equal(t, int32(1), b.marked.Load(), "every instance is told the platform is slow")
+
+	next, err := ln.Join(t.Context(), e.other, "s2", "", "r2")
+	require.NoError(t, err)
+	assert.False(t, next.Done(), "the next arrival waits in the line")
+	close(l.release)
+	for _, w := range []struct {
+		ticket  string
+		account int64
+		session string
+	}{{first.Ticket, e.acct.ID, "s1"}, {next.Ticket, e.other.ID, "s2"}} {
+		require.Eventually(t, func() bool {
+			got, err := ln.Check(t.Context(), w.ticket, w.account, w.session)
+			return err == nil && got.Done()
+		}, 5*time.Second, 5*time.Millisecond, "both land")
+	}
+}
+
+// slowBudget is an empty budget that counts MarkSlow.
+type slowBudget struct{ marked atomic.Int32 }
+
+func (*slowBudget) Stats() pacing.Stats      { return pacing.Stats{} }
+func (b *slowBudget) MarkSlow(time.Duration) { b.marked.Add(1) }
+
 // One session that asks again and again (80 tabs, a script) holds one
 // place in the line: one launch runs, one login token is asked for, and
 // every request gets that launch's waiting page; another user's launch
