@@ -51,6 +51,7 @@ const (
 	// pending requests), "lti flow" (an LTI login's pending state and
 	// nonce).
 	purposeGrant sealPurpose = "pending sign-in" // a sign-in granted but not started: a framed LTI launch's new tab, a switch of accounts
+	purposePlace sealPurpose = "place in line"   // a launch's place kept past its "too busy" page (place.go)
 )
 
 // hkdfInfo is the HKDF info of a purpose's key. The session's is the

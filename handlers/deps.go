@@ -113,6 +113,9 @@ type Line interface {
 	// page's refresh.
 	Join(ctx context.Context, acct store.Account, session, returnTo, requestID string) (waitline.Answer, error)
 	Check(ctx context.Context, ticket string, accountID int64, session string) (waitline.Answer, error)
+	// Rejoin is Join at a place kept from a launch whose turn did not
+	// come within the line's bound (waitline.TooBusyError.Since).
+	Rejoin(ctx context.Context, acct store.Account, session, returnTo, requestID string, since time.Time) (waitline.Answer, error)
 	// Peek is Check without using the ticket up (the waiting page's
 	// script): a launch that has ended answers Ready.
 	Peek(ctx context.Context, ticket string, accountID int64, session string) (waitline.Answer, error)

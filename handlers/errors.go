@@ -151,6 +151,9 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		var tb *waitline.TooBusyError
 		errors.As(err, &tb)
 		info.RetryAfter = int(math.Ceil(tb.RetryAfter.Seconds()))
+		if !tb.Since.IsZero() {
+			info.PlaceKept = int((tb.RetryAfter + placeGrace) / time.Minute) // keepPlace keeps it
+		}
 		return http.StatusServiceUnavailable, views.PlatformBusy, info
 	case errors.As(err, &le):
 		return launchPage(le.err, info)

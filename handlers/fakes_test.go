@@ -17,6 +17,7 @@ import (
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/samlsso"
@@ -178,6 +179,7 @@ type launchCall struct {
 	account             store.Account
 	returnTo, requestID string
 	hasDeadline         bool
+	place               time.Time // its place in the line (pacing.Priority.Since)
 }
 
 // fakeLauncher answers with do (default: an exchange URL) and records the
@@ -192,8 +194,9 @@ type fakeLauncher struct {
 
 func (l *fakeLauncher) Launch(ctx context.Context, acct store.Account, returnTo, requestID string) (launch.Result, error) {
 	_, hasDeadline := ctx.Deadline()
+	p, _ := pacing.PriorityOf(ctx)
 	l.mu.Lock()
-	l.calls = append(l.calls, launchCall{account: acct, returnTo: returnTo, requestID: requestID, hasDeadline: hasDeadline})
+	l.calls = append(l.calls, launchCall{account: acct, returnTo: returnTo, requestID: requestID, hasDeadline: hasDeadline, place: p.Since})
 	do, block := l.do, l.untilCancelled
 	l.mu.Unlock()
 	if block {

@@ -52,7 +52,13 @@ func (h *server) launchTo(c echo.Context, acct store.Account, returnTo string) e
 	defer cancel()
 	if h.Line != nil {
 		session, _ := c.Get(ctxSessionID).(string)
-		a, err := h.Line.Join(ctx, acct, session, returnTo, requestID(c))
+		var a waitline.Answer
+		var err error
+		if since := h.placeKept(c, acct); !since.IsZero() {
+			a, err = h.Line.Rejoin(ctx, acct, session, returnTo, requestID(c), since)
+		} else {
+			a, err = h.Line.Join(ctx, acct, session, returnTo, requestID(c))
+		}
 		if errors.Is(err, waitline.ErrLaunchedElsewhere) {
 			// A double click or a second tab: the first answer took the
 			// editor; this one goes to the start page.
@@ -101,6 +107,7 @@ func (h *server) launchWait(c echo.Context) error {
 // JavaScript needed) at most every few seconds.
 func (h *server) lineAnswer(c echo.Context, acct store.Account, a waitline.Answer, err error) error {
 	if err != nil {
+		h.keepPlace(c, acct, err)
 		return launchError{err}
 	}
 	if a.Done() {

@@ -280,3 +280,63 @@ func waitRefresh(r *response) string {
 	}
 	return html.UnescapeString(m[1])
 }
+
+// A launch whose turn does not come within max_wait ends on the "too
+// busy" page (503, Retry-After); the browser keeps the launch's place,
+// so the person who comes back within it takes that place again, once,
+// and only for their own account.
+func TestTooBusyKeepsThePlace(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	f.account("eve@example.com", false)
+	f.launcher.untilCancelled = true // its turn never comes
+	withLine(f, fixedBudget{Waiting: 1}, 300*time.Millisecond)
+	c := f.client()
+	c.signIn("ada@example.com")
+	next := c.submit("/", "/launch", nil).header.Get("Location")
+	require.Regexp(t, `^/launch/wait/[0-9a-f]{32}$`, next)
+	var busy *response
+	require.Eventually(t, func() bool {
+		busy = c.get(next)
+		return busy.status == http.StatusServiceUnavailable
+	}, 5*time.Second, 20*time.Millisecond)
+	assert.Equal(t, "60", busy.header.Get("Retry-After"))
+	assert.Equal(t, "platform-busy", busy.class())
+	assert.Contains(t, busy.text("#place-kept"), "kept for 11 minutes", "the page says so")
+	require.NotEmpty(t, c.cookie(placeCookie), "the place is kept")
+	first := f.launcher.made()[0].place
+	require.False(t, first.IsZero())
+
+	f.launcher.mu.Lock()
+	f.launcher.untilCancelled = false
+	f.launcher.mu.Unlock()
+	r := c.submit("/", "/launch", nil)
+	require.Equal(t, http.StatusSeeOther, r.status)
+	calls := f.launcher.made()
+	assert.WithinDuration(t, first, calls[len(calls)-1].place, time.Millisecond, "back at the place it had")
+	assert.Empty(t, c.cookie(placeCookie), "taken once")
+
+	r = c.submit("/", "/launch", nil)
+	require.Equal(t, http.StatusSeeOther, r.status)
+	calls = f.launcher.made()
+	assert.Greater(t, calls[len(calls)-1].place.Sub(first), 100*time.Millisecond, "a later launch has a place of its own")
+
+	// Ada's place is no use to another account's browser.
+	f.launcher.mu.Lock()
+	f.launcher.untilCancelled = true
+	f.launcher.mu.Unlock()
+	next = c.submit("/", "/launch", nil).header.Get("Location")
+	require.Eventually(t, func() bool { return c.get(next).status == http.StatusServiceUnavailable }, 5*time.Second, 20*time.Millisecond)
+	kept := c.cookie(placeCookie)
+	require.NotEmpty(t, kept)
+	f.launcher.mu.Lock()
+	f.launcher.untilCancelled = false
+	f.launcher.mu.Unlock()
+	eve := f.client()
+	eve.signIn("eve@example.com")
+	eve.setCookie(placeCookie, kept)
+	require.Equal(t, http.StatusSeeOther, eve.submit("/", "/launch", nil).status)
+	calls = f.launcher.made()
+	assert.Equal(t, "eve@example.com", calls[len(calls)-1].account.Email)
+	assert.Greater(t, calls[len(calls)-1].place.Sub(first), 100*time.Millisecond, "Eve's launch has her own place, not Ada's")
+}

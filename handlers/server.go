@@ -122,6 +122,9 @@ type server struct {
 	// grants seals the pending sign-ins (grant.go; no age limit of its
 	// own: a grant carries its expiry).
 	grants *cookieSealer
+	// places seals the places kept in the line (place.go; the expiry is
+	// inside).
+	places *cookieSealer
 	// admission decides which account an arrival is (every way in but the
 	// password).
 	admission *signin.Admission
@@ -157,6 +160,7 @@ func New(d Deps) *echo.Echo {
 	h.sessions.touched = d.Metrics.sessionTouched
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Ways, d.Now, d.Logger)
 	h.grants = newCookieSealer(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
+	h.places = newCookieSealer(purposePlace, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
 	h.admission = signin.NewAdmission(admissionStore{d.Store.Accounts, d.Store.Identities}, d.Logger)
 
 	e := echo.New()

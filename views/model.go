@@ -146,6 +146,9 @@ type ErrorInfo struct {
 	RequestID  string
 	Detail     string // safe to show: no secret, token or password
 	RetryAfter int    // seconds, for "try again" pages
+	// PlaceKept: minutes for which the person's place in the platform's
+	// line is kept (0: none), for the "too busy" page.
+	PlaceKept int
 	ClockSkew  string // measured offset, for the clock page
 	Endpoint   string // which platform call failed
 	SignIn     bool   // offer a sign-in link

@@ -95,8 +95,12 @@ const (
 )
 
 // TooBusyError: the line is longer than MaxWait; try again after
-// RetryAfter.
-type TooBusyError struct{ RetryAfter time.Duration }
+// RetryAfter. Since, when set, is the arrival of a launch whose turn did
+// not come within MaxWait: its place in the line, which Rejoin keeps.
+type TooBusyError struct {
+	RetryAfter time.Duration
+	Since      time.Time
+}
 
 func (e *TooBusyError) Error() string {
 	return fmt.Sprintf("the platform is too busy: the line is longer than the wait allowed; try again in %s", e.RetryAfter.Round(time.Second))
@@ -163,7 +167,8 @@ type sessionKey struct {
 type job struct {
 	key      sessionKey
 	returnTo string
-	arrived  time.Time
+	arrived  time.Time // its place in the line
+	deadline time.Time // its bound: MaxWait from when it came (later than arrived for a kept place)
 	calls    atomic.Int32
 	// learned is what its run in the request found out (no platform user
 	// yet): the run in the line takes it instead of asking again.
@@ -216,7 +221,24 @@ func randomID(n int) string { return randid.Hex(n) }
 // token of its own meanwhile. A line longer than MaxWait refuses the
 // arrival (TooBusyError).
 func (l *Line) Join(ctx context.Context, acct store.Account, session, returnTo, requestID string) (Answer, error) {
+	return l.join(ctx, acct, session, returnTo, requestID, time.Time{})
+}
+
+// Rejoin is Join for a person told the platform was too busy because
+// their launch's turn did not come within MaxWait (TooBusyError.Since),
+// who comes back: the launch takes its place of then (since), ahead of
+// everyone who arrived after, bounded by MaxWait from now, and the line's
+// length does not refuse it.
+func (l *Line) Rejoin(ctx context.Context, acct store.Account, session, returnTo, requestID string, since time.Time) (Answer, error) {
+	return l.join(ctx, acct, session, returnTo, requestID, since)
+}
+
+func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, requestID string, since time.Time) (Answer, error) {
 	now := l.cfg.Now()
+	arrived, deadline := now, now.Add(l.cfg.MaxWait)
+	if !since.IsZero() && since.Before(now) {
+		arrived = since
+	}
 	key := sessionKey{acct.ID, session}
 	var patience <-chan time.Time // for a request that waits behind its session's launch
 	for {
@@ -249,19 +271,19 @@ func (l *Line) Join(ctx context.Context, acct store.Account, session, returnTo, 
 		}
 	}
 	if st := l.budget.Stats(); len(l.jobs) == 0 && st.Waiting == 0 && !st.Paused && !l.slowLocked(now) {
-		j := l.newJobLocked(key, returnTo, now, "", false)
+		j := l.newJobLocked(key, returnTo, arrived, deadline, "", false)
 		l.mu.Unlock()
 		return l.inline(ctx, j, acct, returnTo, requestID)
 	}
-	est := l.estimateLocked(nil)
-	if est > l.cfg.MaxWait {
+	est := l.estimateLocked(&job{arrived: arrived})
+	if est > l.cfg.MaxWait && arrived.Equal(now) {
 		l.mu.Unlock()
 		if l.cfg.OnRefused != nil {
 			l.cfg.OnRefused()
 		}
 		return Answer{}, &TooBusyError{RetryAfter: est - l.cfg.MaxWait + time.Minute}
 	}
-	j := l.newJobLocked(key, returnTo, now, "", true)
+	j := l.newJobLocked(key, returnTo, arrived, deadline, "", true)
 	l.mu.Unlock()
 	l.background(j, acct, returnTo, requestID)
 	wait := l.cfg.Patience
@@ -291,7 +313,7 @@ func (l *Line) slowLocked(now time.Time) bool {
 // place, from where it stands) and the request waits for it what is left
 // of Patience.
 func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo, requestID string) (Answer, error) {
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.MaxWait)
+	ctx, cancel := context.WithDeadline(ctx, j.deadline)
 	defer cancel()
 	l.mu.Lock()
 	j.cancel = cancel // End reaches it
@@ -355,7 +377,7 @@ func (l *Line) page(ctx context.Context, j *job, starter bool) (Answer, error) {
 	}
 	id := randomID(16)
 	tk := store.Ticket{ID: id, AccountID: j.key.account, SessionID: j.key.session, ReturnTo: j.returnTo, ArrivedAt: j.arrived,
-		ETA: now.Add(est), Owner: l.owner, SeenAt: now, ExpiresAt: j.arrived.Add(l.cfg.MaxWait + ticketLife)}
+		ETA: now.Add(est), Owner: l.owner, SeenAt: now, ExpiresAt: j.deadline.Add(ticketLife)}
 	if err := l.store.CreateTicket(context.WithoutCancel(ctx), tk); err != nil {
 		return Answer{}, err
 	}
@@ -381,8 +403,8 @@ func (l *Line) answerDone(j *job) (Answer, error) {
 
 // newJobLocked makes the launch of a session (key), arrived at arrived:
 // in the line (lined) or run in its request. Called with l.mu held.
-func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived time.Time, ticket string, lined bool) *job {
-	j := &job{key: key, returnTo: returnTo, arrived: arrived, done: make(chan struct{}), ticket: ticket, lined: lined}
+func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived, deadline time.Time, ticket string, lined bool) *job {
+	j := &job{key: key, returnTo: returnTo, arrived: arrived, deadline: deadline, done: make(chan struct{}), ticket: ticket, lined: lined}
 	if lined {
 		l.jobs[j] = struct{}{}
 	}
@@ -396,10 +418,9 @@ func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived time.Time, 
 	return j
 }
 
-// background runs j's launch in the line, bounded by MaxWait from its
-// arrival.
+// background runs j's launch in the line, bounded by its deadline.
 func (l *Line) background(j *job, acct store.Account, returnTo, requestID string) {
-	ctx, cancel := context.WithDeadline(l.base, j.arrived.Add(l.cfg.MaxWait))
+	ctx, cancel := context.WithDeadline(l.base, j.deadline)
 	l.mu.Lock()
 	j.lined = true
 	j.cancel = cancel
@@ -433,7 +454,7 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 		err = launch.ErrSessionEnded
 	case !inline && l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		// Its turn did not come within the bound.
-		err = &TooBusyError{RetryAfter: time.Minute}
+		err = &TooBusyError{RetryAfter: time.Minute, Since: j.arrived}
 	}
 	j.mu.Lock()
 	j.res, j.err, j.finished = res, err, true
@@ -511,6 +532,7 @@ type failure struct {
 	Text     string `json:"text"`
 	TooBusy  bool   `json:"too_busy,omitempty"`
 	RetrySec int    `json:"retry_s,omitempty"`
+	SinceMS  int64  `json:"since_ms,omitempty"` // a too-busy launch's place (TooBusyError.Since)
 }
 
 // finish records the job's end with its ticket.
@@ -524,6 +546,9 @@ func (l *Line) finish(id string, j *job) {
 		var tb *TooBusyError
 		if errors.As(j.err, &tb) {
 			f.TooBusy, f.RetrySec = true, int(tb.RetryAfter/time.Second)
+			if !tb.Since.IsZero() {
+				f.SinceMS = tb.Since.UnixMilli()
+			}
 		}
 		b, _ := json.Marshal(f) // plain fields: never fails
 		failed = string(b)
@@ -619,7 +644,11 @@ func (l *Line) take(ctx context.Context, id string, accountID int64, waited time
 			return Answer{}, fmt.Errorf("waitline: ticket's failure: %w", err)
 		}
 		if f.TooBusy {
-			return Answer{}, &TooBusyError{RetryAfter: time.Duration(f.RetrySec) * time.Second}
+			tb := &TooBusyError{RetryAfter: time.Duration(f.RetrySec) * time.Second}
+			if f.SinceMS != 0 {
+				tb.Since = time.UnixMilli(f.SinceMS)
+			}
+			return Answer{}, tb
 		}
 		return Answer{}, &launch.Reported{Failure: f.Failure, Text: f.Text}
 	}
@@ -647,7 +676,7 @@ func (l *Line) takeOver(ctx context.Context, t store.Ticket, now time.Time) erro
 	}
 	l.cfg.Logger.Info("waiting launch taken over from a stopped instance", "account_id", t.AccountID, "waited", now.Sub(t.ArrivedAt).Round(time.Millisecond).String())
 	l.mu.Lock()
-	j := l.newJobLocked(sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, t.ArrivedAt, t.ID, true)
+	j := l.newJobLocked(sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, t.ArrivedAt, t.ExpiresAt.Add(-ticketLife), t.ID, true)
 	l.mu.Unlock()
 	l.background(j, acct, t.ReturnTo, "")
 	return nil

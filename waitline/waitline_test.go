@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ type launcher struct {
 	// slow: the launch takes this long on clock (a slow platform).
 	slow  time.Duration
 	clock *fakeclock.Clock
+
+	mu     sync.Mutex
+	places []time.Time // the place in line (pacing.Priority.Since) of each launch
 }
 
 func (f *launcher) Launch(ctx context.Context, acct store.Account, returnTo, _ string) (launch.Result, error) {
@@ -43,6 +47,10 @@ func (f *launcher) Launch(ctx context.Context, acct store.Account, returnTo, _ s
 		return launch.Result{}, pacing.ErrWouldWait
 	}
 	f.started.Add(1)
+	p, _ := pacing.PriorityOf(ctx)
+	f.mu.Lock()
+	f.places = append(f.places, p.Since)
+	f.mu.Unlock()
 	if f.slow > 0 {
 		f.clock.Advance(f.slow)
 	}
@@ -203,15 +211,29 @@ func TestTooBusy(t *testing.T) {
 	assert.Greater(t, tb.RetryAfter, 10*time.Second)
 	assert.Zero(t, l.started.Load(), "nothing started")
 
-	real := waitline.New(waitline.Config{Patience: 10 * time.Millisecond, MaxWait: 300 * time.Millisecond},
+	real := waitline.New(waitline.Config{Patience: 10 * time.Millisecond, MaxWait: 300 * time.Millisecond, Now: e.clock.Now},
 		&launcher{release: make(chan struct{})}, e.store, queued, e.sealer)
 	defer real.Close()
+	arrived := e.clock.Now()
 	a, err := real.Join(t.Context(), e.acct, "s1", "", "r2")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		_, err := real.Check(t.Context(), a.Ticket, e.acct.ID, "s1")
 		return errors.As(err, &tb)
 	}, 5*time.Second, 20*time.Millisecond, "its turn did not come within max_wait")
+	require.WithinDuration(t, arrived, tb.Since, time.Millisecond, "it says where its place was (to the ms the ticket keeps)")
+	e.clock.Advance(time.Minute) // its Retry-After
+
+	// Coming back, the person takes that place: not refused however long
+	// the line, ahead of everyone who came after, bounded anew.
+	l.places = nil
+	back, err := ln.Rejoin(t.Context(), e.acct, "s1", "", "r3", tb.Since)
+	require.NoError(t, err, "a kept place is not refused")
+	assert.NotEmpty(t, back.Ticket, "the waiting page: the line is long")
+	require.Eventually(t, func() bool { return l.started.Load() == 1 }, 5*time.Second, time.Millisecond)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	assert.True(t, l.places[0].Equal(tb.Since), "its launch goes at its kept place: %v, kept %v", l.places[0], tb.Since)
 }
 
 // An instance that stops leaves its users' tickets waiting; the instance
