@@ -149,9 +149,9 @@ type ErrorInfo struct {
 	// PlaceKept: minutes for which the person's place in the platform's
 	// line is kept (0: none), for the "too busy" page.
 	PlaceKept int
-	ClockSkew  string // measured offset, for the clock page
-	Endpoint   string // which platform call failed
-	SignIn     bool   // offer a sign-in link
+	ClockSkew string // measured offset, for the clock page
+	Endpoint  string // which platform call failed
+	SignIn    bool   // offer a sign-in link
 	// Handoff: the request carried a one-time handoff token from the
 	// portal, which cannot be sent again; the way on is a fresh one.
 	Handoff bool
