@@ -236,6 +236,33 @@ func WithLearned(ctx context.Context, l *Learned) context.Context {
 	return context.WithValue(ctx, learnedKey{}, l)
 }
 
+type turnKey struct{}
+
+// WaitTurn waits for a turn of the platform's pace (the Pacer's, at ctx's
+// priority) and returns a context whose next call takes that turn
+// instead of waiting again. Background work takes its turn this way
+// before it holds a provisioning lease, so that the lease is held while
+// its calls are under way, not while it waits behind users' launches (one
+// of which may be waiting for that very lease).
+func (c *Client) WaitTurn(ctx context.Context) (context.Context, error) {
+	if c.opts.Pacer == nil {
+		return ctx, nil
+	}
+	if err := c.opts.Pacer.Wait(ctx); err != nil {
+		return ctx, &TransportError{Endpoint: "pace", Timeout: errors.Is(err, context.DeadlineExceeded), Err: fmt.Errorf("waiting for the platform's rate limit: %w", err)}
+	}
+	turn := new(atomic.Bool)
+	turn.Store(true)
+	return context.WithValue(ctx, turnKey{}, turn), nil
+}
+
+// takeTurn reports whether ctx carries a turn not yet taken (WaitTurn),
+// and takes it.
+func takeTurn(ctx context.Context) bool {
+	turn, _ := ctx.Value(turnKey{}).(*atomic.Bool)
+	return turn != nil && turn.CompareAndSwap(true, false)
+}
+
 // retryRule says which failures of a call may be retried.
 type retryRule int
 
@@ -280,7 +307,7 @@ func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
 
 	rateRetries, otherRetries := 0, 0
 	for {
-		if p := c.opts.Pacer; p != nil {
+		if p := c.opts.Pacer; p != nil && (rateRetries+otherRetries > 0 || !takeTurn(ctx)) {
 			wait := p.Wait
 			if rp, ok := p.(RetryPacer); ok && rateRetries+otherRetries > 0 {
 				wait = rp.WaitRetry

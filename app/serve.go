@@ -97,11 +97,7 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	for _, srv := range servers {
 		errs = append(errs, srv.Shutdown(sctx))
 	}
-	// Launches of users on the waiting page run on: their ends go to their
-	// tickets, which the users' next refresh reads on any instance.
-	if err := a.line.Drain(sctx); err != nil {
-		a.logger.Warn("stopped before every waiting launch ended; the next refresh takes them over", "err", err)
-	}
+	a.Drain(sctx)
 	if serveErr != nil {
 		return serveErr
 	}
@@ -112,6 +108,17 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	// Close, once every log line before it is out.
 	a.stopped = func() { say("ssobridge stopped", "ssobridge stopped") }
 	return nil
+}
+
+// Drain is the end of a stop, once the server answers no more requests:
+// the launches of users on the waiting page run on until ctx ends, their
+// ends going to their tickets, which the users' next refresh reads on any
+// instance.
+func (a *App) Drain(ctx context.Context) {
+	a.stopping.Store(true)
+	if err := a.line.Drain(ctx); err != nil {
+		a.logger.Warn("stopped before every waiting launch ended; the next refresh takes them over", "err", err)
+	}
 }
 
 // startNote is a log line kept for after the start-up lines.

@@ -46,6 +46,7 @@ type testApp struct {
 	budget *pacing.Budget
 	yaml   string             // its configuration (for the commands run on its store)
 	stop   func()             // closes the server and the app (as the test's end does), e.g. to restart on the same data
+	drain  func()             // stops as serve does on SIGTERM: requests under way answered, waiting launches run to their end
 	lms    *samplelms.Running // the demo's sample LMS (with sampleLMS)
 }
 
@@ -181,12 +182,22 @@ log:
 		srv.Close()
 		a.Close()
 	})
+	// drain stops as serve does: no new request, those under way answered,
+	// the waiting users' launches run to their end (within 65 s), then
+	// closed.
+	drain := sync.OnceFunc(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 65*time.Second)
+		defer cancel()
+		_ = srv.Config.Shutdown(ctx)
+		a.Drain(ctx)
+		stop()
+	})
 	t.Cleanup(stop)
 	sim := a.Emulator()
 	if o.platform != nil {
 		sim = o.platform
 	}
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop, lms: a.SampleLMS()}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop, drain: drain, lms: a.SampleLMS()}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) store.Account {

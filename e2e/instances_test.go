@@ -23,7 +23,7 @@ import (
 )
 
 // sharedPlatform starts one emulator for several instances to call.
-func sharedPlatform(t *testing.T, tweak func(*platformsim.Config)) *platformsim.Running {
+func sharedPlatform(t testing.TB, tweak func(*platformsim.Config)) *platformsim.Running {
 	t.Helper()
 	cfg := platformsim.Config{Credentials: []platformsim.Credential{platformsim.NewCredential(true)}}
 	if tweak != nil {

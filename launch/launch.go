@@ -25,6 +25,12 @@ type Platform interface {
 	ExchangeURL(t apiclient.LoginToken) string
 }
 
+// turnWaiter is a Platform that can take a turn of the platform's pace
+// ahead of a call (apiclient.Client.WaitTurn).
+type turnWaiter interface {
+	WaitTurn(ctx context.Context) (context.Context, error)
+}
+
 // Errors of a launch that are not the platform's.
 var (
 	ErrInvalidReturnTo = errors.New("return_to must be a relative platform path")
@@ -216,6 +222,18 @@ func (s *Service) stillAllowed(ctx context.Context, account store.Account, start
 
 // ensureLinked finds or creates account's platform user and links it.
 func (s *Service) ensureLinked(ctx context.Context, account store.Account) (userID string, created bool, err error) {
+	if p, ok := pacing.PriorityOf(ctx); ok && p.Background {
+		// Background work (provisioning ahead) waits for its turn before it
+		// takes the lock, then makes its calls at a user's priority from
+		// now: a launch waiting for the lock never waits behind the line's
+		// background work.
+		if tw, ok := s.platform.(turnWaiter); ok {
+			if ctx, err = tw.WaitTurn(ctx); err != nil {
+				return "", false, err
+			}
+		}
+		ctx = pacing.WithPriority(ctx, pacing.Priority{Since: s.now()})
+	}
 	// One platform user per email across every instance on the store, even
 	// when the platform's own duplicate check races: the lookup/create of
 	// an email runs under the store's lock for it, held for no longer.

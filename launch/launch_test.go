@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
@@ -387,4 +389,60 @@ func TestLaunchThatWaitedChecksItsAccountBeforeTheToken(t *testing.T) {
 			}
 		})
 	}
+}
+
+// turnPacer records the priority of each wait for the platform's pace;
+// the first background wait blocks until release is closed.
+type turnPacer struct {
+	mu      sync.Mutex
+	waits   []bool // Background, per wait
+	release chan struct{}
+	waiting chan struct{} // closed when the first wait blocks
+}
+
+func (p *turnPacer) Wait(ctx context.Context) error {
+	pr, _ := pacing.PriorityOf(ctx)
+	p.mu.Lock()
+	first := len(p.waits) == 0
+	p.waits = append(p.waits, pr.Background)
+	p.mu.Unlock()
+	if first {
+		close(p.waiting)
+		<-p.release
+	}
+	return nil
+}
+
+func (p *turnPacer) Pause(time.Duration) {}
+
+// Background provisioning waits for its turn of the platform's pace
+// before it takes an email's provisioning lock, then makes its calls at
+// a user's priority: a pupil's launch that needs the lock never waits for
+// it behind the line's background work.
+func TestBackgroundProvisioningHoldsTheLockOnlyWhileItCalls(t *testing.T) {
+	e := newEnv(t)
+	pacer := &turnPacer{release: make(chan struct{}), waiting: make(chan struct{})}
+	cred := e.sim.Credentials()[0]
+	client, err := apiclient.New(apiclient.Options{BaseURL: e.client.BaseURL(), Pacer: pacer,
+		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret},
+		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+	require.NoError(t, err)
+	svc := launch.New(client, e.store, launch.Options{})
+	ada := e.account(t, "ada@example.com")
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := svc.Provision(pacing.WithPriority(context.Background(), pacing.Priority{Background: true, Since: time.Now()}), ada)
+		done <- err
+	}()
+	<-pacer.waiting
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	unlock, err := e.store.LockProvisioning(ctx, ada.Email)
+	require.NoError(t, err, "the lock is free while the background work waits for its turn")
+	unlock()
+	close(pacer.release)
+	require.NoError(t, <-done)
+	assert.Equal(t, []bool{true, false}, pacer.waits, "a background turn, taken by the look-up; the creation at a user's priority")
+	assert.Equal(t, map[string]int{"list_users": 1, "create_user": 1}, e.calls())
 }

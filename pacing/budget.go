@@ -90,6 +90,51 @@ type Budget struct {
 	line        line                  // the calls waiting, in Priority order
 	seq         uint64                // arrival order among equal priorities
 	dispatching bool                  // a goroutine hands out the line's turns
+	pace        pace                  // the turns the line was given lately
+}
+
+// pace counts the turns handed out to the line (calls that waited) per
+// second, while the line lasts: the pace this instance really gets, which
+// the share (a count of instances) only foretells.
+type pace struct {
+	since  time.Time           // the line's start; zero: no line
+	second int64               // the Unix second of counts[second%len]
+	counts [paceWindow + 1]int // turns per second, the current one included
+}
+
+// paceWindow is the seconds over which the pace is measured.
+const paceWindow = 5
+
+// turn counts a turn handed out at now.
+func (p *pace) turn(now time.Time) {
+	p.roll(now)
+	p.counts[p.second%int64(len(p.counts))]++
+}
+
+// roll moves the window to now's second.
+func (p *pace) roll(now time.Time) {
+	sec := now.Unix()
+	for p.second < sec {
+		p.second++
+		p.counts[p.second%int64(len(p.counts))] = 0
+		if sec-p.second > int64(len(p.counts)) {
+			p.second = sec - int64(len(p.counts)) // skip seconds long gone
+		}
+	}
+}
+
+// perSecond is the turns a second over the last paceWindow whole
+// seconds, once the line has lasted that long (0 otherwise).
+func (p *pace) perSecond(now time.Time) float64 {
+	if p.since.IsZero() || now.Sub(p.since) < (paceWindow+1)*time.Second {
+		return 0
+	}
+	p.roll(now)
+	n := 0
+	for i := int64(1); i <= paceWindow; i++ {
+		n += p.counts[(p.second-i)%int64(len(p.counts))]
+	}
+	return float64(n) / paceWindow
 }
 
 // Priority is a call's place in the line: Background work goes after
@@ -373,6 +418,9 @@ func (b *Budget) Wait(ctx context.Context) error {
 	if !p.Background {
 		b.busyAt = now
 	}
+	if len(b.line) == 0 && b.pace.since.IsZero() {
+		b.pace.since = now
+	}
 	heap.Push(&b.line, w)
 	if !b.dispatching {
 		b.dispatching = true
@@ -409,6 +457,7 @@ func (b *Budget) dispatch() {
 			if held != nil {
 				held.CancelAt(now)
 			}
+			b.pace.since = time.Time{} // the line is gone
 			b.dispatching = false
 			b.mu.Unlock()
 			return
@@ -431,6 +480,7 @@ func (b *Budget) dispatch() {
 		held = nil
 		w := heap.Pop(&b.line).(*waiter)
 		b.sentLocked(now)
+		b.pace.turn(now)
 		close(w.turn)
 		b.mu.Unlock()
 	}
@@ -534,6 +584,10 @@ type Stats struct {
 	Paused    bool          // every call is held
 	PausedFor time.Duration // for how much longer
 	Waiting   int           // calls in this instance's line
+	// Pace: the turns a second this instance's line was given over the
+	// last 5 s, once it has lasted that long (0 otherwise): what the share
+	// really brought (instances come and go, idle ones take nothing).
+	Pace float64
 	// Slow: this instance or another saw the platform slow lately
 	// (MarkSlow); launches go in line at once meanwhile.
 	Slow bool
@@ -545,7 +599,7 @@ func (b *Budget) Stats() Stats {
 	defer b.mu.Unlock()
 	now := b.cfg.Now()
 	st := Stats{Rate: b.cfg.Rate, Live: b.callers.Serving + b.callers.Background, Busy: b.callers.Busy,
-		Paused: now.Before(b.pausedUntil), Waiting: len(b.line), Slow: now.Before(b.slowUntil)}
+		Paused: now.Before(b.pausedUntil), Waiting: len(b.line), Slow: now.Before(b.slowUntil), Pace: b.pace.perSecond(now)}
 	if st.Paused {
 		st.PausedFor = b.pausedUntil.Sub(now)
 	}

@@ -321,3 +321,34 @@ func TestBudgetRetryWaitsItsTurn(t *testing.T) {
 	b.Pause(2 * time.Second)
 	assert.NoError(t, b.Wait(ctx), "a launch under way waits out the platform's pause")
 }
+
+// The pace the line really got is measured once the line has lasted 5 s:
+// turns a second over the last 5 whole seconds; none before, none once
+// the line is gone.
+func TestBudgetMeasuresTheLinesPace(t *testing.T) {
+	clock := fakeclock.New(time.Unix(1000, 0))
+	sl := &gatedSleeper{clock: clock, gate: make(chan struct{})}
+	b := pacing.New(pacing.Config{Rate: 2, Burst: 1, Now: clock.Now, Sleep: sl.sleep}, openStore(t, clock.Now))
+	require.NoError(t, b.Wait(t.Context()), "the bucket's one call goes at once")
+	const n = 20
+	var granted atomic.Int32
+	for range n {
+		go func() {
+			if b.Wait(t.Context()) == nil {
+				granted.Add(1)
+			}
+		}()
+	}
+	require.Eventually(t, func() bool { return b.Stats().Waiting == n }, 5*time.Second, time.Millisecond)
+	assert.Zero(t, b.Stats().Pace, "not measured before the line has lasted")
+	for i := range 14 { // 7 s of turns at 2 a second
+		sl.gate <- struct{}{}
+		require.Eventually(t, func() bool { return granted.Load() == int32(i+1) }, 5*time.Second, time.Millisecond)
+	}
+	assert.InDelta(t, 2.0, b.Stats().Pace, 0.01)
+	for range n - 14 {
+		sl.gate <- struct{}{}
+	}
+	require.Eventually(t, func() bool { return granted.Load() == n }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return b.Stats().Pace == 0 }, 5*time.Second, time.Millisecond, "the line is gone")
+}

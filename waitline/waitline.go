@@ -44,6 +44,10 @@ type Store interface {
 	FinishTicket(ctx context.Context, id, owner, state, sealed, failure string) error
 	TakeTicket(ctx context.Context, id string, accountID int64) (store.Ticket, error)
 	KeepTickets(ctx context.Context, owner string, now time.Time) error
+	// LinkFor tells a linked account (one platform call a launch) from
+	// one that is not (its look-up, maybe its creation, then the token),
+	// for the estimate.
+	LinkFor(ctx context.Context, accountID int64) (store.Link, error)
 }
 
 // Budget is the platform budget the line waits for (pacing.Budget).
@@ -143,8 +147,8 @@ type Line struct {
 	base context.Context // ends at Close: launches in flight stop
 	stop context.CancelFunc
 
-	perLaunch atomic.Uint64 // float64 bits: recent platform calls a launch, averaged
-	inFlight  sync.WaitGroup
+	perUnlinked atomic.Uint64 // float64 bits: the platform calls of recent launches of accounts not linked, averaged
+	inFlight    sync.WaitGroup
 
 	mu        sync.Mutex
 	jobs      map[*job]struct{}   // the launches in the line (not those run in their request)
@@ -170,6 +174,7 @@ type job struct {
 	arrived  time.Time // its place in the line
 	deadline time.Time // its bound: MaxWait from when it came (later than arrived for a kept place)
 	calls    atomic.Int32
+	expect   float64 // the platform calls it makes in all (0: not known yet); set under Line.mu
 	// learned is what its run in the request found out (no platform user
 	// yet): the run in the line takes it instead of asking again.
 	learned apiclient.Learned
@@ -202,7 +207,7 @@ func New(cfg Config, l Launcher, s Store, b Budget, sealer Sealer) *Line {
 	base, stop := context.WithCancel(context.Background())
 	ln := &Line{cfg: cfg, launcher: l, store: s, budget: b, sealer: sealer, owner: randomID(8),
 		base: base, stop: stop, jobs: map[*job]struct{}{}, bySession: map[sessionKey]*job{}, tickets: map[string]*job{}}
-	ln.perLaunch.Store(math.Float64bits(2))
+	ln.perUnlinked.Store(math.Float64bits(3)) // look up, create, token: a new user's
 	return ln
 }
 
@@ -238,6 +243,10 @@ func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, 
 	arrived, deadline := now, now.Add(l.cfg.MaxWait)
 	if !since.IsZero() && since.Before(now) {
 		arrived = since
+	}
+	var expect float64 // known only where there is a line: no read on the way without one
+	if l.Waiting() > 0 || l.budget.Stats().Waiting > 0 {
+		expect = l.expectedCalls(ctx, acct.ID)
 	}
 	key := sessionKey{acct.ID, session}
 	var patience <-chan time.Time // for a request that waits behind its session's launch
@@ -275,7 +284,7 @@ func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, 
 		l.mu.Unlock()
 		return l.inline(ctx, j, acct, returnTo, requestID)
 	}
-	est := l.estimateLocked(&job{arrived: arrived})
+	est := l.estimateLocked(&job{arrived: arrived, expect: expect})
 	if est > l.cfg.MaxWait && arrived.Equal(now) {
 		l.mu.Unlock()
 		if l.cfg.OnRefused != nil {
@@ -284,6 +293,7 @@ func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, 
 		return Answer{}, &TooBusyError{RetryAfter: est - l.cfg.MaxWait + time.Minute}
 	}
 	j := l.newJobLocked(key, returnTo, arrived, deadline, "", true)
+	j.expect = expect
 	l.mu.Unlock()
 	l.background(j, acct, returnTo, requestID)
 	wait := l.cfg.Patience
@@ -328,8 +338,10 @@ func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo,
 	defer pcancel()
 	rctx := pacing.WithoutWaiting(pacing.WithPriority(pctx, pacing.Priority{Since: j.arrived}))
 	if !l.run(rctx, j, acct, returnTo, requestID, true) {
+		expect := l.expectedCalls(ctx, acct.ID)
 		l.mu.Lock()
 		l.jobs[j] = struct{}{} // in the line now
+		j.expect = expect
 		l.mu.Unlock()
 		l.background(j, acct, returnTo, requestID)
 		return l.await(ctx, j, l.cfg.Patience-l.cfg.Now().Sub(j.arrived))
@@ -449,7 +461,9 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 		}
 		return false
 	case err == nil:
-		l.learn(res.PlatformCalls)
+		if res.Path != launch.PathReturning {
+			l.learn(res.PlatformCalls)
+		}
 	case j.ended.Load():
 		err = launch.ErrSessionEnded
 	case !inline && l.base.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -675,8 +689,10 @@ func (l *Line) takeOver(ctx context.Context, t store.Ticket, now time.Time) erro
 		return err
 	}
 	l.cfg.Logger.Info("waiting launch taken over from a stopped instance", "account_id", t.AccountID, "waited", now.Sub(t.ArrivedAt).Round(time.Millisecond).String())
+	expect := l.expectedCalls(ctx, t.AccountID)
 	l.mu.Lock()
 	j := l.newJobLocked(sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, t.ArrivedAt, t.ExpiresAt.Add(-ticketLife), t.ID, true)
+	j.expect = expect
 	l.mu.Unlock()
 	l.background(j, acct, t.ReturnTo, "")
 	return nil
@@ -691,36 +707,68 @@ func validID(id string) bool {
 	return err == nil
 }
 
-// learn averages the platform calls a launch makes (for the estimate).
+// learn averages the platform calls of a launch of an account that was
+// not linked (for the estimate): 3 for a new user, 2 for one the
+// platform had, however the morning mixes them.
 func (l *Line) learn(calls int) {
 	for {
-		old := l.perLaunch.Load()
+		old := l.perUnlinked.Load()
 		v := 0.9*math.Float64frombits(old) + 0.1*float64(calls)
-		if l.perLaunch.CompareAndSwap(old, math.Float64bits(v)) {
+		if l.perUnlinked.CompareAndSwap(old, math.Float64bits(v)) {
 			return
 		}
 	}
 }
 
-// estimateLocked is how long until j is done (nil: a launch arriving now):
-// the platform calls the launches ahead of it still make, and its own, at
-// this instance's share of the rate, after any pause.
+// expectedCalls is how many platform calls a launch of the account will
+// make: one (the token) when it is linked, the learnt figure of launches
+// of accounts not linked otherwise (and when the store cannot say).
+func (l *Line) expectedCalls(ctx context.Context, accountID int64) float64 {
+	if _, err := l.store.LinkFor(ctx, accountID); err == nil {
+		return 1
+	}
+	return math.Float64frombits(l.perUnlinked.Load())
+}
+
+// remaining is the platform calls j has still to make.
+func (l *Line) remaining(j *job) float64 {
+	expect := j.expect
+	if expect == 0 {
+		expect = math.Float64frombits(l.perUnlinked.Load())
+	}
+	return max(0, expect-float64(j.calls.Load()))
+}
+
+// estimateLocked is how long until j is done (j.arrived and j.expect
+// for a launch arriving now): the platform calls the launches ahead of
+// it still make (one for a linked account, the learnt figure for one
+// not linked, less those made), and its own, at this instance's share of
+// the rate, after any pause.
 func (l *Line) estimateLocked(j *job) time.Duration {
 	st := l.budget.Stats()
-	if st.Share <= 0 || (st.Waiting == 0 && !st.Paused) {
-		// Not paced (only a pause holds it), or no call waits for its turn:
-		// the launches go at the platform's speed, not its pace.
-		return st.PausedFor
+	if st.Share <= 0 {
+		return st.PausedFor // not paced: only a pause holds the calls
 	}
-	per := math.Float64frombits(l.perLaunch.Load())
-	calls := per // its own
+	calls, ahead := l.remaining(j), 0
 	for o := range l.jobs {
-		if o == j || (j != nil && !o.arrived.Before(j.arrived)) {
+		if o == j || !o.arrived.Before(j.arrived) {
 			continue
 		}
-		calls += max(0, per-float64(o.calls.Load()))
+		calls += l.remaining(o)
+		ahead++
 	}
-	return st.PausedFor + time.Duration(calls/st.Share*float64(time.Second))
+	if ahead == 0 && st.Waiting == 0 && !st.Paused {
+		// Nobody ahead and no call waiting for its turn: its calls go at
+		// the platform's speed, not its pace.
+		return st.PausedFor
+	}
+	pace := st.Share
+	if st.Pace > 0 {
+		// The pace the line really got lately, and the share as it stands
+		// (which may have just changed: an instance came or left), alike.
+		pace = (st.Share + st.Pace) / 2
+	}
+	return st.PausedFor + time.Duration(calls/pace*float64(time.Second))
 }
 
 // Waiting is the number of launches in flight on this instance (the

@@ -525,3 +525,35 @@ func TestQuickRequestsOfASessionLandOneAfterAnother(t *testing.T) {
 	}
 	assert.Equal(t, int32(1), c.most.Load(), "one launch of the session at a time")
 }
+
+// The estimate counts the platform calls each launch will really make:
+// one for a linked account, the learnt figure (three at first: look up,
+// create, token) for one that is not, at the instance's share of the
+// rate.
+func TestEstimateCountsTheCallsOfEachLaunch(t *testing.T) {
+	e := newEnv(t)
+	require.NoError(t, e.store.SaveLink(t.Context(), e.acct.ID, "platform-user-1"))
+	l := &launcher{release: make(chan struct{})}
+	defer close(l.release)
+	ln := e.line(t, l, budget{Rate: 10, Share: 10, Waiting: 1}, time.Minute)
+
+	unlinked, err := ln.Join(t.Context(), e.other, "s2", "", "r2")
+	require.NoError(t, err)
+	assert.Equal(t, 300*time.Millisecond, unlinked.Wait, "not linked: 3 calls at 10 a second")
+	e.clock.Advance(time.Millisecond) // arrives after
+	linked, err := ln.Join(t.Context(), e.acct, "s1", "", "r1")
+	require.NoError(t, err)
+	assert.InDelta(t, 400*time.Millisecond, linked.Wait, float64(time.Millisecond), "linked: its 1 call behind the 3 ahead")
+}
+
+// With a pace measured (the line has lasted), the estimate goes at the
+// mean of the share and the pace the line really got.
+func TestEstimateFollowsTheMeasuredPace(t *testing.T) {
+	e := newEnv(t)
+	l := &launcher{release: make(chan struct{})}
+	defer close(l.release)
+	ln := e.line(t, l, budget{Rate: 10, Share: 10, Waiting: 1, Pace: 20}, time.Minute)
+	a, err := ln.Join(t.Context(), e.other, "s2", "", "r2")
+	require.NoError(t, err)
+	assert.Equal(t, 200*time.Millisecond, a.Wait, "3 calls at 15 a second")
+}
