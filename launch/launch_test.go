@@ -425,7 +425,7 @@ func TestBackgroundProvisioningHoldsTheLockOnlyWhileItCalls(t *testing.T) {
 	cred := e.sim.Credentials()[0]
 	client, err := apiclient.New(apiclient.Options{BaseURL: e.client.BaseURL(), Pacer: pacer,
 		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret},
-		Sleep: func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+		Sleep:       func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
 	require.NoError(t, err)
 	svc := launch.New(client, e.store, launch.Options{})
 	ada := e.account(t, "ada@example.com")
