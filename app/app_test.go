@@ -22,6 +22,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
+	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
@@ -309,9 +310,10 @@ func TestStartLineNamesTheListenerAndThePublicURL(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- a.Serve(ctx, ln, out) }()
 		local := "http://" + ln.Addr().String()
-		want := "ssobridge listening on " + local + "\n"
+		ver := ", version " + version.Get().Short()
+		want := "ssobridge listening on " + local + ver + "\n"
 		if public != "" {
-			want = "ssobridge listening on " + local + " (public URL " + public + ")\n"
+			want = "ssobridge listening on " + local + " (public URL " + public + ")" + ver + "\n"
 		}
 		// The start prints the demo login beside the URL: stop once it is out.
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login") }, 10*time.Second, 5*time.Millisecond)

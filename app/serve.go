@@ -16,6 +16,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
+	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -34,13 +35,14 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	servers := []*http.Server{a.httpServer(a.handler)}
 	listeners := []net.Listener{ln}
 	url := a.cfg.PublicURL(ln.Addr().String())
+	ver := version.Get().Short() // which build answers, in the first line
 	if a.cfg.Server.PublicURL == "" {
-		say("ssobridge listening on "+url, "ssobridge listening", "url", url)
+		say("ssobridge listening on "+url+", version "+ver, "ssobridge listening", "url", url, "version", ver)
 	} else {
 		// Behind a proxy the public URL is not where this process listens:
 		// both, so each instance's line says which it is.
 		local := "http://" + ln.Addr().String()
-		say("ssobridge listening on "+local+" (public URL "+url+")", "ssobridge listening", "addr", local, "url", url)
+		say("ssobridge listening on "+local+" (public URL "+url+"), version "+ver, "ssobridge listening", "addr", local, "url", url, "version", ver)
 	}
 	if addr := a.cfg.Server.MetricsAddr; addr != "" {
 		mln, err := net.Listen("tcp", addr)

@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/version"
 )
 
 // Env is one invocation's streams and environment.
@@ -101,36 +101,9 @@ func (e Env) PrintHelp(fs *flag.FlagSet, c Command) {
 	}
 }
 
-// Version is the module version and VCS revision of this binary, as the
-// Go toolchain recorded them.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	return versionOf(bi, ok)
-}
-
-func versionOf(bi *debug.BuildInfo, ok bool) string {
-	if !ok {
-		return "ssobridge (no build information)"
-	}
-	settings := map[string]string{}
-	for _, s := range bi.Settings {
-		settings[s.Key] = s.Value
-	}
-	v := "ssobridge " + bi.Main.Version
-	switch rev := settings["vcs.revision"]; {
-	case rev == "":
-		v += ", revision unknown (built without VCS information)"
-	default:
-		v += ", revision " + rev
-		if t := settings["vcs.time"]; t != "" {
-			v += " of " + t
-		}
-		if settings["vcs.modified"] == "true" {
-			v += ", with uncommitted changes"
-		}
-	}
-	return v + ", " + bi.GoVersion
-}
+// Version is what `ssobridge version` prints: the version, commit and
+// build time (package version).
+func Version() string { return version.Get().String() }
 
 // LoadConfig reads path, else ./config.yaml, else the embedded default,
 // then the SSOBRIDGE_* environment.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -72,15 +71,6 @@ func TestHelpWithoutFlags(t *testing.T) {
 	fs := env.Flags(Command{Name: "x", Summary: "Nothing to set."})
 	assert.ErrorIs(t, env.Parse(fs, Command{Name: "x", Summary: "Nothing to set."}, []string{"--help"}), flag.ErrHelp)
 	assert.Equal(t, "usage: ssobridge x \n\nNothing to set.\n", stdout.String())
-}
-
-func TestVersionOf(t *testing.T) {
-	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}}
-	assert.Equal(t, "ssobridge v1.2.3, revision unknown (built without VCS information), go1.26.8", versionOf(bi, true))
-	bi.Settings = []debug.BuildSetting{{Key: "vcs.revision", Value: "9854e49d"}, {Key: "vcs.time", Value: "2026-11-23T11:24:53Z"}, {Key: "vcs.modified", Value: "true"}}
-	assert.Equal(t, "ssobridge v1.2.3, revision 9854e49d of 2026-11-23T11:24:53Z, with uncommitted changes, go1.26.8", versionOf(bi, true))
-	assert.Equal(t, "ssobridge (no build information)", versionOf(nil, false))
-	assert.True(t, strings.HasPrefix(Version(), "ssobridge "))
 }
 
 func TestLoadConfig(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"syscall"
 
 	"github.com/ssobridge/ssobridge/app"
@@ -39,8 +40,12 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	defer a.Close()
-	if limit, set := gctune.LimitMemory(cfg.Password); set {
-		a.LogAfterStart("memory limit set for password hashing", "limit_mib", limit>>20, "note", "set GOMEMLIMIT to choose another")
+	switch l := gctune.LimitMemory(cfg.Password, os.DirFS("/")); l.From {
+	case "container":
+		a.LogAfterStart("memory limit set from the container's", "limit_mib", l.Bytes>>20, "container_mib", l.Container>>20,
+			"fraction", gctune.CgroupFraction, "note", "set GOMEMLIMIT to choose another")
+	case "password hashing":
+		a.LogAfterStart("memory limit set for password hashing", "limit_mib", l.Bytes>>20, "note", "set GOMEMLIMIT to choose another")
 	}
 	if gctune.RaiseGCPercent() {
 		a.LogAfterStart("garbage collection set for serving", "gogc", gctune.ServingGCPercent, "note", "set GOGC to choose another")

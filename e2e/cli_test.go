@@ -278,7 +278,7 @@ func TestHelpAndVersion(t *testing.T) {
 	for _, arg := range []string{"version", "--version"} {
 		code, out, _ := runCLI(t, "", nil, arg)
 		assert.Equal(t, 0, code)
-		assert.Regexp(t, `^ssobridge \S+, revision `+strings.TrimSpace(string(head))+` of `, out)
+		assert.Regexp(t, `^ssobridge \S+, commit `+strings.TrimSpace(string(head))+`( with uncommitted changes)?, built `, out)
 	}
 }
 

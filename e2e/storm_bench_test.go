@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"testing"
+	"testing/fstest"
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/gctune"
@@ -25,7 +26,7 @@ func BenchmarkLoginStorm(b *testing.B) {
 	ta := startTestApp(b, testOptions{yaml: "regulation:\n  max_retries: 0\n  max_retries_per_ip: 0\n",
 		env: []string{"SSOBRIDGE_PASSWORD_ARGON2_MEMORY_KIB=19456", "SSOBRIDGE_PASSWORD_ARGON2_ITERATIONS=2", "SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=" + stormConcurrency()}})
 	const users = 300
-	limit, _ := gctune.LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2})
+	limit := gctune.LimitMemory(config.Password{Argon2MemoryKiB: 19456, HashConcurrency: 2}, fstest.MapFS{}).Bytes // as outside a container
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	for i := range users {
 		ta.addAccount(b, "user"+strconv.Itoa(i)+"@example.com", false)

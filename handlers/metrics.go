@@ -32,6 +32,12 @@ type Metrics struct {
 	lineWait         prometheus.Histogram
 	lineRefused      prometheus.Counter
 	sessionTouches   prometheus.Counter
+	probes           *prometheus.CounterVec
+}
+
+// probe counts a health or readiness probe.
+func (m *Metrics) probe(path string, status int) {
+	m.probes.WithLabelValues(path, strconv.Itoa(status)).Inc()
 }
 
 // NewMetrics registers the metrics on a new registry.
@@ -51,7 +57,8 @@ func NewMetrics() *Metrics {
 	m.lineRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "ssobridge_line_refused_total", Help: "Arrivals told the platform is too busy (the line was longer than platform.max_wait)."})
 	m.sessionTouches = prometheus.NewCounter(prometheus.CounterOpts{Name: "ssobridge_session_touches_total",
 		Help: "Writes of a session's last-seen time (at most one per session a minute, whatever cookie comes back)."})
-	m.reg.MustRegister(m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries, m.lineWait, m.lineRefused, m.sessionTouches,
+	m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_probes_total", Help: "Health and readiness probes by path and status (they are not in the access log)."}, []string{"path", "status"})
+	m.reg.MustRegister(m.probes, m.launches, m.launchDuration, m.logins, m.platformRequests, m.platformDuration, m.platformRetries, m.lineWait, m.lineRefused, m.sessionTouches,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -3,10 +3,15 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/wayin"
 )
@@ -20,9 +25,10 @@ type readiness struct {
 	now      func() time.Time
 	logger   *slog.Logger
 
-	mu      sync.Mutex
-	checked time.Time
-	last    string
+	mu          sync.Mutex
+	checked     time.Time
+	last        string
+	lastSummary string // the readiness last logged
 }
 
 // platformCheckTTL bounds how often /readyz calls the platform (the
@@ -43,6 +49,9 @@ type ReadyStatus struct {
 	// "degraded". In JSON each is a key of its own beside the others.
 	Ways     map[string]string `json:"-"`
 	Stopping bool              `json:"stopping,omitempty"` // the process is draining before it exits
+	// Version is the build that answers (package version): during a
+	// rolling upgrade, which instances run which.
+	Version string `json:"version,omitempty"`
 }
 
 // MarshalJSON writes the ways in as keys of their own.
@@ -73,7 +82,7 @@ func (s *ReadyStatus) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	for k, v := range m {
-		if str, ok := v.(string); ok && k != "store" && k != "platform" {
+		if str, ok := v.(string); ok && k != "store" && k != "platform" && k != "version" {
 			if s.Ways == nil {
 				s.Ways = map[string]string{}
 			}
@@ -86,10 +95,11 @@ func (s *ReadyStatus) UnmarshalJSON(b []byte) error {
 func (r *readiness) check(ctx context.Context) ReadyStatus {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	st := ReadyStatus{Store: "ok", Platform: "ok"}
+	st := ReadyStatus{Store: "ok", Platform: "ok", Version: version.Get().Short()}
+	var why []any // the causes, for the log line of a change
 	if err := r.store.Ping(ctx); err != nil {
 		st.Store = "unavailable"
-		r.logger.Warn("not ready: the store does not answer", "err", err)
+		why = append(why, "store_err", err.Error())
 	}
 	if r.platform != nil {
 		st.Platform = r.platformStatus(ctx)
@@ -102,14 +112,38 @@ func (r *readiness) check(ctx context.Context) ReadyStatus {
 			if w.Essential() {
 				state, st.Ready = "unavailable", false
 			}
-			r.logger.Warn("way in "+state, "way", w.Name(), "err", err)
+			why = append(why, w.Name()+"_err", err.Error())
 		}
 		if st.Ways == nil {
 			st.Ways = map[string]string{}
 		}
 		st.Ways[w.Name()] = state
 	}
+	r.note(st, why)
 	return st
+}
+
+// note logs a change of readiness, once: probes come every few seconds,
+// and each is no log line of its own (they are counted in
+// ssobridge_probes_total).
+func (r *readiness) note(st ReadyStatus, why []any) {
+	summary := fmt.Sprintf("ready=%v store=%s platform=%s stopping=%v", st.Ready, st.Store, st.Platform, st.Stopping)
+	for _, name := range slices.Sorted(maps.Keys(st.Ways)) {
+		summary += " " + name + "=" + st.Ways[name]
+	}
+	r.mu.Lock()
+	changed := summary != r.lastSummary
+	r.lastSummary = summary
+	r.mu.Unlock()
+	switch {
+	case !changed:
+	case st.Ready && !strings.Contains(summary, "degraded"):
+		r.logger.Info("ready", "state", summary)
+	case st.Ready:
+		r.logger.Warn("ready, a way in degraded", append([]any{"state", summary}, why...)...)
+	default:
+		r.logger.Warn("not ready", append([]any{"state", summary}, why...)...)
+	}
 }
 
 func (r *readiness) platformStatus(ctx context.Context) string {

@@ -5,6 +5,7 @@ package handlers
 
 import (
 	"context"
+	"github.com/ssobridge/ssobridge/internal/version"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -283,6 +284,12 @@ func (h *server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Error(err) // render now, so the status below is the one sent
 		}
 		req := c.Request()
+		if p := req.URL.Path; (p == "/healthz" || p == "/readyz") && req.Method == http.MethodGet {
+			// A probe every few seconds is no log line (a change of
+			// readiness is, once): counted instead.
+			h.Metrics.probe(p, c.Response().Status)
+			return nil
+		}
 		if !h.Logger.Enabled(req.Context(), slog.LevelInfo) {
 			return nil // build no attributes for a line nobody reads
 		}
@@ -327,7 +334,9 @@ func (h *server) healthz(c echo.Context) error {
 
 func (h *server) readyz(c echo.Context) error {
 	if h.Stopping() {
-		return c.JSON(http.StatusServiceUnavailable, ReadyStatus{Stopping: true})
+		st := ReadyStatus{Stopping: true, Version: version.Get().Short()}
+		h.ready.note(st, nil)
+		return c.JSON(http.StatusServiceUnavailable, st)
 	}
 	st := h.ready.check(c.Request().Context())
 	status := http.StatusOK

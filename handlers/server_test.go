@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/samlsso"
@@ -60,6 +61,8 @@ func TestReadyz(t *testing.T) {
 			assert.Equal(t, tt.status, r.status)
 			var got ReadyStatus
 			require.NoError(t, json.Unmarshal([]byte(r.body), &got))
+			assert.NotEmpty(t, got.Version, "which build answers")
+			got.Version = ""
 			assert.Equal(t, tt.want, got)
 			var raw map[string]any
 			require.NoError(t, json.Unmarshal([]byte(r.body), &raw))
@@ -253,6 +256,41 @@ func TestReadyzWhileStopping(t *testing.T) {
 	stopping = true
 	r := c.get("/readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, r.status)
-	assert.JSONEq(t, `{"ready":false,"stopping":true}`, r.body)
+	assert.JSONEq(t, `{"ready":false,"stopping":true,"version":"`+version.Get().Short()+`"}`, r.body)
+	assert.Contains(t, f.logs.String(), `msg="not ready" state="ready=false store= platform= stopping=true"`, "the stop logged once")
 	assert.Equal(t, 1, f.platform.checks, "no platform call while stopping")
+}
+
+// Probes are no access-log lines (one every few seconds, all day): they
+// are counted in ssobridge_probes_total, and a change of readiness is
+// logged once, with its cause, and once again when it is back.
+func TestProbesAreCountedAndReadinessChangesLogged(t *testing.T) {
+	f := setup(t)
+	c := f.client()
+	for range 3 {
+		require.Equal(t, http.StatusOK, c.get("/healthz").status)
+		require.Equal(t, http.StatusOK, c.get("/readyz").status)
+	}
+	f.platform.set(func(p *fakePlatform) { p.report = CheckReport{Err: apiErr("list_users", 503)} })
+	f.clock.Advance(platformCheckTTL + time.Second)
+	for range 3 {
+		require.Equal(t, http.StatusServiceUnavailable, c.get("/readyz").status)
+	}
+	f.platform.set(func(p *fakePlatform) { p.report = CheckReport{} })
+	f.clock.Advance(platformCheckTTL + time.Second)
+	require.Equal(t, http.StatusOK, c.get("/readyz").status)
+	c.get("/login") // an ordinary request is logged as before
+
+	logs := f.logs.String()
+	assert.NotContains(t, logs, "path=/healthz", "no access-log line for a probe")
+	assert.NotContains(t, logs, "path=/readyz")
+	assert.Contains(t, logs, "path=/login")
+	assert.Equal(t, 2, strings.Count(logs, `msg=ready `), "ready at the first probe and when it is back:\n%s", logs)
+	assert.Equal(t, 1, strings.Count(logs, `msg="not ready"`), "not ready once, for three probes")
+	assert.Contains(t, logs, "platform=platform_unavailable")
+
+	m := c.get("/metrics").body
+	assert.Contains(t, m, `ssobridge_probes_total{path="/healthz",status="200"} 3`)
+	assert.Contains(t, m, `ssobridge_probes_total{path="/readyz",status="200"} 4`)
+	assert.Contains(t, m, `ssobridge_probes_total{path="/readyz",status="503"} 3`)
 }

@@ -4,8 +4,13 @@
 package gctune
 
 import (
+	"io/fs"
 	"os"
+	"path"
 	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ssobridge/ssobridge/config"
 )
@@ -17,15 +22,71 @@ import (
 // once; 93 MiB for 300 with this limit and passhash collecting each hash's
 // memory as its slot is freed, which costs hashing speed: GC
 // runs more, and more of a storm gets the busy page; a larger GOMEMLIMIT
-// trades memory back for speed). The limit is process-wide: serve sets it;
-// it returns the limit in force and whether it set it.
-func LimitMemory(pw config.Password) (int64, bool) {
+// trades memory back for speed). The limit is process-wide: serve sets it.
+//
+// In a container with a memory limit (a cgroup's), the limit follows the
+// container instead: CgroupFraction of it, so that the collector works
+// harder before the kernel kills the process, and the memory an operator
+// gave the container is used. The returned Limit says which.
+func LimitMemory(pw config.Password, root fs.FS) Limit {
 	if os.Getenv("GOMEMLIMIT") != "" {
-		return debug.SetMemoryLimit(-1), false
+		return Limit{Bytes: debug.SetMemoryLimit(-1), From: "GOMEMLIMIT"}
 	}
-	limit := int64(24<<20) + int64(pw.HashConcurrency)*(int64(pw.Argon2MemoryKiB)<<10+1<<20) // 64 MiB by default
-	debug.SetMemoryLimit(limit)
-	return limit, true
+	l := Limit{Bytes: int64(24<<20) + int64(pw.HashConcurrency)*(int64(pw.Argon2MemoryKiB)<<10+1<<20), From: "password hashing"} // 64 MiB by default
+	if c, ok := cgroupLimit(root); ok {
+		l = Limit{Bytes: int64(float64(c) * CgroupFraction), From: "container", Container: c}
+	}
+	debug.SetMemoryLimit(l.Bytes)
+	l.Set = true
+	return l
+}
+
+// Limit is the Go memory limit in force and where it came from.
+type Limit struct {
+	Bytes     int64
+	From      string // "GOMEMLIMIT", "container" or "password hashing"
+	Container int64  // the container's limit, when From is "container"
+	Set       bool   // LimitMemory set it (not GOMEMLIMIT)
+}
+
+// CgroupFraction is the part of a container's memory limit the Go heap
+// keeps to: the rest is the runtime's own (stacks, metadata) and what is
+// not Go's (SQLite's page cache, the binary).
+const CgroupFraction = 0.9
+
+// cgroupLimit is the memory limit of this process's cgroup (v2, else
+// v1) under root ("/" of the machine), if it has one.
+func cgroupLimit(root fs.FS) (int64, bool) {
+	var paths []string
+	if b, err := fs.ReadFile(root, "proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			_, rest, _ := strings.Cut(line, ":")
+			controllers, p, _ := strings.Cut(rest, ":")
+			switch {
+			case strings.HasPrefix(line, "0::"): // v2: "0::/path"
+				paths = append(paths, path.Join("sys/fs/cgroup", p, "memory.max"))
+			case slices.Contains(strings.Split(controllers, ","), "memory"): // v1: "4:memory:/path"
+				paths = append(paths, path.Join("sys/fs/cgroup/memory", p, "memory.limit_in_bytes"))
+			}
+		}
+	}
+	paths = append(paths, "sys/fs/cgroup/memory.max", "sys/fs/cgroup/memory/memory.limit_in_bytes")
+	for _, p := range paths {
+		b, err := fs.ReadFile(root, strings.TrimPrefix(path.Clean(p), "/"))
+		if err != nil {
+			continue
+		}
+		v := strings.TrimSpace(string(b))
+		if v == "max" {
+			return 0, false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 || n >= 1<<60 { // v1 says "no limit" with a huge number
+			return 0, false
+		}
+		return n, true
+	}
+	return 0, false
 }
 
 // ServingGCPercent is the GOGC serve runs with. The bridge's live heap
