@@ -30,8 +30,9 @@ commands:
   bans revoke    end a sign-in ban on an email (--email) or a client IP (--ip)
   check          diagnose the connection to the platform (exit 1 unless it works)
   provision      create platform users ahead of first launches (--csv FILE or --all)
+  store backup   write a consistent copy of the SQLite store to a new file, while it runs
   platform-sim   run the platform emulator on its own
-  version        print the version and VCS revision
+  version        print the version, commit and build time
   help           print this help
 
 configuration: --config FILE, else ./config.yaml, else the built-in demo (embedded
@@ -83,6 +84,15 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		default:
 			err = cli.UsageError("bans: the sub-commands are 'bans list' and 'bans revoke'")
 		}
+	case "store":
+		switch sub, rest := first(args); sub {
+		case "backup":
+			err = StoreBackupCmd(ctx, env, rest)
+		case "-h", "--help", "-help":
+			err = StoreBackupCmd(ctx, env, []string{"--help"})
+		default:
+			err = cli.UsageError("store: the sub-command is 'store backup FILE' (see 'ssobridge store --help')")
+		}
 	case "portal-link":
 		err = PortalLinkCmd(ctx, env, args)
 	case "check":
@@ -108,7 +118,7 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 // unknownCommand names the nearest command Run knows, if one is near.
 func unknownCommand(cmd string) error {
 	msg := fmt.Sprintf("unknown command %q", cmd)
-	names := []string{"serve", "user", "portal-link", "bans", "check", "provision", "platform-sim", "version", "help"}
+	names := []string{"serve", "user", "portal-link", "bans", "check", "provision", "store", "platform-sim", "version", "help"}
 	if near := config.Nearest(cmd, names); near != "" {
 		msg += "; did you mean '" + near + "'?"
 	}

@@ -172,7 +172,8 @@ type job struct {
 	key      sessionKey
 	returnTo string
 	arrived  time.Time // its place in the line
-	deadline time.Time // its bound: MaxWait from when it came (later than arrived for a kept place)
+	came     time.Time // when its request came (after arrived for a kept place): Patience counts from then
+	deadline time.Time // its bound: MaxWait from when it came
 	calls    atomic.Int32
 	expect   float64 // the platform calls it makes in all (0: not known yet); set under Line.mu
 	// learned is what its run in the request found out (no platform user
@@ -311,7 +312,7 @@ func (l *Line) slowLocked(now time.Time) bool {
 		return true // slow as this instance saw it, or as another did
 	}
 	for _, j := range l.bySession {
-		if !j.lined && now.Sub(j.arrived) > l.cfg.Patience {
+		if !j.lined && now.Sub(j.came) > l.cfg.Patience {
 			return true
 		}
 	}
@@ -334,7 +335,7 @@ func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo,
 	// Bounded by what is left of Patience: a platform slower than that
 	// cuts the run off, and its person gets the waiting page at Patience
 	// as in the line, not a blank tab.
-	pctx, pcancel := pacing.WithPatience(ctx, l.cfg.Patience-l.cfg.Now().Sub(j.arrived))
+	pctx, pcancel := pacing.WithPatience(ctx, l.cfg.Patience-l.cfg.Now().Sub(j.came))
 	defer pcancel()
 	rctx := pacing.WithoutWaiting(pacing.WithPriority(pctx, pacing.Priority{Since: j.arrived}))
 	if !l.run(rctx, j, acct, returnTo, requestID, true) {
@@ -344,7 +345,7 @@ func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo,
 		j.expect = expect
 		l.mu.Unlock()
 		l.background(j, acct, returnTo, requestID)
-		return l.await(ctx, j, l.cfg.Patience-l.cfg.Now().Sub(j.arrived))
+		return l.await(ctx, j, l.cfg.Patience-l.cfg.Now().Sub(j.came))
 	}
 	return l.page(ctx, j, true)
 }
@@ -416,7 +417,7 @@ func (l *Line) answerDone(j *job) (Answer, error) {
 // newJobLocked makes the launch of a session (key), arrived at arrived:
 // in the line (lined) or run in its request. Called with l.mu held.
 func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived, deadline time.Time, ticket string, lined bool) *job {
-	j := &job{key: key, returnTo: returnTo, arrived: arrived, deadline: deadline, done: make(chan struct{}), ticket: ticket, lined: lined}
+	j := &job{key: key, returnTo: returnTo, arrived: arrived, came: deadline.Add(-l.cfg.MaxWait), deadline: deadline, done: make(chan struct{}), ticket: ticket, lined: lined}
 	if lined {
 		l.jobs[j] = struct{}{}
 	}
@@ -482,7 +483,7 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 	if l.bySession[j.key] == j {
 		delete(l.bySession, j.key)
 	}
-	slow := inline && now.Sub(j.arrived) > l.cfg.Patience
+	slow := inline && now.Sub(j.came) > l.cfg.Patience
 	l.mu.Unlock()
 	if slow {
 		l.markSlow()

@@ -234,6 +234,13 @@ func TestTooBusy(t *testing.T) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	assert.True(t, l.places[0].Equal(tb.Since), "its launch goes at its kept place: %v, kept %v", l.places[0], tb.Since)
+
+	// Without a line, a kept place long past runs in its request as any
+	// launch: its patience counts from its request, not from its place.
+	quick := e.line(t, &launcher{}, budget{}, time.Minute)
+	done, err := quick.Rejoin(t.Context(), e.acct, "s9", "", "r9", e.clock.Now().Add(-20*time.Minute))
+	require.NoError(t, err)
+	assert.True(t, done.Done(), "the editor at once")
 }
 
 // An instance that stops leaves its users' tickets waiting; the instance
