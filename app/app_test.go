@@ -310,10 +310,10 @@ func TestStartLineNamesTheListenerAndThePublicURL(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- a.Serve(ctx, ln, out) }()
 		local := "http://" + ln.Addr().String()
-		ver := ", version " + version.Get().Short()
-		want := "ssobridge listening on " + local + ver + "\n"
+		ver := "version " + version.Get().Short()
+		want := "ssobridge listening on " + local + " (" + ver + ")\n"
 		if public != "" {
-			want = "ssobridge listening on " + local + " (public URL " + public + ")" + ver + "\n"
+			want = "ssobridge listening on " + local + " (public URL " + public + ", " + ver + ")\n"
 		}
 		// The start prints the demo login beside the URL: stop once it is out.
 		require.Eventually(t, func() bool { return strings.Contains(out.String(), "demo login") }, 10*time.Second, 5*time.Millisecond)

@@ -37,12 +37,12 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	url := a.cfg.PublicURL(ln.Addr().String())
 	ver := version.Get().Short() // which build answers, in the first line
 	if a.cfg.Server.PublicURL == "" {
-		say("ssobridge listening on "+url+", version "+ver, "ssobridge listening", "url", url, "version", ver)
+		say("ssobridge listening on "+url+" (version "+ver+")", "ssobridge listening", "url", url, "version", ver)
 	} else {
 		// Behind a proxy the public URL is not where this process listens:
 		// both, so each instance's line says which it is.
 		local := "http://" + ln.Addr().String()
-		say("ssobridge listening on "+local+" (public URL "+url+"), version "+ver, "ssobridge listening", "addr", local, "url", url, "version", ver)
+		say("ssobridge listening on "+local+" (public URL "+url+", version "+ver+")", "ssobridge listening", "addr", local, "url", url, "version", ver)
 	}
 	if addr := a.cfg.Server.MetricsAddr; addr != "" {
 		mln, err := net.Listen("tcp", addr)

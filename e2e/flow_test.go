@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/platformsim"
 )
 
@@ -207,7 +208,7 @@ func TestRoutesAndHeaders(t *testing.T) {
 
 	p = b.get("/readyz")
 	assert.Equal(t, http.StatusOK, p.status)
-	assert.JSONEq(t, `{"ready":true,"store":"ok","platform":"ok","portal":"ok"}`, p.body, "the demo's sample portal is a way in")
+	assert.JSONEq(t, `{"ready":true,"store":"ok","platform":"ok","portal":"ok","version":"`+version.Get().Short()+`"}`, p.body, "the demo's sample portal is a way in")
 
 	p = b.get("/static/app.css")
 	assert.Equal(t, http.StatusOK, p.status)
@@ -314,5 +315,5 @@ func TestReadyzNoticesTheDataFolderIsGone(t *testing.T) {
 	require.NoError(t, os.RemoveAll(ta.data))
 	p := b.get("/readyz")
 	assert.Equal(t, http.StatusServiceUnavailable, p.status)
-	assert.JSONEq(t, `{"ready":false,"store":"unavailable","platform":"ok","portal":"ok"}`, p.body)
+	assert.JSONEq(t, `{"ready":false,"store":"unavailable","platform":"ok","portal":"ok","version":"`+version.Get().Short()+`"}`, p.body)
 }
