@@ -236,6 +236,30 @@ func WithLearned(ctx context.Context, l *Learned) context.Context {
 	return context.WithValue(ctx, learnedKey{}, l)
 }
 
+type patienceKey struct{}
+
+// ErrOutOfPatience: a call made WithPatience was still under way at its
+// caller's deadline and was cut off; the caller goes on elsewhere (a
+// launch run in its request goes on in the line, where the call is made
+// again).
+var ErrOutOfPatience = errors.New("apiclient: the call outlasted its caller's patience")
+
+// WithPatience bounds every platform call made with ctx by deadline (its
+// attempts, not the waits for the platform's pace, nor anything else the
+// caller does with ctx): a call still under way then is cut off with
+// ErrOutOfPatience, never retried. A login token minted meanwhile
+// expires unused; a user created meanwhile is found by the next look-up.
+func WithPatience(ctx context.Context, deadline time.Time) context.Context {
+	return context.WithValue(ctx, patienceKey{}, deadline)
+}
+
+// Patience is the deadline WithPatience gave ctx's calls, if any (for a
+// test double of the platform that behaves as the client does).
+func Patience(ctx context.Context) (time.Time, bool) {
+	deadline, ok := ctx.Value(patienceKey{}).(time.Time)
+	return deadline, ok
+}
+
 type turnKey struct{}
 
 // WaitTurn waits for a turn of the platform's pace (the Pacer's, at ctx's
@@ -316,9 +340,19 @@ func (c *Client) do(ctx context.Context, k call, out any) (int, error) {
 				return 0, &TransportError{Endpoint: k.endpoint, Timeout: errors.Is(err, context.DeadlineExceeded), Err: fmt.Errorf("waiting for the platform's rate limit: %w", err)}
 			}
 		}
-		status, err := c.attempt(ctx, k, u, body, out)
+		actx, cancelPatience := ctx, context.CancelFunc(func() {})
+		if deadline, ok := ctx.Value(patienceKey{}).(time.Time); ok {
+			actx, cancelPatience = context.WithDeadlineCause(ctx, deadline, ErrOutOfPatience)
+		}
+		status, err := c.attempt(actx, k, u, body, out)
+		outOfPatience := err != nil && errors.Is(context.Cause(actx), ErrOutOfPatience)
+		cancelPatience()
 		if err == nil {
 			return status, nil
+		}
+		if outOfPatience {
+			// Its caller goes on elsewhere: no retry here.
+			return status, &TransportError{Endpoint: k.endpoint, Method: k.method, Err: ErrOutOfPatience}
 		}
 		// The platform's Retry-After holds every caller, even when this
 		// call gives up.

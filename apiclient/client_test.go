@@ -692,3 +692,33 @@ func TestEnsureUserWaitsAsLongAsItsCallerMay(t *testing.T) {
 	_, err = h.client.EnsureUser(context.Background(), alice)
 	assert.ErrorIs(t, err, ErrTimeout, "no deadline of its own: EnsureTimeout")
 }
+
+// A call made WithPatience is cut off at the deadline when the platform
+// is slower (ErrOutOfPatience, one attempt, no retry); without a
+// deadline, or a platform quicker than it, the call is as ever.
+func TestCallCutOffAtItsCallersPatience(t *testing.T) {
+	var calls atomic.Int32
+	h := setup(t)
+	release := make(chan struct{})
+	defer close(release)
+	h.mux.HandleFunc("GET /api/5/public/users", func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			select { // the first answer comes late
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		writeJSON(w, 200, emptyPage)
+	})
+	ctx := WithPatience(context.Background(), time.Now().Add(100*time.Millisecond))
+	start := time.Now()
+	_, _, err := h.client.FindUserByEmail(ctx, "a@example.com")
+	require.ErrorIs(t, err, ErrOutOfPatience)
+	assert.Less(t, time.Since(start), time.Second, "cut off at the deadline, not the client's timeout")
+	assert.Equal(t, int32(1), calls.Load(), "not retried")
+
+	_, found, err := h.client.FindUserByEmail(WithPatience(context.Background(), time.Now().Add(5*time.Second)), "a@example.com")
+	require.NoError(t, err, "a quick platform within the patience")
+	assert.False(t, found)
+}

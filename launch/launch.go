@@ -116,7 +116,7 @@ func (s *Service) Launch(ctx context.Context, account store.Account, returnTo, r
 	var calls atomic.Int32
 	ctx = apiclient.WithCallCounter(ctx, &calls)
 	res, err := s.launch(ctx, account, returnTo, start)
-	if pacing.WouldWait(ctx, err) {
+	if errors.Is(err, pacing.ErrWouldWait) || errors.Is(err, apiclient.ErrOutOfPatience) {
 		// Run in its request and told not to wait for the platform's pace
 		// (or cut off at its request's patience): not an outcome. Its caller runs it again in the line, from where
 		// it stands (a link saved meanwhile is used), and that is audited.

@@ -18,7 +18,6 @@ import (
 	"container/heap"
 	"context"
 	"errors"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -157,26 +156,6 @@ var ErrWouldWait = errors.New("pacing: the call would wait for its turn")
 // A pause (a 429's Retry-After) and a retry (WaitRetry) are waited for.
 func WithoutWaiting(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noWaitKey{}, true)
-}
-
-// WithPatience bounds the calls made with the returned context by d, as
-// WithoutWaiting bounds their turn: a call still under way after d (a
-// slow platform) is cut off, and the work ends as WouldWait says, to go
-// on in the line. The call cut off is made again there (a login token
-// minted meanwhile expires unused; a user created meanwhile is found by
-// the next look-up).
-func WithPatience(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeoutCause(ctx, d, errOutOfPatience)
-}
-
-// errOutOfPatience is the cause of a WithPatience context's end.
-var errOutOfPatience = fmt.Errorf("%w: a call outlasted the request's patience", ErrWouldWait)
-
-// WouldWait reports whether err, met by work done with ctx, means only
-// that the work must go on in the line: a call would have waited for its
-// turn (WithoutWaiting) or outlasted its patience (WithPatience).
-func WouldWait(ctx context.Context, err error) bool {
-	return err != nil && (errors.Is(err, ErrWouldWait) || errors.Is(context.Cause(ctx), ErrWouldWait))
 }
 
 // MustNotWait reports whether ctx was made WithoutWaiting.

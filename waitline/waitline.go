@@ -332,12 +332,12 @@ func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo,
 		cancel()
 	}
 	l.mu.Unlock()
-	// Bounded by what is left of Patience: a platform slower than that
-	// cuts the run off, and its person gets the waiting page at Patience
-	// as in the line, not a blank tab.
-	pctx, pcancel := pacing.WithPatience(ctx, l.cfg.Patience-l.cfg.Now().Sub(j.came))
-	defer pcancel()
-	rctx := pacing.WithoutWaiting(pacing.WithPriority(pctx, pacing.Priority{Since: j.arrived}))
+	// Its platform calls are bounded by what is left of Patience: a
+	// platform slower than that cuts the run off, and its person gets the
+	// waiting page at Patience as in the line, not a blank tab. (The
+	// store's waits are not cut: a busy database answers in its request.)
+	patience := time.Now().Add(l.cfg.Patience - l.cfg.Now().Sub(j.came))
+	rctx := pacing.WithoutWaiting(pacing.WithPriority(apiclient.WithPatience(ctx, patience), pacing.Priority{Since: j.arrived}))
 	if !l.run(rctx, j, acct, returnTo, requestID, true) {
 		expect := l.expectedCalls(ctx, acct.ID)
 		l.mu.Lock()
@@ -456,8 +456,8 @@ func (l *Line) run(ctx context.Context, j *job, acct store.Account, returnTo, re
 	ctx = apiclient.WithLearned(apiclient.WithCallCounter(ctx, &j.calls), &j.learned)
 	res, err := l.launcher.Launch(ctx, acct, returnTo, requestID)
 	switch {
-	case inline && pacing.WouldWait(ctx, err) && !j.ended.Load():
-		if errors.Is(context.Cause(ctx), pacing.ErrWouldWait) {
+	case inline && (errors.Is(err, pacing.ErrWouldWait) || errors.Is(err, apiclient.ErrOutOfPatience)) && !j.ended.Load():
+		if errors.Is(err, apiclient.ErrOutOfPatience) {
 			l.markSlow() // cut off at Patience: the platform itself is slow
 		}
 		return false

@@ -55,8 +55,14 @@ func (f *launcher) Launch(ctx context.Context, acct store.Account, returnTo, _ s
 		f.clock.Advance(f.slow)
 	}
 	if f.release != nil {
+		var patience <-chan time.Time // its calls cut off as the client cuts them
+		if deadline, ok := apiclient.Patience(ctx); ok {
+			patience = time.After(time.Until(deadline))
+		}
 		select {
 		case <-f.release:
+		case <-patience:
+			return launch.Result{}, &apiclient.TransportError{Endpoint: "issue_token", Err: apiclient.ErrOutOfPatience}
 		case <-ctx.Done():
 			return launch.Result{}, ctx.Err()
 		}
