@@ -41,10 +41,10 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	defer a.Close()
 	switch l := gctune.LimitMemory(cfg.Password, os.DirFS("/")); l.From {
-	case "container":
+	case gctune.FromContainer:
 		a.LogAfterStart("memory limit set from the container's", "limit_mib", l.Bytes>>20, "container_mib", l.Container>>20,
 			"fraction", gctune.CgroupFraction, "note", "set GOMEMLIMIT to choose another")
-	case "password hashing":
+	case gctune.FromHashing:
 		a.LogAfterStart("memory limit set for password hashing", "limit_mib", l.Bytes>>20, "note", "set GOMEMLIMIT to choose another")
 	}
 	if gctune.RaiseGCPercent() {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
-	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 
 // StoreBackupCmd is `ssobridge store backup FILE`: a consistent copy of
@@ -50,13 +50,19 @@ func StoreBackupCmd(ctx context.Context, env cli.Env, args []string) error {
 		return cli.UsageError("store backup copies a SQLite store; this one is PostgreSQL: back it up with pg_dump " +
 			"(pg_dump --format=custom --file=ssobridge.dump \"$DSN\"; see docs/deploy.md, \"Back up and restore\")")
 	}
-	st, err := sqlstore.OpenSQLite(ctx, cfg.Store.DSN, nil)
+	st, err := app.OpenStore(ctx, cfg, nil) // as every command opens it: store.timeout, migrations
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	b, ok := st.(interface {
+		Backup(ctx context.Context, path string) error
+	})
+	if !ok {
+		return fmt.Errorf("store backup: the %s store cannot be copied by this command", cfg.Store.Driver)
+	}
 	start := time.Now()
-	if err := st.Backup(ctx, target); err != nil {
+	if err := b.Backup(ctx, target); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "backed up %s to %s in %s\n", cfg.Store.DSN, target, time.Since(start).Round(time.Millisecond))

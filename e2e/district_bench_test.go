@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -20,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
@@ -352,19 +350,9 @@ func lmsArrival(c *http.Client, public string, p pupil) (*http.Response, error) 
 	if resp.StatusCode != http.StatusSeeOther {
 		return nil, fmt.Errorf("/lti/login answered %d", resp.StatusCode)
 	}
-	auth, err := p.lms.Server.Client().Get(resp.Header.Get("Location"))
+	form, err := p.lms.AnswerForm(resp.Header.Get("Location"))
 	if err != nil {
 		return nil, err
-	}
-	defer auth.Body.Close()
-	doc, err := goquery.NewDocumentFromReader(auth.Body)
-	if err != nil {
-		return nil, err
-	}
-	form := url.Values{}
-	doc.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
-	if form.Get("id_token") == "" {
-		return nil, errors.New("the LMS posts no id_token")
 	}
 	return post("/lti/launch", form)
 }

@@ -24,6 +24,7 @@ type readiness struct {
 	ways     []wayin.Way // each says whether it can take arrivals
 	now      func() time.Time
 	logger   *slog.Logger
+	version  string // this build's, read once (the build information is parsed at each read)
 
 	mu          sync.Mutex
 	checked     time.Time
@@ -36,7 +37,7 @@ type readiness struct {
 const platformCheckTTL = 15 * time.Second
 
 func newReadiness(s interface{ Ping(context.Context) error }, p func(ctx context.Context) error, ways []wayin.Way, now func() time.Time, logger *slog.Logger) *readiness {
-	return &readiness{store: s, platform: p, ways: ways, now: now, logger: logger}
+	return &readiness{store: s, platform: p, ways: ways, now: now, logger: logger, version: version.Get().Short()}
 }
 
 // ReadyStatus is the /readyz answer.
@@ -95,7 +96,7 @@ func (s *ReadyStatus) UnmarshalJSON(b []byte) error {
 func (r *readiness) check(ctx context.Context) ReadyStatus {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	st := ReadyStatus{Store: "ok", Platform: "ok", Version: version.Get().Short()}
+	st := ReadyStatus{Store: "ok", Platform: "ok", Version: r.version}
 	var why []any // the causes, for the log line of a change
 	if err := r.store.Ping(ctx); err != nil {
 		st.Store = "unavailable"

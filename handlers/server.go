@@ -5,7 +5,6 @@ package handlers
 
 import (
 	"context"
-	"github.com/ssobridge/ssobridge/internal/version"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -334,7 +333,7 @@ func (h *server) healthz(c echo.Context) error {
 
 func (h *server) readyz(c echo.Context) error {
 	if h.Stopping() {
-		st := ReadyStatus{Stopping: true, Version: version.Get().Short()}
+		st := ReadyStatus{Stopping: true, Version: h.ready.version}
 		h.ready.note(st, nil)
 		return c.JSON(http.StatusServiceUnavailable, st)
 	}

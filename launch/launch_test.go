@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/platformsim"
@@ -420,29 +421,49 @@ func (p *turnPacer) Pause(time.Duration) {}
 // a user's priority: a pupil's launch that needs the lock never waits for
 // it behind the line's background work.
 func TestBackgroundProvisioningHoldsTheLockOnlyWhileItCalls(t *testing.T) {
-	e := newEnv(t)
-	pacer := &turnPacer{release: make(chan struct{}), waiting: make(chan struct{})}
-	cred := e.sim.Credentials()[0]
-	client, err := apiclient.New(apiclient.Options{BaseURL: e.client.BaseURL(), Pacer: pacer,
-		Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret},
-		Sleep:       func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
-	require.NoError(t, err)
-	svc := launch.New(client, e.store, launch.Options{})
-	ada := e.account(t, "ada@example.com")
+	type stores struct{ provisioner, other store.Store } // the other: the instance whose pupil would wait for the lock
+	for name, open := range map[string]func(t *testing.T, e *env) stores{
+		"sqlite": func(_ *testing.T, e *env) stores { return stores{e.store, e.store} },
+		"postgres, two instances": func(t *testing.T, _ *env) stores {
+			dsn := pgtest.DSN(t)
+			var s [2]store.Store
+			for i := range s {
+				pg, err := sqlstore.OpenPostgres(context.Background(), dsn, nil)
+				require.NoError(t, err)
+				t.Cleanup(func() { pg.Close() })
+				s[i] = pg
+			}
+			return stores{s[0], s[1]}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			st := open(t, e)
+			pacer := &turnPacer{release: make(chan struct{}), waiting: make(chan struct{})}
+			cred := e.sim.Credentials()[0]
+			client, err := apiclient.New(apiclient.Options{BaseURL: e.client.BaseURL(), Pacer: pacer,
+				Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret},
+				Sleep:       func(ctx context.Context, d time.Duration) error { return ctx.Err() }})
+			require.NoError(t, err)
+			svc := launch.New(client, st.provisioner, launch.Options{})
+			ada, err := st.provisioner.CreateAccount(context.Background(), store.NewAccount{Email: "ada@example.com", FirstName: "Ada", LastName: "Lovelace", PasswordHash: "h"})
+			require.NoError(t, err)
 
-	done := make(chan error, 1)
-	go func() {
-		_, err := svc.Provision(pacing.WithPriority(context.Background(), pacing.Priority{Background: true, Since: time.Now()}), ada)
-		done <- err
-	}()
-	<-pacer.waiting
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	unlock, err := e.store.LockProvisioning(ctx, ada.Email)
-	require.NoError(t, err, "the lock is free while the background work waits for its turn")
-	unlock()
-	close(pacer.release)
-	require.NoError(t, <-done)
-	assert.Equal(t, []bool{true, false}, pacer.waits, "a background turn, taken by the look-up; the creation at a user's priority")
-	assert.Equal(t, map[string]int{"list_users": 1, "create_user": 1}, e.calls())
+			done := make(chan error, 1)
+			go func() {
+				_, err := svc.Provision(pacing.WithPriority(context.Background(), pacing.Priority{Background: true, Since: time.Now()}), ada)
+				done <- err
+			}()
+			<-pacer.waiting
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			unlock, err := st.other.LockProvisioning(ctx, ada.Email)
+			require.NoError(t, err, "the lock is free while the background work waits for its turn")
+			unlock()
+			close(pacer.release)
+			require.NoError(t, <-done)
+			assert.Equal(t, []bool{true, false}, pacer.waits, "a background turn, taken by the look-up; the creation at a user's priority")
+			assert.Equal(t, map[string]int{"list_users": 1, "create_user": 1}, e.calls())
+		})
+	}
 }

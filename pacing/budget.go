@@ -110,15 +110,16 @@ func (p *pace) turn(now time.Time) {
 	p.counts[p.second%int64(len(p.counts))]++
 }
 
-// roll moves the window to now's second.
+// roll moves the window to now's second, zeroing the seconds it passes.
 func (p *pace) roll(now time.Time) {
 	sec := now.Unix()
+	if sec-p.second > int64(len(p.counts)) {
+		p.counts, p.second = [len(p.counts)]int{}, sec // every second in it is long gone
+		return
+	}
 	for p.second < sec {
 		p.second++
 		p.counts[p.second%int64(len(p.counts))] = 0
-		if sec-p.second > int64(len(p.counts)) {
-			p.second = sec - int64(len(p.counts)) // skip seconds long gone
-		}
 	}
 }
 

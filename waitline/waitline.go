@@ -172,8 +172,7 @@ type job struct {
 	key      sessionKey
 	returnTo string
 	arrived  time.Time // its place in the line
-	came     time.Time // when its request came (after arrived for a kept place): Patience counts from then
-	deadline time.Time // its bound: MaxWait from when it came
+	came     time.Time // when its request came (after arrived for a kept place): Patience and MaxWait count from then
 	calls    atomic.Int32
 	expect   float64 // the platform calls it makes in all (0: not known yet); set under Line.mu
 	// learned is what its run in the request found out (no platform user
@@ -241,7 +240,7 @@ func (l *Line) Rejoin(ctx context.Context, acct store.Account, session, returnTo
 
 func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, requestID string, since time.Time) (Answer, error) {
 	now := l.cfg.Now()
-	arrived, deadline := now, now.Add(l.cfg.MaxWait)
+	arrived := now
 	if !since.IsZero() && since.Before(now) {
 		arrived = since
 	}
@@ -281,7 +280,7 @@ func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, 
 		}
 	}
 	if st := l.budget.Stats(); len(l.jobs) == 0 && st.Waiting == 0 && !st.Paused && !l.slowLocked(now) {
-		j := l.newJobLocked(key, returnTo, arrived, deadline, "", false)
+		j := l.newJobLocked(key, returnTo, arrived, now, "", false)
 		l.mu.Unlock()
 		return l.inline(ctx, j, acct, returnTo, requestID)
 	}
@@ -293,7 +292,7 @@ func (l *Line) join(ctx context.Context, acct store.Account, session, returnTo, 
 		}
 		return Answer{}, &TooBusyError{RetryAfter: est - l.cfg.MaxWait + time.Minute}
 	}
-	j := l.newJobLocked(key, returnTo, arrived, deadline, "", true)
+	j := l.newJobLocked(key, returnTo, arrived, now, "", true)
 	j.expect = expect
 	l.mu.Unlock()
 	l.background(j, acct, returnTo, requestID)
@@ -324,7 +323,7 @@ func (l *Line) slowLocked(now time.Time) bool {
 // place, from where it stands) and the request waits for it what is left
 // of Patience.
 func (l *Line) inline(ctx context.Context, j *job, acct store.Account, returnTo, requestID string) (Answer, error) {
-	ctx, cancel := context.WithDeadline(ctx, j.deadline)
+	ctx, cancel := context.WithDeadline(ctx, l.deadline(j))
 	defer cancel()
 	l.mu.Lock()
 	j.cancel = cancel // End reaches it
@@ -390,7 +389,7 @@ func (l *Line) page(ctx context.Context, j *job, starter bool) (Answer, error) {
 	}
 	id := randomID(16)
 	tk := store.Ticket{ID: id, AccountID: j.key.account, SessionID: j.key.session, ReturnTo: j.returnTo, ArrivedAt: j.arrived,
-		ETA: now.Add(est), Owner: l.owner, SeenAt: now, ExpiresAt: j.deadline.Add(ticketLife)}
+		ETA: now.Add(est), Owner: l.owner, SeenAt: now, ExpiresAt: l.deadline(j).Add(ticketLife)}
 	if err := l.store.CreateTicket(context.WithoutCancel(ctx), tk); err != nil {
 		return Answer{}, err
 	}
@@ -414,10 +413,11 @@ func (l *Line) answerDone(j *job) (Answer, error) {
 	return Answer{ExchangeURL: j.res.ExchangeURL, Result: j.res, Waited: waited}, nil
 }
 
-// newJobLocked makes the launch of a session (key), arrived at arrived:
-// in the line (lined) or run in its request. Called with l.mu held.
-func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived, deadline time.Time, ticket string, lined bool) *job {
-	j := &job{key: key, returnTo: returnTo, arrived: arrived, came: deadline.Add(-l.cfg.MaxWait), deadline: deadline, done: make(chan struct{}), ticket: ticket, lined: lined}
+// newJobLocked makes the launch of a session (key), at its place in the
+// line (arrived), whose request came at came: in the line (lined) or run
+// in its request. Called with l.mu held.
+func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived, came time.Time, ticket string, lined bool) *job {
+	j := &job{key: key, returnTo: returnTo, arrived: arrived, came: came, done: make(chan struct{}), ticket: ticket, lined: lined}
 	if lined {
 		l.jobs[j] = struct{}{}
 	}
@@ -431,9 +431,12 @@ func (l *Line) newJobLocked(key sessionKey, returnTo string, arrived, deadline t
 	return j
 }
 
+// deadline is j's bound: MaxWait from when its request came.
+func (l *Line) deadline(j *job) time.Time { return j.came.Add(l.cfg.MaxWait) }
+
 // background runs j's launch in the line, bounded by its deadline.
 func (l *Line) background(j *job, acct store.Account, returnTo, requestID string) {
-	ctx, cancel := context.WithDeadline(l.base, j.deadline)
+	ctx, cancel := context.WithDeadline(l.base, l.deadline(j))
 	l.mu.Lock()
 	j.lined = true
 	j.cancel = cancel
@@ -692,7 +695,7 @@ func (l *Line) takeOver(ctx context.Context, t store.Ticket, now time.Time) erro
 	l.cfg.Logger.Info("waiting launch taken over from a stopped instance", "account_id", t.AccountID, "waited", now.Sub(t.ArrivedAt).Round(time.Millisecond).String())
 	expect := l.expectedCalls(ctx, t.AccountID)
 	l.mu.Lock()
-	j := l.newJobLocked(sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, t.ArrivedAt, t.ExpiresAt.Add(-ticketLife), t.ID, true)
+	j := l.newJobLocked(sessionKey{t.AccountID, t.SessionID}, t.ReturnTo, t.ArrivedAt, t.ExpiresAt.Add(-ticketLife-l.cfg.MaxWait), t.ID, true)
 	j.expect = expect
 	l.mu.Unlock()
 	l.background(j, acct, t.ReturnTo, "")

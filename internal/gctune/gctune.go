@@ -30,11 +30,11 @@ import (
 // gave the container is used. The returned Limit says which.
 func LimitMemory(pw config.Password, root fs.FS) Limit {
 	if os.Getenv("GOMEMLIMIT") != "" {
-		return Limit{Bytes: debug.SetMemoryLimit(-1), From: "GOMEMLIMIT"}
+		return Limit{Bytes: debug.SetMemoryLimit(-1), From: FromEnvironment}
 	}
-	l := Limit{Bytes: int64(24<<20) + int64(pw.HashConcurrency)*(int64(pw.Argon2MemoryKiB)<<10+1<<20), From: "password hashing"} // 64 MiB by default
+	l := Limit{Bytes: int64(24<<20) + int64(pw.HashConcurrency)*(int64(pw.Argon2MemoryKiB)<<10+1<<20), From: FromHashing} // 64 MiB by default
 	if c, ok := cgroupLimit(root); ok {
-		l = Limit{Bytes: int64(float64(c) * CgroupFraction), From: "container", Container: c}
+		l = Limit{Bytes: int64(float64(c) * CgroupFraction), From: FromContainer, Container: c}
 	}
 	debug.SetMemoryLimit(l.Bytes)
 	l.Set = true
@@ -44,10 +44,20 @@ func LimitMemory(pw config.Password, root fs.FS) Limit {
 // Limit is the Go memory limit in force and where it came from.
 type Limit struct {
 	Bytes     int64
-	From      string // "GOMEMLIMIT", "container" or "password hashing"
-	Container int64  // the container's limit, when From is "container"
-	Set       bool   // LimitMemory set it (not GOMEMLIMIT)
+	From      LimitSource
+	Container int64 // the container's limit, when From is FromContainer
+	Set       bool  // LimitMemory set it (not GOMEMLIMIT)
 }
+
+// LimitSource says where a memory limit came from.
+type LimitSource string
+
+// The sources of the memory limit.
+const (
+	FromEnvironment LimitSource = "GOMEMLIMIT"
+	FromContainer   LimitSource = "container"
+	FromHashing     LimitSource = "password hashing"
+)
 
 // CgroupFraction is the part of a container's memory limit the Go heap
 // keeps to: the rest is the runtime's own (stacks, metadata) and what is

@@ -42,13 +42,13 @@ func TestLimitMemory(t *testing.T) {
 		"cgroup v1 without a limit": {"sys/fs/cgroup/memory/memory.limit_in_bytes": {Data: []byte("9223372036854771712\n")}},
 		"unreadable":                {"sys/fs/cgroup/memory.max": {Data: []byte("lots\n")}},
 	} {
-		assert.Equal(t, "password hashing", LimitMemory(pw, root).From, name)
+		assert.Equal(t, FromHashing, LimitMemory(pw, root).From, name)
 	}
 
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	l = LimitMemory(pw, fstest.MapFS{"sys/fs/cgroup/memory.max": {Data: []byte("536870912\n")}})
 	assert.False(t, l.Set, "an operator's GOMEMLIMIT is kept")
-	assert.Equal(t, "GOMEMLIMIT", l.From)
+	assert.Equal(t, FromEnvironment, l.From)
 }
 
 // Serving raises GOGC, and the GOGC variable wins.

@@ -5,6 +5,8 @@
 package ltiplatformtest
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -71,24 +73,34 @@ func (p *Platform) JWKSURL() string { return p.Server.URL + samplelms.JWKSPath }
 // fields of the form it submits by itself, as a browser would post them.
 func (p *Platform) Answer(t testing.TB, authRequest string) url.Values {
 	t.Helper()
+	form, err := p.AnswerForm(authRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return form
+}
+
+// AnswerForm is Answer for a caller that is not the test's goroutine (a
+// load of many browsers): the error instead of failing the test.
+func (p *Platform) AnswerForm(authRequest string) (url.Values, error) {
 	resp, err := p.Server.Client().Get(authRequest)
 	if err != nil {
-		t.Fatalf("the platform's authorization endpoint: %v", err)
+		return nil, fmt.Errorf("the platform's authorization endpoint: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("the platform's authorization endpoint answered %d", resp.StatusCode)
+		return nil, fmt.Errorf("the platform's authorization endpoint answered %d", resp.StatusCode)
 	}
 	doc, err := goquery.NewDocumentFromReader(resp.Body)
 	if err != nil {
-		t.Fatalf("the platform's page: %v", err)
+		return nil, fmt.Errorf("the platform's page: %w", err)
 	}
 	form := url.Values{}
 	doc.Find("form input").Each(func(_ int, s *goquery.Selection) { form.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
 	if form.Get("id_token") == "" {
-		t.Fatalf("the platform's page posts no id_token")
+		return nil, errors.New("the platform's page posts no id_token")
 	}
-	return form
+	return form, nil
 }
 
 // SignWith signs claims with any key and algorithm (a forgery's).
