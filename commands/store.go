@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -41,6 +42,9 @@ func StoreBackupCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	if target == "" {
 		return cli.UsageError("store backup: name one file to write, e.g. 'ssobridge store backup /backups/ssobridge-$(date +%F).db'")
+	}
+	if _, err := os.Lstat(target); err == nil {
+		return cli.UsageError(fmt.Sprintf("store backup: %s exists already: name a new file (a backup is never written over one)", target))
 	}
 	cfg, err := env.LoadConfig(*cfgPath)
 	if err != nil {

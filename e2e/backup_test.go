@@ -65,7 +65,7 @@ func TestStoreBackupUnderLoadAndRestore(t *testing.T) {
 	assert.Zero(t, refused.Load(), "none refused")
 
 	code, _, errOut = runCLI(t, "", nil, "store", "backup", backup, "--config", cfg)
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code, "bad input: exit 2, nothing changed")
 	assert.Contains(t, errOut, "exists already", "never over a file")
 	code, _, errOut = runCLI(t, "", nil, "store", "backup", "--config", cfg)
 	assert.Equal(t, 2, code)
