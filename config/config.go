@@ -851,7 +851,7 @@ func (c *Config) validatePortal(bad func(key, problem string)) {
 // validateOIDC checks OIDC: the identity provider and the bridge's client.
 func (c *Config) validateOIDC(bad func(key, problem string)) {
 	if o := c.OIDC; o.Enabled() {
-		if u, err := url.Parse(o.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
+		if u, err := url.Parse(o.Issuer); err != nil || !loopback.SecureURL(u) {
 			bad("oidc.issuer", fmt.Sprintf("%q must be the IdP's https URL (http only on loopback), e.g. https://login.partner.example", o.Issuer))
 		} else if p := c.localURLProblem(o.Issuer); p != "" {
 			bad("oidc.issuer", p)
@@ -902,7 +902,7 @@ func (c *Config) validateSAML(bad func(key, problem string)) {
 		case sm.IdPMetadataURL != "" && sm.IdPMetadataFile != "":
 			bad("saml.idp_metadata_url", "set saml.idp_metadata_url or saml.idp_metadata_file, not both")
 		case sm.IdPMetadataURL != "":
-			if u, err := url.Parse(sm.IdPMetadataURL); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
+			if u, err := url.Parse(sm.IdPMetadataURL); err != nil || !loopback.SecureURL(u) {
 				bad("saml.idp_metadata_url", fmt.Sprintf("%q must be the https URL of the IdP's metadata (http only on loopback), e.g. https://idp.partner.example/metadata", sm.IdPMetadataURL))
 			} else if p := c.localURLProblem(sm.IdPMetadataURL); p != "" {
 				bad("saml.idp_metadata_url", p)

@@ -163,15 +163,15 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 			urls["token_url"] = p.TokenURL
 		}
 		for k, raw := range urls {
-			if u, err := url.Parse(raw); err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
+			if u, err := url.Parse(raw); err != nil || !loopback.SecureURL(u) {
 				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
 			} else if p := c.localURLProblem(raw); p != "" {
 				bad(key(k), p)
 			}
 		}
 		for _, o := range p.FrameOrigins.List() {
-			if u, err := url.Parse(o); err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil ||
-				strings.ContainsAny(u.Host, "*;,' \"") || (u.Scheme != "https" && !(u.Scheme == "http" && loopback.Host(u.Hostname()))) {
+			if u, err := url.Parse(o); err != nil || !loopback.SecureURL(u) || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil ||
+				strings.ContainsAny(u.Host, "*;,' \"") {
 				bad(key("frame_origins"), fmt.Sprintf("%q is not an origin; list exact origins such as https://springfield.instructure.com (no path, no wildcard)", o))
 			}
 		}

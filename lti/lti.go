@@ -415,13 +415,7 @@ func (id Identity) FrameAncestors() []string {
 // header.
 func Origin(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || !exactHost(u.Hostname()) || (u.Port() != "" && strings.Trim(u.Port(), "0123456789") != "") {
-		return ""
-	}
-	switch {
-	case u.Scheme == "https":
-	case u.Scheme == "http" && loopback.Host(u.Hostname()):
-	default:
+	if err != nil || !loopback.SecureURL(u) || u.User != nil || !exactHost(u.Hostname()) || (u.Port() != "" && strings.Trim(u.Port(), "0123456789") != "") {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host

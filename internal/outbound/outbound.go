@@ -26,6 +26,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/ssobridge/ssobridge/internal/loopback"
 )
 
 // Refusals of the policy; a page may name them (Reason), never the
@@ -104,23 +106,11 @@ func (p Policy) CheckURL(raw string) error {
 }
 
 func (p Policy) checkURL(u *url.URL) error {
-	switch {
-	case u.Host == "" || u.User != nil:
+	// Plain http to loopback only with the development switch on.
+	if u.User != nil || !loopback.SecureURL(u) || u.Scheme == "http" && !p.AllowLocal {
 		return ErrNotHTTPS
-	case u.Scheme == "https":
-		return nil
-	case u.Scheme == "http" && p.AllowLocal && loopbackName(u.Hostname()):
-		return nil
 	}
-	return ErrNotHTTPS
-}
-
-func loopbackName(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	a, err := netip.ParseAddr(host)
-	return err == nil && a.IsLoopback()
+	return nil
 }
 
 // checkRedirect follows a redirect only within the first request's

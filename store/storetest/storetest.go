@@ -7,6 +7,8 @@ package storetest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,9 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
-	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -162,8 +163,7 @@ func testDeleteAccount(t *testing.T, s store.Store) {
 	require.NoError(t, err)
 	require.NoError(t, s.SaveLink(ctx, a.ID, "77"))
 	sess := newSession(t, s, a.ID, Now(), "ua")
-	_, err = accounts.IssuePasswordLink(ctx, s, a.ID, Now())
-	require.NoError(t, err)
+	require.NoError(t, s.CreatePasswordLink(ctx, a.ID, sessionID(), Now().Add(time.Hour)))
 
 	require.NoError(t, s.DeleteAccount(ctx, a.ID))
 	_, err = s.AccountByID(ctx, a.ID)
@@ -518,11 +518,55 @@ func testConcurrentWrites(t *testing.T, s store.Store) {
 	assert.Contains(t, saved, l.PlatformUserID, "one of the writes won")
 }
 
+// regulator drives the store's sign-in counting as the bridge's
+// regulation does (one attempt counted before its password is checked,
+// then failed or succeeded), with the suite's clock: the store's rules,
+// tested without the package above it.
+type regulator struct {
+	s   store.Store
+	cfg store.RegulationConfig
+	now func() time.Time
+}
+
+// attempt is an admitted sign-in attempt, by the store's id.
+type attempt struct{ id int64 }
+
+func newRegulator(s store.Store, cfg store.RegulationConfig, now func() time.Time) *regulator {
+	if now == nil {
+		now = time.Now
+	}
+	return &regulator{s: s, cfg: cfg, now: now}
+}
+
+func (r *regulator) Admit(ctx context.Context, email, ip string) (attempt, time.Time, error) {
+	id, until, err := r.s.AdmitSignIn(ctx, store.SignIn{Email: email, IP: ip, At: r.now()}, r.cfg)
+	return attempt{id}, until, err
+}
+
+func (r *regulator) BannedUntil(ctx context.Context, email, ip string) (time.Time, error) {
+	return r.s.BannedUntil(ctx, email, ip, r.now())
+}
+
+func (r *regulator) Fail(ctx context.Context, a attempt) (bool, error) {
+	return r.s.FailSignIn(ctx, a.id, r.cfg, r.now())
+}
+
+func (r *regulator) Succeed(ctx context.Context, a attempt) error {
+	return r.s.SucceedSignIn(ctx, a.id)
+}
+
+// sessionID is a new id of the form the bridge stores for a session or a
+// password link: the SHA-256 of a random token, in hex.
+func sessionID() string {
+	sum := sha256.Sum256([]byte(randid.Token(32)))
+	return hex.EncodeToString(sum[:])
+}
+
 var rules = store.RegulationConfig{MaxRetries: 3, MaxRetriesPerIP: 100, FindTime: 2 * time.Minute, BanTime: 5 * time.Minute}
 
 // attemptAndFail admits and fails one sign-in; it reports whether the
 // attempt was refused (banned) and whether its failure started a ban.
-func attemptAndFail(t *testing.T, r *regulation.Regulator, email, ip string) (refused, started bool) {
+func attemptAndFail(t *testing.T, r *regulator, email, ip string) (refused, started bool) {
 	t.Helper()
 	a, until, err := r.Admit(context.Background(), email, ip)
 	require.NoError(t, err)
@@ -537,7 +581,7 @@ func attemptAndFail(t *testing.T, r *regulation.Regulator, email, ip string) (re
 func testRegulationPerEmail(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Time{})
-	r := regulation.New(s, rules, clk.Now)
+	r := newRegulator(s, rules, clk.Now)
 	_, started := attemptAndFail(t, r, "Ada@example.com", "10.0.0.1")
 	assert.False(t, started)
 	clk.Advance(30 * time.Second)
@@ -573,7 +617,7 @@ func testRegulationPerEmail(t *testing.T, s store.Store) {
 	assert.False(t, started, "a success cleared the count")
 
 	// Regulation off: nothing is counted, nothing banned.
-	off := regulation.New(s, store.RegulationConfig{FindTime: time.Minute, BanTime: time.Minute}, clk.Now)
+	off := newRegulator(s, store.RegulationConfig{FindTime: time.Minute, BanTime: time.Minute}, clk.Now)
 	for range 10 {
 		refused, started := attemptAndFail(t, off, "carl@example.com", "ip2")
 		assert.False(t, refused || started)
@@ -583,7 +627,7 @@ func testRegulationPerEmail(t *testing.T, s store.Store) {
 func testRegulationPerIP(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Time{})
-	r := regulation.New(s, store.RegulationConfig{MaxRetries: 100, MaxRetriesPerIP: 5, FindTime: time.Minute, BanTime: time.Minute}, clk.Now)
+	r := newRegulator(s, store.RegulationConfig{MaxRetries: 100, MaxRetriesPerIP: 5, FindTime: time.Minute, BanTime: time.Minute}, clk.Now)
 	for i := range 4 {
 		_, started := attemptAndFail(t, r, fmt.Sprintf("u%d@example.com", i), "198.51.100.7")
 		assert.False(t, started)
@@ -608,13 +652,13 @@ func testRegulationParallel(t *testing.T, s store.Store) { regulationParallel(t,
 func regulationParallel(t *testing.T, stores ...store.Store) {
 	ctx := context.Background()
 	cfg := store.RegulationConfig{MaxRetries: 5, MaxRetriesPerIP: 1000, FindTime: time.Minute, BanTime: time.Minute}
-	var regs []*regulation.Regulator
+	var regs []*regulator
 	for _, s := range stores {
-		regs = append(regs, regulation.New(s, cfg, nil))
+		regs = append(regs, newRegulator(s, cfg, nil))
 	}
 	r := regs[0]
 	type result struct {
-		a     regulation.Attempt
+		a     attempt
 		until time.Time
 		err   error
 	}
@@ -630,7 +674,7 @@ func regulationParallel(t *testing.T, stores ...store.Store) {
 	}
 	wg.Wait()
 	close(results)
-	var admitted []regulation.Attempt // attempts of regs[0]'s store are resolved on it; ids are the database's
+	var admitted []attempt // attempts of regs[0]'s store are resolved on it; ids are the database's
 	busy := 0
 	for res := range results {
 		switch {
@@ -658,7 +702,7 @@ func regulationParallel(t *testing.T, stores ...store.Store) {
 func testRegulationListLiftPrune(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Time{})
-	r := regulation.New(s, store.RegulationConfig{MaxRetries: 1, MaxRetriesPerIP: 2, FindTime: time.Minute, BanTime: 10 * time.Minute}, clk.Now)
+	r := newRegulator(s, store.RegulationConfig{MaxRetries: 1, MaxRetriesPerIP: 2, FindTime: time.Minute, BanTime: 10 * time.Minute}, clk.Now)
 	attemptAndFail(t, r, "Ada@example.com", "10.1.1.1")
 	attemptAndFail(t, r, "bob@example.com", "10.1.1.1")
 	bans, err := s.ListBans(ctx, clk.Now())
@@ -742,7 +786,7 @@ func RunShared(t *testing.T, pair OpenPair) {
 
 func newSession(t *testing.T, s store.Store, accountID int64, at time.Time, ua string) store.Session {
 	t.Helper()
-	_, id := accounts.NewSessionToken()
+	id := sessionID()
 	sess := store.Session{ID: id, AccountID: accountID, CreatedAt: at, LastSeenAt: at, UserAgent: ua}
 	require.NoError(t, s.CreateSession(context.Background(), sess))
 	return sess
@@ -758,7 +802,7 @@ func testSessions(t *testing.T, s store.Store) {
 
 	for _, bad := range []store.Session{
 		{ID: "not-a-session-id", AccountID: a.ID},
-		{ID: accounts.SessionID("x")}, // no account
+		{ID: sessionID()}, // no account
 	} {
 		assert.ErrorIs(t, s.CreateSession(ctx, bad), store.ErrInvalid, "%+v", bad)
 	}
@@ -888,7 +932,7 @@ func testSessionAcross(t *testing.T, a, b store.Store) {
 func testBanAcross(t *testing.T, a, b store.Store) {
 	ctx := context.Background()
 	cfg := store.RegulationConfig{MaxRetries: 2, MaxRetriesPerIP: 100, FindTime: time.Minute, BanTime: time.Minute}
-	ra, rb := regulation.New(a, cfg, nil), regulation.New(b, cfg, nil)
+	ra, rb := newRegulator(a, cfg, nil), newRegulator(b, cfg, nil)
 	for range 2 {
 		at, until, err := ra.Admit(ctx, "banned@example.com", "198.51.100.7")
 		require.NoError(t, err)
@@ -948,8 +992,8 @@ func testPasswordLinks(t *testing.T, s store.Store) {
 	a, err := s.CreateAccount(ctx, newAccount("invite@example.com", false))
 	require.NoError(t, err)
 	now := Now()
-	_, first := accounts.NewSessionToken()
-	_, second := accounts.NewSessionToken()
+	first := sessionID()
+	second := sessionID()
 	require.NoError(t, s.CreatePasswordLink(ctx, a.ID, first, now.Add(72*time.Hour)))
 	got, err := s.PasswordLink(ctx, first, now)
 	require.NoError(t, err)
@@ -977,7 +1021,7 @@ func testPasswordLinks(t *testing.T, s store.Store) {
 	_, err = s.PasswordLink(ctx, second, now)
 	assert.ErrorIs(t, err, store.ErrNotFound, "gone once taken")
 
-	_, third := accounts.NewSessionToken()
+	third := sessionID()
 	require.NoError(t, s.CreatePasswordLink(ctx, a.ID, third, now.Add(time.Hour)))
 	_, err = s.TakePasswordLink(ctx, third, now.Add(time.Hour))
 	assert.ErrorIs(t, err, store.ErrNotFound, "an expired link is not taken (and is gone)")
