@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -98,25 +97,47 @@ func TestEveryKeyIsSetByItsEnvironmentVariable(t *testing.T) {
 	}
 }
 
-func TestSecretFromFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "secret")
-	require.NoError(t, os.WriteFile(path, []byte("file-secret\n"), 0o600))
-	cfg, err := Parse([]byte("platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret_file: "+path+"\n"), nil)
-	require.NoError(t, err)
-	assert.Equal(t, "file-secret", cfg.Platform.APISecret)
+// refusal is a configuration the bridge refuses: the key its answer names
+// and words of the fix it gives.
+type refusal struct {
+	name    string
+	yaml    string
+	env     []string
+	key     string
+	mention string
 }
 
+// Settings the refusals build on: a platform that needs nothing more, the
+// PostgreSQL store, and session keys.
+const (
+	realPlatform = "platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret: s\n"
+	pgStore      = "store:\n  driver: postgres\n"
+)
+
+var sessionKeys = "session:\n  hash_key: " + strings.Repeat("ab", 32) + "\n  block_key: " + strings.Repeat("cd", 32) + "\n"
+
+// assertRefused parses each case and checks that it is refused, naming its
+// key and the fix, and never quoting a DSN's password or a YAML tag.
+func assertRefused(t *testing.T, tests []refusal) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml), tt.env)
+			require.Error(t, err)
+			assert.NotContains(t, err.Error(), "hunter2", "a DSN's password is never quoted")
+			assert.True(t, errors.Is(err, ErrInvalid))
+			assert.Contains(t, err.Error(), "config: "+tt.key+": ")
+			assert.Contains(t, err.Error(), tt.mention)
+			assert.NotContains(t, err.Error(), "!!", "no YAML tags in a message")
+		})
+	}
+}
+
+// The file's and the environment's own problems: unknown keys and
+// variables (with the nearest name), values of the wrong type, YAML that
+// is not settings. Each section's refusals are in its own test file.
 func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
-	real := "platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret: s\n"
-	pg := "store:\n  driver: postgres\n"
-	keys := "session:\n  hash_key: " + strings.Repeat("ab", 32) + "\n  block_key: " + strings.Repeat("cd", 32) + "\n"
-	tests := []struct {
-		name    string
-		yaml    string
-		env     []string
-		key     string
-		mention string
-	}{
+	assertRefused(t, []refusal{
 		{"unknown key", "server:\n  addres: x\n", nil, "server.addres", "line 2: no such setting; did you mean server.addr?"},
 		{"unknown section", "plattform:\n  base_url: x\n", nil, "plattform", "line 1: no such setting; did you mean platform?"},
 		{"unknown key, nothing near", "server:\n  colour: blue\n", nil, "server.colour", "no such setting; the keys are listed in docs/configuration.md"},
@@ -134,75 +155,8 @@ func TestInvalidConfigNamesKeyAndFix(t *testing.T) {
 		{"unknown key, the long form misspelt", "server:\n  adress: x\n", nil, "server.adress", "did you mean server.addr?"},
 		{"env duration", "", []string{"SSOBRIDGE_PLATFORM_TIMEOUT=ten"}, "platform.timeout", "duration"},
 		{"env number", "", []string{"SSOBRIDGE_PASSWORD_HASH_CONCURRENCY=many"}, "password.hash_concurrency", "whole number"},
-		{"addr", "server:\n  addr: localhost\n", nil, "server.addr", "host:port"},
-		{"public url", "server:\n  public_url: sso.example\n", nil, "server.public_url", "absolute"},
-		{"metrics addr", "server:\n  metrics_addr: metrics\n", nil, "server.metrics_addr", "not host:port"},
-		{"metrics addr is addr", "server:\n  addr: 127.0.0.1:8080\n  metrics_addr: 127.0.0.1:8080\n", nil, "server.metrics_addr", "is server.addr"},
-		{"pprof without a metrics address", "server:\n  pprof: true\n", nil, "server.pprof", "needs server.metrics_addr"},
-		{"hash key short", "session:\n  hash_key: abcd\n", nil, "session.hash_key", "openssl rand -hex 32"},
-		{"hash key not hex", "session:\n  hash_key: " + strings.Repeat("zz", 32) + "\n", nil, "session.hash_key", "hex"},
-		{"block key size", "session:\n  block_key: " + strings.Repeat("ab", 20) + "\n", nil, "session.block_key", "16, 24 or 32"},
-		{"previous hash key alone", keys[:len(keys)-1] + "\n  previous_hash_key: " + strings.Repeat("12", 32) + "\n", nil, "session.previous_hash_key", "set both"},
-		{"previous block key not hex", keys + "  previous_hash_key: " + strings.Repeat("12", 32) + "\n  previous_block_key: xyz\n", nil, "session.previous_block_key", "before the rotation"},
-		{"previous keys without current", "session:\n  previous_hash_key: " + strings.Repeat("12", 32) + "\n  previous_block_key: " + strings.Repeat("34", 32) + "\n", nil, "session.previous_hash_key", "current ones"},
-		{"max age", "session:\n  max_age: 10s\n", nil, "session.max_age", "1m to 720h"},
-		{"idle beyond max", "session:\n  max_age: 1h\n  idle_timeout: 2h\n", nil, "session.idle_timeout", "max_age"},
-		{"driver", "store:\n  driver: mysql\n", nil, "store.driver", "sqlite"},
-		{"dsn", "store:\n  dsn: \"\"\n", nil, "store.dsn", "file path"},
-		{"cache ttl", "", []string{"SSOBRIDGE_STORE_CACHE_TTL=10m"}, "store.cache_ttl", "0 (off) up to 1m"},
-		{"cache ttl negative", "store:\n  cache_ttl: -1s\n", nil, "store.cache_ttl", "out of range"},
-		{"oidc issuer http", "oidc:\n  issuer: http://idp.example\n  client_id: c\n  client_secret: s\n", nil, "oidc.issuer", "https URL"},
-		{"oidc no client id", "oidc:\n  issuer: https://idp.example\n  client_secret: s\n", nil, "oidc.client_id", "client id"},
-		{"oidc no secret", "oidc:\n  issuer: https://idp.example\n  client_id: c\n", nil, "oidc.client_secret", "SSOBRIDGE_OIDC_CLIENT_SECRET"},
-		{"oidc scopes without openid", "oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n  scopes: email\n", nil, "oidc.scopes", "openid"},
-		{"saml metadata twice", "saml:\n  idp_metadata_url: https://idp.example/md\n  idp_metadata_file: /etc/hosts\n", nil, "saml.idp_metadata_url", "not both"},
-		{"saml metadata over http", "saml:\n  idp_metadata_url: http://idp.example/md\n", nil, "saml.idp_metadata_url", "https URL"},
-		{"saml metadata file missing", "saml:\n  idp_metadata_file: /nonexistent/idp.xml\n", nil, "saml.idp_metadata_file", "cannot read"},
-		{"saml email domain with an @", "saml:\n  idp_metadata_url: https://idp.example/md\n  email_domains: partner.example kim@school.test\n", nil, "saml.email_domains", `"kim@school.test" is not a domain`},
-		{"oidc email domain with an @", "oidc:\n  email_domains: a@partner.example\n", nil, "oidc.email_domains", `"a@partner.example" is not a domain`},
-		{"portal email domain that is a URL", "portal:\n  email_domains: https://portal.example\n", nil, "portal.email_domains", "is not a domain"},
-		{"scim email domain with a space inside a list item", "scim:\n  email_domains: [\"partner .example\"]\n", nil, "scim.email_domains", "single words"},
-		{"saml refresh too often", "saml:\n  idp_metadata_url: https://idp.example/md\n  metadata_refresh: 5s\n", nil, "saml.metadata_refresh", "1m to 24h"},
-		{"saml certificate without its key", "saml:\n  idp_metadata_url: https://idp.example/md\n  sp_cert_file: /etc/hosts\n", nil, "saml.sp_cert_file", "both"},
-		{"saml no display name", "saml:\n  idp_metadata_url: https://idp.example/md\n  display_name: \" \"\n", nil, "saml.display_name", "sign-in button"},
-		{"oidc scope list with a space", "oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n  scopes: [openid, \"a b\"]\n", nil, "oidc.scopes", "single words"},
-		{"portal secret short", "portal:\n  jwt_secret: short\n  jwt_issuer: https://p.example\n  jwt_audience: a\n", nil, "portal.jwt_secret", "at least 32"},
-		{"portal both keys", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_public_key_file: /etc/hosts\n  jwt_issuer: i\n  jwt_audience: a\n", nil, "portal.jwt_secret", "not both"},
-		{"portal key without issuer", "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_audience: a\n", nil, "portal.jwt_issuer", "required"},
-		{"portal key file missing", "portal:\n  jwt_public_key_file: /nonexistent.pem\n  jwt_issuer: i\n  jwt_audience: a\n", nil, "portal.jwt_public_key_file", "cannot read"},
-		{"postgres dsn", pg + "  dsn: data/x.db\n" + keys, nil, "store.dsn", "postgres://user:pass@host:5432/db"},
-		{"postgres dsn password not echoed", pg + "  dsn: \"mysql://u:hunter2@h/db\"\n" + keys, nil, "store.dsn", "SSOBRIDGE_STORE_DSN"},
-		{"postgres cache ttl", pg + "  dsn: postgres://h/db\n  cache_ttl: 2s\n" + keys, nil, "store.cache_ttl", "within 1 s"},
-		{"postgres without keys", pg + "  dsn: postgres://h/db\n", nil, "session.hash_key", "session.hash_key and session.block_key are required"},
-		{"postgres with one key", pg + "  dsn: postgres://h/db\nsession:\n  hash_key: " + strings.Repeat("ab", 32) + "\n", nil, "session.hash_key", "openssl rand -hex 32"},
-		{"base url", "platform:\n  base_url: video.example.com\n", nil, "platform.base_url", "without /api/5"},
-		{"no secret", "platform:\n  base_url: https://v.example\n  api_key: k\n", nil, "platform.api_secret", "SSOBRIDGE_PLATFORM_API_SECRET"},
-		{"no key for hmac", "platform:\n  base_url: https://v.example\n  api_secret: s\n", nil, "platform.api_key", "HMAC"},
-		{"auth", real + "  auth: oauth\n", nil, "platform.auth", "hmac or simple"},
-		{"scheme", real + "  scheme_hmac: \"S V C\"\n", nil, "platform.scheme_hmac", "one word"},
-		{"timeout", real + "  timeout: 5m\n", nil, "platform.timeout", "100ms to 2m"},
-		{"secret file missing", real + "  api_secret_file: /nonexistent/secret\n", nil, "platform.api_secret_file", "cannot read"},
-		{"argon2 memory", "password:\n  argon2_memory_kib: 1\n", nil, "password.argon2_memory_kib", "64 to"},
-		{"log level", "log:\n  level: loud\n", nil, "log.level", "debug, info"},
-		{"window beyond ban", "regulation:\n  find_time: 1h\n  ban_time: 10m\n", nil, "regulation.ban_time", "must not outlast"},
 		{"env bool", "", []string{"SSOBRIDGE_SERVER_TRUST_PROXY_HEADERS=sometimes"}, "server.trust_proxy_headers", "true or false"},
-		{"retention", "audit:\n  retention: 5m\n", nil, "audit.retention", "at least 1h"},
-		{"scim without a token", "scim:\n  enabled: true\n", nil, "scim.token", "SSOBRIDGE_SCIM_TOKEN"},
-		{"scim short token", "scim:\n  enabled: true\n", []string{"SSOBRIDGE_SCIM_TOKEN=short"}, "scim.token", "at least 32"},
-		{"scim token file and token", "scim:\n  enabled: true\n  token_file: /etc/hosts\n", []string{"SSOBRIDGE_SCIM_TOKEN=" + strings.Repeat("t", 40)}, "scim.token_file", "not both"},
-		{"scim token file missing", "scim:\n  enabled: true\n  token_file: /nonexistent/scim.tokens\n", nil, "scim.token_file", "cannot read"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Parse([]byte(tt.yaml), tt.env)
-			require.Error(t, err)
-			assert.NotContains(t, err.Error(), "hunter2", "a DSN's password is never quoted")
-			assert.True(t, errors.Is(err, ErrInvalid))
-			assert.Contains(t, err.Error(), "config: "+tt.key+": ")
-			assert.Contains(t, err.Error(), tt.mention)
-			assert.NotContains(t, err.Error(), "!!", "no YAML tags in a message")
-		})
-	}
+	})
 }
 
 // Every problem in one answer: a misspelt key, a value of the wrong type,
@@ -255,94 +209,4 @@ func TestDocsListEveryKey(t *testing.T) {
 		k := "lti.platforms[]." + pt.Field(i).Tag.Get("yaml")
 		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
 	}
-}
-
-// A postgres store with its keys, a URL and a short cache is accepted.
-func TestPostgresStoreAccepted(t *testing.T) {
-	cfg, err := Parse([]byte("store:\n  driver: postgres\n  dsn: postgres://u:p@db.internal:5432/sso?sslmode=require\n  cache_ttl: 500ms\n"),
-		[]string{"SSOBRIDGE_SESSION_HASH_KEY=" + strings.Repeat("ab", 32), "SSOBRIDGE_SESSION_BLOCK_KEY=" + strings.Repeat("cd", 32)})
-	require.NoError(t, err)
-	assert.Equal(t, "postgres", cfg.Store.Driver)
-	assert.Equal(t, "data", cfg.DataDir())
-}
-
-// oidc.scopes is a list or a space-separated string; http is allowed on
-// loopback only.
-func TestOIDCAccepted(t *testing.T) {
-	cfg, err := Parse([]byte("oidc:\n  issuer: http://127.0.0.1:5556/dex\n  client_id: c\n  scopes:\n    - openid\n    - email\n    - groups\n"),
-		[]string{"SSOBRIDGE_OIDC_CLIENT_SECRET=s"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"openid", "email", "groups"}, cfg.OIDC.Scopes.List())
-	assert.True(t, cfg.OIDC.Enabled())
-	cfg, err = Parse([]byte("oidc:\n  issuer: https://idp.example\n  client_id: c\n  client_secret: s\n"), []string{"SSOBRIDGE_OIDC_SCOPES=openid profile"})
-	require.NoError(t, err)
-	assert.Equal(t, []string{"openid", "profile"}, cfg.OIDC.Scopes.List())
-}
-
-// portal.jwt_audience defaults to server.public_url, which defaults to
-// http://<server.addr>: a portal key and issuer alone start.
-func TestPortalAudienceDefaults(t *testing.T) {
-	key := "portal:\n  jwt_secret: " + strings.Repeat("s", 32) + "\n  jwt_issuer: https://portal.example\n"
-	for _, tt := range []struct{ yaml, want string }{
-		{key, "http://127.0.0.1:8080"},
-		{key + "server:\n  addr: 0.0.0.0:9000\n", "http://localhost:9000"},
-		{key + "server:\n  public_url: https://sso.partner.example/\n", "https://sso.partner.example"},
-		{key + "server:\n  public_url: https://sso.partner.example\n" + "  addr: 127.0.0.1:1\n", "https://sso.partner.example"},
-	} {
-		cfg, err := Parse([]byte(tt.yaml), nil)
-		require.NoError(t, err, tt.yaml)
-		assert.Equal(t, tt.want, cfg.PortalAudience(), tt.yaml)
-	}
-	cfg, err := Parse([]byte(key+"  jwt_audience: https://aud.example\n"), nil)
-	require.NoError(t, err)
-	assert.Equal(t, "https://aud.example", cfg.PortalAudience())
-}
-
-// PublicURL is server.public_url, else http:// and the listen address.
-func TestPublicURL(t *testing.T) {
-	tests := []struct {
-		public, listen, want string
-	}{
-		{"", "127.0.0.1:8080", "http://127.0.0.1:8080"},
-		{"", "0.0.0.0:8080", "http://localhost:8080"},
-		{"", "[::]:8080", "http://localhost:8080"},
-		{"https://sso.partner.example/", "0.0.0.0:8080", "https://sso.partner.example"},
-	}
-	for _, tt := range tests {
-		cfg := Defaults()
-		cfg.Server.PublicURL = tt.public
-		assert.Equal(t, tt.want, cfg.PublicURL(tt.listen))
-	}
-}
-
-func TestSCIMTokens(t *testing.T) {
-	a, b, c := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
-	for _, tc := range []struct {
-		name, file string
-		want       []string
-		problem    string
-	}{
-		{"one", a + "\n", []string{a}, ""},
-		{"two while rotating, a comment and blank lines", "# rotated 2026-11\n" + a + "\n\n  " + b + "  \n", []string{a, b}, ""},
-		{"three", a + "\n" + b + "\n" + c + "\n", nil, "3 tokens; give one, or two while one is being rotated"},
-		{"empty file", "\n# nothing\n", nil, "no token"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "scim.tokens")
-			require.NoError(t, os.WriteFile(path, []byte(tc.file), 0o600))
-			cfg, err := Parse([]byte("scim:\n  enabled: true\n  token_file: "+path+"\n"), nil)
-			if tc.problem != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), "config: scim.token_file: "+tc.problem)
-				assert.NotContains(t, err.Error(), a, "a token is never quoted")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, cfg.SCIM.Tokens())
-		})
-	}
-	cfg, err := Parse(nil, nil)
-	require.NoError(t, err)
-	assert.False(t, cfg.SCIM.Enabled, "off by default")
-	assert.True(t, cfg.SCIM.ProvisionPlatformUsers)
 }
