@@ -19,7 +19,7 @@ const DemoEmail = "demo@example.com"
 // password when the store is empty, saving its login line at path, and
 // returns the line to print: the demo login while it is true (the saved
 // line, on later starts), else why none is printed.
-func EnsureDemoAccount(ctx context.Context, s store.Store, h *passhash.Hasher, path string) (string, error) {
+func EnsureDemoAccount(ctx context.Context, s store.Accounts, h *passhash.Hasher, path string) (string, error) {
 	n, err := s.CountAccounts(ctx)
 	if err != nil {
 		return "", err
@@ -44,7 +44,7 @@ func EnsureDemoAccount(ctx context.Context, s store.Store, h *passhash.Hasher, p
 
 // savedDemoLogin is the line for a store that holds accounts: the saved
 // demo login if it still signs in, else why none is printed.
-func savedDemoLogin(ctx context.Context, s store.Store, h *passhash.Hasher, path string, accountsInStore int) (string, error) {
+func savedDemoLogin(ctx context.Context, s store.Accounts, h *passhash.Hasher, path string, accountsInStore int) (string, error) {
 	const none = "no demo login printed: "
 	acct, err := s.AccountByEmail(ctx, DemoEmail)
 	if errors.Is(err, store.ErrNotFound) {

@@ -14,6 +14,14 @@ import (
 	"github.com/ssobridge/ssobridge/store"
 )
 
+// DirectoryStore is what the Directory keeps: accounts, groups and the
+// audit of its changes.
+type DirectoryStore interface {
+	store.Accounts
+	store.Groups
+	store.AuditLog
+}
+
 // Directory applies what the partner's identity provider says of its
 // people (SCIM) to the accounts, by the rules every way in shares: one
 // address, one account; an account made for a user has no password (the
@@ -21,7 +29,7 @@ import (
 // disabled account's sessions end at once; the last admin stays admin.
 // Members of the group named AdminGroup are partner admins.
 type Directory struct {
-	Store store.Store
+	Store DirectoryStore
 	// AdminGroup is the display name of the group whose members are
 	// partner admins ("" for none), matched case-insensitively.
 	AdminGroup string

@@ -71,7 +71,7 @@ type Result struct {
 // Service runs launches.
 type Service struct {
 	platform Platform
-	store    store.Store
+	store    Store
 	logger   *slog.Logger
 	now      func() time.Time
 	onDone   func(outcome string, path Path, d time.Duration)
@@ -85,8 +85,16 @@ type Options struct {
 	OnDone func(outcome string, path Path, d time.Duration)
 }
 
+// Store is what a launch keeps: the account, its link to its platform
+// user (and the lock that makes it once), the launch's audit.
+type Store interface {
+	store.Accounts
+	store.Links
+	store.AuditLog
+}
+
 // New returns a Service.
-func New(p Platform, st store.Store, o Options) *Service {
+func New(p Platform, st Store, o Options) *Service {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

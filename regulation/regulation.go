@@ -17,14 +17,14 @@ import (
 // passwords than the limit. Unknown emails are counted like known ones:
 // a ban says nothing of which emails have accounts.
 type Regulator struct {
-	store store.Store
+	store store.SignIns
 	cfg   store.RegulationConfig
 	now   func() time.Time
 }
 
 // New returns a Regulator on store; now is the clock (time.Now if
 // nil).
-func New(st store.Store, cfg store.RegulationConfig, now func() time.Time) *Regulator {
+func New(st store.SignIns, cfg store.RegulationConfig, now func() time.Time) *Regulator {
 	if now == nil {
 		now = time.Now
 	}

@@ -19,7 +19,7 @@ import (
 // with their members (User ids).
 type groupHandler struct {
 	dir *accounts.Directory
-	st  store.Store
+	st  store.Groups
 }
 
 // groupResource is the SCIM Group of g, with its members unless the

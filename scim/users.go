@@ -24,7 +24,7 @@ import (
 // account's address.
 type userHandler struct {
 	dir *accounts.Directory
-	st  store.Store
+	st  store.Accounts
 }
 
 // userResource is the SCIM User of a.

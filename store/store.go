@@ -315,9 +315,32 @@ func CheckGroupName(name string) error {
 	return checkText("group name", name)
 }
 
-// Store is what the app needs of account storage. Implementations are safe
-// for concurrent use.
+// Store is what the app needs of account storage: every role below, as
+// one SQL layer (package sqlstore) and its cache implement them.
+// Consumers take the roles they use. Implementations are safe for
+// concurrent use.
 type Store interface {
+	Accounts
+	Groups
+	Sessions
+	SingleUse
+	Identities
+	KeptValues
+	LTIRecords
+	PasswordLinks
+	Links
+	AuditLog
+	SignIns
+	PlatformState
+	Tickets
+	Provisioning
+
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Accounts keeps the partner accounts.
+type Accounts interface {
 	CreateAccount(ctx context.Context, n NewAccount) (Account, error)
 	// CreateAccounts creates all or none (one transaction).
 	CreateAccounts(ctx context.Context, ns []NewAccount) error
@@ -340,9 +363,11 @@ type Store interface {
 	// as stored: ErrEmailTaken if the new address is another account's;
 	// disabling ends its sessions and keeps the last admin (ErrLastAdmin).
 	UpdateAccount(ctx context.Context, id int64, u AccountUpdate) (Account, error)
+}
 
-	// Groups kept through SCIM (see Group). CreateGroup stores g under its
-	// ID (ErrGroupNameTaken for a name in use, ErrNotFound for a member
+// Groups keeps the groups an identity provider manages through SCIM (see Group).
+type Groups interface {
+	// CreateGroup stores g under its ID (ErrGroupNameTaken for a name in use, ErrNotFound for a member
 	// that is no account).
 	CreateGroup(ctx context.Context, group Group) (Group, error)
 	GroupByID(ctx context.Context, id string) (Group, error)
@@ -362,13 +387,15 @@ type Store interface {
 	// enabled admin keeps it (ErrLastAdmin), and an unknown id is
 	// ErrNotFound.
 	FollowAdminGroup(ctx context.Context, id int64, group string) (bool, error)
+}
+
+// Sessions keeps the per-device sessions. A session is valid while its
+// record exists (and the account's epoch matches): ending one deletes its
+// record.
+type Sessions interface {
 	// EndSessions voids every session issued to the account so far (on
 	// every device) and deletes their records.
 	EndSessions(ctx context.Context, id int64) error
-
-	// Per-device sessions. A session is valid while its record exists (and
-	// the account's epoch matches): ending one deletes its record.
-	//
 	// CreateSession records a new session; its ID comes from SessionID.
 	CreateSession(ctx context.Context, s Session) error
 	// SessionByID returns a session, or ErrNotFound once it has ended.
@@ -391,14 +418,22 @@ type Store interface {
 	// table by its primary key in bounded chunks from "": the last-seen
 	// time has no index, which every touch of a session would write.
 	PruneSessions(ctx context.Context, before time.Time, after string, limit int) (deleted int64, next string, err error)
+}
 
+// SingleUse records the ids that may be used once (a portal token's jti,
+// an LTI nonce), for every instance.
+type SingleUse interface {
 	// UseOnce records a single-use id of a kind (a portal token's jti)
 	// until a time: ErrUsed if it is recorded and not yet past its time.
 	// Every instance on the store sees it at once.
 	UseOnce(ctx context.Context, kind, id string, until time.Time) error
 	// PruneUsedIDs forgets ids whose time has passed.
 	PruneUsedIDs(ctx context.Context, before time.Time) (int64, error)
+}
 
+// Identities links outside identities (a way in's source and the user's
+// subject there) to accounts.
+type Identities interface {
 	// AccountOfIdentity returns the account an outside identity (a way
 	// in's source, such as "lti:<issuer>", and the user's subject there)
 	// is linked to, or ErrNotFound.
@@ -414,13 +449,22 @@ type Store interface {
 	// IdentitiesOf lists the outside identities linked to the account,
 	// by source then subject.
 	IdentitiesOf(ctx context.Context, accountID int64) ([]Identity, error)
+}
+
+// KeptValues keeps values every instance shares, the first one kept
+// winning (the LTI tool's generated key).
+type KeptValues interface {
 	// KeptValue returns the value kept under name, or ErrNotFound.
 	KeptValue(ctx context.Context, name string) (string, error)
 	// KeepValue keeps value under name unless one is kept, and returns
 	// the kept one: of instances that start at once, the first one's value
 	// is every instance's (the LTI tool's generated key).
 	KeepValue(ctx context.Context, name, value string) (string, error)
+}
 
+// LTIRecords keeps the LMSs registered by LTI Dynamic Registration and
+// the courses instructors launched from, with their rosters' reads.
+type LTIRecords interface {
 	// AddLTIPlatform keeps an LMS registered by LTI Dynamic Registration,
 	// for every instance; one with the same issuer and client id is
 	// ErrLTIPlatformTaken.
@@ -441,7 +485,10 @@ type Store interface {
 	// RecordLTIRoster keeps what a course's last roster read gave
 	// (ErrNotFound: no such course).
 	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read RosterRead) error
+}
 
+// PasswordLinks keeps the set-password links.
+type PasswordLinks interface {
 	// CreatePasswordLink stores a set-password link for the account (by
 	// the SHA-256 of its token, see NewSessionToken/SessionID), replacing
 	// any earlier one of the account.
@@ -452,20 +499,27 @@ type Store interface {
 	// TakePasswordLink deletes the link and returns its account if it was
 	// valid at now: a link is used once, even by two requests at once.
 	TakePasswordLink(ctx context.Context, id string, now time.Time) (accountID int64, err error)
+}
 
+// Links keeps which platform user each account is, and serialises
+// their provisioning.
+type Links interface {
 	// LockProvisioning serialises the provisioning of one platform user by
 	// email (case-insensitively) across every process on the store: it
 	// returns once no other holder has the email's lock; unlock releases it.
 	// Held only around the platform lookup/create.
 	LockProvisioning(ctx context.Context, email string) (unlock func(), err error)
-
 	LinkFor(ctx context.Context, accountID int64) (Link, error)
 	SaveLink(ctx context.Context, accountID int64, platformUserID string) error
 	// DeleteLink removes the link only if it still points at platformUserID
 	// (empty: whatever it points at).
 	DeleteLink(ctx context.Context, accountID int64, platformUserID string) error
 	ListLinks(ctx context.Context, platformUserIDs []string) (map[string]int64, error)
+}
 
+// AuditLog is the audit log: written by every action, read by the
+// console, pruned by retention.
+type AuditLog interface {
 	Record(ctx context.Context, e Event) error
 	// RecordLaunch records a launch event (Kind is set to launch) and, when
 	// its outcome is "ok", stamps the account's link with its time, in one
@@ -487,10 +541,11 @@ type Store interface {
 	// pass had deleted, until a vacuum: PostgreSQL's pass of 6.6 million
 	// rows slowed to 250 rows in 50 ms.)
 	PruneEvents(ctx context.Context, before time.Time, after int64, limit int) (deleted int64, next int64, err error)
+}
 
-	// Sign-in regulation, shared by every instance on the store (see
-	// Regulator, which supplies the limits and the clock).
-	//
+// SignIns is sign-in regulation, shared by every instance on the store
+// (package regulation supplies the limits and the clock).
+type SignIns interface {
 	// AdmitSignIn takes an attempt's place in the count before its password
 	// is verified: under a ban, or with as many recent failures as the
 	// limit, it returns when the ban ends (starting it if need be); with as
@@ -512,10 +567,11 @@ type Store interface {
 	LiftBans(ctx context.Context, email, ip string) (int, error)
 	// PruneSignIns deletes attempts before a time and bans ended by then.
 	PruneSignIns(ctx context.Context, before time.Time) (int64, error)
+}
 
-	// The platform's rate limit, shared by every process that calls it
-	// (package pacing).
-	//
+// PlatformState is the platform's rate limit and state, shared by every
+// process that calls it (package pacing).
+type PlatformState interface {
 	// PlatformHeartbeat records that the caller calls the platform at now
 	// and returns the callers heard from within window (itself included)
 	// and until when every caller is to hold its calls.
@@ -526,9 +582,11 @@ type Store interface {
 	// MarkPlatformSlow tells every instance that the platform is slow
 	// until then (a later time wins).
 	MarkPlatformSlow(ctx context.Context, until time.Time) error
+}
 
-	// The line of launches waiting for the platform's pace (package
-	// waitline); see Ticket.
+// Tickets is the line of launches waiting for the platform's pace
+// (package waitline); see Ticket.
+type Tickets interface {
 	CreateTicket(ctx context.Context, t Ticket) error
 	TicketByID(ctx context.Context, id string) (Ticket, error)
 	ClaimTicket(ctx context.Context, id, owner string, staleBefore, now time.Time) error
@@ -536,9 +594,11 @@ type Store interface {
 	TakeTicket(ctx context.Context, id string, accountID int64) (Ticket, error)
 	KeepTickets(ctx context.Context, owner string, now time.Time) error
 	PruneTickets(ctx context.Context, before time.Time) (int64, error)
+}
 
-	// The console's provisioning job (package provision); see
-	// ProvisionJob.
+// Provisioning is the console's provisioning job (package provision);
+// see ProvisionJob.
+type Provisioning interface {
 	StartProvisionJob(ctx context.Context, j ProvisionJob, staleBefore time.Time) error
 	UpdateProvisionJob(ctx context.Context, j ProvisionJob) error
 	LatestProvisionJob(ctx context.Context) (ProvisionJob, error)
@@ -547,9 +607,6 @@ type Store interface {
 	UnlinkedAccounts(ctx context.Context, afterID int64, limit int) ([]Account, error)
 	// CountLinks counts the linked accounts and the enabled unlinked ones.
 	CountLinks(ctx context.Context) (linked, unlinked int, err error)
-
-	Ping(ctx context.Context) error
-	Close() error
 }
 
 // Identity is an outside identity linked to an account: the source that

@@ -45,22 +45,21 @@ func generate(src []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	iface := storeInterface(f)
-	if iface == nil {
+	ifaces := interfaces(f)
+	if ifaces["Store"] == nil {
 		return nil, fmt.Errorf("no Store interface in store.go")
 	}
+	methods, err := methodsOf(ifaces, "Store", map[string]bool{})
+	if err != nil {
+		return nil, err
+	}
 	var b bytes.Buffer
-	for _, m := range iface.Methods.List {
-		ft, ok := m.Type.(*ast.FuncType)
-		if !ok || len(m.Names) != 1 {
-			return nil, fmt.Errorf("the Store interface embeds or declares something other than a method")
-		}
-		name := m.Names[0].Name
-		if handWritten[name] {
+	for _, m := range methods {
+		if handWritten[m.name] {
 			continue
 		}
-		if err := method(&b, fset, name, ft); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+		if err := method(&b, fset, m.name, m.ft); err != nil {
+			return nil, fmt.Errorf("%s: %w", m.name, err)
 		}
 	}
 	imports := "\"context\"\n"
@@ -72,20 +71,59 @@ func generate(src []byte) ([]byte, error) {
 	return format.Source(append([]byte(head), b.Bytes()...))
 }
 
-func storeInterface(f *ast.File) *ast.InterfaceType {
+// interfaces are the file's interface types, by name.
+func interfaces(f *ast.File) map[string]*ast.InterfaceType {
+	out := map[string]*ast.InterfaceType{}
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok {
 			continue
 		}
 		for _, s := range gd.Specs {
-			if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == "Store" {
-				it, _ := ts.Type.(*ast.InterfaceType)
-				return it
+			if ts, ok := s.(*ast.TypeSpec); ok {
+				if it, ok := ts.Type.(*ast.InterfaceType); ok {
+					out[ts.Name.Name] = it
+				}
 			}
 		}
 	}
-	return nil
+	return out
+}
+
+// namedMethod is one method of the Store, from its interface or a role
+// interface it embeds.
+type namedMethod struct {
+	name string
+	ft   *ast.FuncType
+}
+
+// methodsOf lists the methods of the interface name, in their order, each
+// embedded role interface (declared in the same file) in its place.
+func methodsOf(ifaces map[string]*ast.InterfaceType, name string, seen map[string]bool) ([]namedMethod, error) {
+	it := ifaces[name]
+	if it == nil {
+		return nil, fmt.Errorf("the Store embeds %s, which is no interface of store.go", name)
+	}
+	if seen[name] {
+		return nil, fmt.Errorf("%s is embedded twice", name)
+	}
+	seen[name] = true
+	var out []namedMethod
+	for _, m := range it.Methods.List {
+		switch t := m.Type.(type) {
+		case *ast.FuncType:
+			out = append(out, namedMethod{m.Names[0].Name, t})
+		case *ast.Ident:
+			embedded, err := methodsOf(ifaces, t.Name, seen)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, embedded...)
+		default:
+			return nil, fmt.Errorf("%s embeds something other than a role interface of store.go", name)
+		}
+	}
+	return out, nil
 }
 
 // method writes one bounded method: the results are kept only when the

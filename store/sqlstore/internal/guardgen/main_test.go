@@ -27,6 +27,9 @@ func TestRefusesWhatItCannotBound(t *testing.T) {
 		{"no context", "package store\ntype Store interface{ F(id int64) error }", "F: the first parameter must be ctx context.Context"},
 		{"no error", "package store\nimport \"context\"\ntype Store interface{ F(ctx context.Context) int }", "F: the last result must be an error"},
 		{"no Store", "package store\ntype Other interface{}", "no Store interface"},
+		{"a role of another package", "package store\nimport \"io\"\ntype Store interface{ io.Closer }", "something other than a role interface"},
+		{"an unknown role", "package store\ntype Store interface{ Accounts }", "Accounts, which is no interface"},
+		{"a role in a role", "package store\nimport \"context\"\ntype Store interface{ A }\ntype A interface{ B }\ntype B interface{ F(id int64) error }\nvar _ context.Context", "F: the first parameter must be ctx context.Context"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := generate([]byte(tc.src))
