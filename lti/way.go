@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/internal/poll"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
@@ -169,30 +170,13 @@ func (w *Way) Watch(ctx context.Context, logger *slog.Logger) {
 	if retry <= 0 {
 		retry = 15 * time.Second
 	}
-	var failing error
-	for {
-		rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		err := w.Refresh(rctx)
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil && (failing == nil || failing.Error() != err.Error()):
+	poll.Run(ctx, poll.Schedule{Every: every, Retry: retry, Timeout: 15 * time.Second, AtOnce: true}, nil, w.Refresh, func(_, err error) {
+		if err != nil {
 			logger.Error("LTI: a platform's key set is unreadable: its launches get the unavailable page (or use the keys read before) until it is read", "err", err)
-		case err == nil && failing != nil:
+		} else {
 			logger.Info("LTI: every platform's key set read")
 		}
-		failing = err
-		wait := every
-		if err != nil {
-			wait = retry
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-	}
+	})
 }
 
 // login is GET|POST /lti/login: the LMS's third-party-initiated login.

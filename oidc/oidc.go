@@ -21,6 +21,7 @@ import (
 	gooidc "github.com/coreos/go-oidc/v3/oidc"
 	"github.com/ssobridge/ssobridge/internal/groupname"
 	"github.com/ssobridge/ssobridge/internal/outside"
+	"github.com/ssobridge/ssobridge/internal/poll"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"golang.org/x/oauth2"
 )
@@ -194,28 +195,14 @@ func checkKeys(ctx context.Context, hc *http.Client, u string) error {
 // is called when the health changes from what the last discovery found:
 // with the error when the IdP goes down, with nil when it is back.
 func (p *Provider) Watch(ctx context.Context, interval time.Duration, changed func(err error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	p.mu.Lock()
-	wasDown := p.lastErr != nil
+	last := p.lastErr
 	p.mu.Unlock()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		cctx, cancel := context.WithTimeout(ctx, min(interval, 10*time.Second))
-		err := p.CheckHealth(cctx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		if changed != nil && (err != nil) != wasDown {
+	poll.Run(ctx, poll.Schedule{Every: interval, Timeout: min(interval, 10*time.Second)}, last, p.CheckHealth, func(prev, err error) {
+		if changed != nil && (err != nil) != (prev != nil) {
 			changed(err)
 		}
-		wasDown = err != nil
-	}
+	})
 }
 
 func (p *Provider) provider(ctx context.Context) (*gooidc.Provider, error) {

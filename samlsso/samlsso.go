@@ -35,6 +35,7 @@ import (
 	dsig "github.com/russellhaering/goxmldsig"
 
 	"github.com/ssobridge/ssobridge/internal/groupname"
+	"github.com/ssobridge/ssobridge/internal/poll"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
@@ -354,28 +355,14 @@ func (s *SP) current() (*saml.ServiceProvider, error) {
 // when a read's outcome differs from the one before: with the error when
 // it starts failing, nil when it succeeds again.
 func (s *SP) Watch(ctx context.Context, interval time.Duration, changed func(err error)) {
-	_, lastErr := s.status()
-	for {
-		wait := interval
-		if loaded, _ := s.status(); !loaded {
-			wait = min(interval, s.cfg.RetryEvery)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := s.Refresh(rctx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		if changed != nil && (err != nil) != (lastErr != nil) {
+	_, last := s.status()
+	sched := poll.Schedule{Every: interval, Retry: min(interval, s.cfg.RetryEvery), Timeout: 10 * time.Second,
+		Retrying: func(error) bool { loaded, _ := s.status(); return !loaded }}
+	poll.Run(ctx, sched, last, s.Refresh, func(prev, err error) {
+		if changed != nil && (err != nil) != (prev != nil) {
 			changed(err)
 		}
-		lastErr = err
-	}
+	})
 }
 
 // refreshAfterSignatureFailure reads the metadata again, at most once per
