@@ -137,18 +137,14 @@ func (h *server) hop(c echo.Context, acct store.Account, g grant) error {
 	if err != nil {
 		return err
 	}
-	c.SetCookie(h.arrivalCookie(nonce, int(grantTTL/time.Second)))
+	h.arrivalCookie().Set(c, nonce, grantTTL)
 	noStore(c)
 	return c.Redirect(http.StatusSeeOther, arrivePath+"?grant="+url.QueryEscape(tok))
 }
 
-// arrivalCookie is the cookie of hop ("" and -1: deleted).
-func (h *server) arrivalCookie(value string, maxAge int) *http.Cookie {
-	name, path := arrivalCookie, arrivePath
-	if h.Sessions.Secure {
-		name, path = "__Host-"+arrivalCookie, "/" // __Host- cookies have path /
-	}
-	return &http.Cookie{Name: name, Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode}
+// arrivalCookie is the cookie of hop.
+func (h *server) arrivalCookie() wayin.FlowCookie {
+	return wayin.NewFlowCookie(arrivalCookie, arrivePath, h.Sessions.Secure)
 }
 
 // arrive is GET /arrive?grant=G, hop's second step: the grant of the
@@ -156,12 +152,9 @@ func (h *server) arrivalCookie(value string, maxAge int) *http.Cookie {
 // first when another account is signed in).
 func (h *server) arrive(c echo.Context) error {
 	noStore(c)
-	ck := h.arrivalCookie("", -1)
-	nonce := ""
-	if v, err := c.Cookie(ck.Name); err == nil {
-		nonce = v.Value
-	}
-	c.SetCookie(ck) // used once, whatever happens
+	ck := h.arrivalCookie()
+	nonce, _ := ck.Value(c)
+	ck.Clear(c) // used once, whatever happens
 	g, acct, err := h.takeGrant(c, c.QueryParam("grant"), "arrival:"+nonce)
 	if err != nil {
 		if errors.Is(err, wayin.ErrHoldGone) {

@@ -2,13 +2,13 @@ package handlers
 
 import (
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/waitline"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // A launch whose turn did not come within platform.max_wait ends on the
@@ -43,30 +43,25 @@ func (h *server) keepPlace(c echo.Context, acct store.Account, err error) {
 	if serr != nil {
 		return // plain fields: never fails
 	}
-	c.SetCookie(h.placeCookie(v, int(keep/time.Second)))
+	h.placeCookie().Set(c, v, keep)
 }
 
 // placeKept is the place acct's browser kept (zero: none, or not
 // acct's, or past its time), and drops the cookie it came in: a place is
 // taken once (a launch that again waits too long keeps it anew).
 func (h *server) placeKept(c echo.Context, acct store.Account) time.Time {
-	ck, err := c.Cookie(h.placeCookie("", -1).Name)
-	if err != nil {
+	v, ok := h.placeCookie().Take(c)
+	if !ok {
 		return time.Time{}
 	}
-	c.SetCookie(h.placeCookie("", -1))
 	var p keptPlace
-	if h.places.OpenJSON(placeCookie, ck.Value, &p) != nil || p.Account != acct.ID || h.Now().Unix() > p.Until {
+	if h.places.OpenJSON(placeCookie, v, &p) != nil || p.Account != acct.ID || h.Now().Unix() > p.Until {
 		return time.Time{}
 	}
 	return time.UnixMilli(p.Since)
 }
 
-// placeCookie is the place's cookie ("" and -1: deleted).
-func (h *server) placeCookie(value string, maxAge int) *http.Cookie {
-	name := placeCookie
-	if h.Sessions.Secure {
-		name = "__Host-" + placeCookie
-	}
-	return &http.Cookie{Name: name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: h.Sessions.Secure, SameSite: http.SameSiteLaxMode}
+// placeCookie is the place's cookie.
+func (h *server) placeCookie() wayin.FlowCookie {
+	return wayin.NewFlowCookie(placeCookie, "/", h.Sessions.Secure)
 }

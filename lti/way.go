@@ -225,11 +225,11 @@ func (w *Way) login(c echo.Context) error {
 // as often as it likes: the key stays, and so does every login the person
 // started.
 func (w *Way) browserKey(c echo.Context) string {
-	if ck, err := c.Cookie(w.cookieName()); err == nil && len(ck.Value) >= 22 && len(ck.Value) <= 64 {
-		return ck.Value
+	if v, ok := w.keyCookie().Value(c); ok && len(v) >= 22 && len(v) <= 64 {
+		return v
 	}
 	key := randid.Token(16)
-	c.SetCookie(w.cookie(key))
+	w.keyCookie().Set(c, key, keyCookieAge)
 	return key
 }
 
@@ -239,24 +239,12 @@ func keyHash(key string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// cookieName is FlowCookie's name (__Host- on https).
-func (w *Way) cookieName() string {
-	if w.k.Secure() {
-		return "__Host-" + FlowCookie
-	}
-	return FlowCookie
-}
-
-// cookie: the launch is a cross-site POST, which carries a cookie only
-// with SameSite=None (and so Secure), partitioned to survive inside the
-// LMS's frame; over plain http (development, on loopback) Lax.
-func (w *Way) cookie(key string) *http.Cookie {
-	ss := http.SameSiteLaxMode
-	if w.k.Secure() {
-		ss = http.SameSiteNoneMode
-	}
-	return &http.Cookie{Name: w.cookieName(), Value: key, Path: "/", MaxAge: int(keyCookieAge / time.Second), HttpOnly: true,
-		Secure: w.k.Secure(), SameSite: ss, Partitioned: w.k.Secure()}
+// keyCookie is FlowCookie, the browser's key: the launch is a cross-site
+// POST, which carries a cookie only with SameSite=None (and so Secure),
+// partitioned to survive inside the LMS's frame; over plain http
+// (development, on loopback) Lax.
+func (w *Way) keyCookie() wayin.FlowCookie {
+	return wayin.NewFlowCookie(FlowCookie, "/", w.k.Secure()).CrossSite(true)
 }
 
 // keyCookieAge is how long a browser keeps its key between launches.
@@ -270,10 +258,7 @@ func (w *Way) pending(c echo.Context, state string) []Flow {
 	if w.sealer.OpenJSON("state", state, &h) != nil {
 		return nil
 	}
-	key := ""
-	if ck, err := c.Cookie(w.cookieName()); err == nil {
-		key = ck.Value
-	}
+	key, _ := w.keyCookie().Value(c)
 	if h.Browser != keyHash(key) && (h.Storage == nil || !w.fromOwnPage(c) || h.Browser != keyHash(c.Request().PostFormValue(storedKeyField))) {
 		return nil
 	}
@@ -319,7 +304,7 @@ func (w *Way) launch(c echo.Context) error {
 	if err != nil {
 		r := page(err, id.Platform.Name)
 		r.Info.CourseURL = w.LMS.CourseURL(form)
-		if _, none := c.Cookie(w.cookieName()); errors.Is(err, ErrBadState) && none != nil {
+		if _, none := c.Cookie(w.keyCookie().Name()); errors.Is(err, ErrBadState) && none != nil {
 			switch {
 			case !w.k.Secure():
 				r.Info.Detail += "; " + plainHTTPHint

@@ -112,19 +112,10 @@ func (w *Way) Watch(ctx context.Context, logger *slog.Logger) {
 	})
 }
 
-func (w *Way) cookieName() string {
-	if w.k.Secure() {
-		return "__Host-" + FlowCookie
-	}
-	return FlowCookie
-}
-
-func (w *Way) cookie(value string, maxAge int) *http.Cookie {
-	path := StartPath
-	if w.k.Secure() {
-		path = "/" // __Host- cookies must have path /
-	}
-	return &http.Cookie{Name: w.cookieName(), Value: value, Path: path, MaxAge: maxAge, HttpOnly: true, Secure: w.k.Secure(), SameSite: http.SameSiteLaxMode}
+// flowCookie keeps the sign-in's flow between the start and the IdP's
+// answer, a top-level navigation back (SameSite=Lax carries it).
+func (w *Way) flowCookie() wayin.FlowCookie {
+	return wayin.NewFlowCookie(FlowCookie, StartPath, w.k.Secure())
 }
 
 // start is GET /auth/oidc?next=P: to the IdP, with a new flow bound to
@@ -134,11 +125,12 @@ func (w *Way) start(c echo.Context) error {
 	if err != nil {
 		return w.refused(c, err, "")
 	}
-	enc, err := w.sealer.SealJSON(w.cookieName(), flow)
+	fc := w.flowCookie()
+	enc, err := w.sealer.SealJSON(fc.Name(), flow)
 	if err != nil {
 		return err
 	}
-	c.SetCookie(w.cookie(enc, int(FlowTTL/time.Second)))
+	fc.Set(c, enc, FlowTTL)
 	wayin.NoStore(c)
 	return c.Redirect(http.StatusSeeOther, u)
 }
@@ -148,9 +140,10 @@ func (w *Way) start(c echo.Context) error {
 func (w *Way) callback(c echo.Context) error {
 	ctx := c.Request().Context()
 	var flow Flow
-	ck, err := c.Cookie(w.cookieName())
-	c.SetCookie(w.cookie("", -1)) // used once, whatever happens
-	if err != nil || w.sealer.OpenJSON(w.cookieName(), ck.Value, &flow) != nil {
+	fc := w.flowCookie()
+	v, ok := fc.Value(c)
+	fc.Clear(c) // used once, whatever happens
+	if !ok || w.sealer.OpenJSON(fc.Name(), v, &flow) != nil {
 		return w.refused(c, fmt.Errorf("%w: no sign-in was started in this browser (or its cookie expired)", ErrBadState), "")
 	}
 	q := c.QueryParams()

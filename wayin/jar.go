@@ -2,7 +2,6 @@ package wayin
 
 import (
 	"errors"
-	"net/http"
 	"net/url"
 	"slices"
 	"time"
@@ -15,13 +14,11 @@ import (
 // which arrives as a cross-site POST. It keeps a few, so two tabs do not
 // undo each other; each is used once.
 type Jar[F any] struct {
-	sealer      Sealer
-	name        string
-	secure      bool
-	partitioned bool
-	ttl         time.Duration
-	expires     func(F) time.Time
-	now         func() time.Time
+	sealer  Sealer
+	cookie  FlowCookie
+	ttl     time.Duration
+	expires func(F) time.Time
+	now     func() time.Time
 }
 
 // JarMax is how many pending sign-ins a browser keeps; past it, the
@@ -33,10 +30,9 @@ const JarMax = 4
 // Partitioned keeps it in the frame of the site that frames the bridge
 // (CHIPS), where third-party cookies are dropped.
 func NewJar[F any](k Kit, purpose, name string, ttl time.Duration, expires func(F) time.Time, partitioned bool) *Jar[F] {
-	if k.Secure() {
-		name = "__Host-" + name
-	}
-	return &Jar[F]{sealer: k.Sealer(purpose), name: name, secure: k.Secure(), partitioned: partitioned, ttl: ttl, expires: expires, now: k.Now}
+	// The flow is finished by a cross-site POST, which carries a cookie
+	// only with SameSite=None.
+	return &Jar[F]{sealer: k.Sealer(purpose), cookie: NewFlowCookie(name, "/", k.Secure()).CrossSite(partitioned), ttl: ttl, expires: expires, now: k.Now}
 }
 
 // pending is a flow with where it started: Own marks one the person
@@ -47,12 +43,12 @@ type pending[F any] struct {
 }
 
 func (j *Jar[F]) read(c echo.Context) []pending[F] {
-	ck, err := c.Cookie(j.name)
-	if err != nil {
+	v, ok := j.cookie.Value(c)
+	if !ok {
 		return nil
 	}
 	var flows []pending[F]
-	if j.sealer.OpenJSON(j.name, ck.Value, &flows) != nil {
+	if j.sealer.OpenJSON(j.cookie.Name(), v, &flows) != nil {
 		return nil
 	}
 	return flows
@@ -112,26 +108,13 @@ func (j *Jar[F]) write(c echo.Context, flows []pending[F]) error {
 		keep = slices.Delete(keep, i, i+1)
 	}
 	if len(keep) == 0 {
-		c.SetCookie(j.cookie("", -1))
+		j.cookie.Clear(c)
 		return nil
 	}
-	enc, err := j.sealer.SealJSON(j.name, keep)
+	enc, err := j.sealer.SealJSON(j.cookie.Name(), keep)
 	if err != nil {
 		return err
 	}
-	c.SetCookie(j.cookie(enc, int(j.ttl/time.Second)))
+	j.cookie.Set(c, enc, j.ttl)
 	return nil
-}
-
-// cookie: the flow is finished by a cross-site POST, which carries a
-// cookie only with SameSite=None (and so Secure). Over plain http
-// (development, on loopback) browsers refuse SameSite=None without
-// Secure: Lax, which a same-site POST still carries.
-func (j *Jar[F]) cookie(value string, maxAge int) *http.Cookie {
-	ss := http.SameSiteLaxMode
-	if j.secure {
-		ss = http.SameSiteNoneMode
-	}
-	return &http.Cookie{Name: j.name, Value: value, Path: "/", MaxAge: maxAge, HttpOnly: true, Secure: j.secure, SameSite: ss,
-		Partitioned: j.partitioned && j.secure}
 }
