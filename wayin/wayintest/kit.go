@@ -63,6 +63,7 @@ type Kit struct {
 	refused  []Refusal
 	audited  []string
 	signedIn *store.Account
+	how      string // the last SignIn's
 	used     map[string]time.Time
 	keys     map[string]cipher.AEAD
 }
@@ -266,14 +267,21 @@ func (k *Kit) SignedIn(echo.Context) (store.Account, bool) {
 	return *k.signedIn, true
 }
 
-// SignIn records a sign-in as an arrival to "/".
-func (k *Kit) SignIn(c echo.Context, acct store.Account, how string, _ bool) error {
-	return k.Arrive(c, acct, wayin.Landing{How: how, Next: "/"})
+// SignIn starts a session for acct (it answers nothing: Launch does).
+func (k *Kit) SignIn(_ echo.Context, acct store.Account, how string, _ bool) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.signedIn, k.how = &acct, how
+	return nil
 }
 
-// Launch records a sign-in that opens the editor.
+// Launch records an arrival that opens the editor at returnTo, as the
+// last SignIn recorded it, and answers the launch's redirect.
 func (k *Kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
-	return k.Arrive(c, acct, wayin.Landing{How: "launch", Launch: true, ReturnTo: returnTo})
+	k.mu.Lock()
+	how := k.how
+	k.mu.Unlock()
+	return k.Arrive(c, acct, wayin.Landing{How: how, Launch: true, ReturnTo: returnTo})
 }
 
 // Console lets Admin through, and answers 403 otherwise.
