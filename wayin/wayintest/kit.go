@@ -301,10 +301,17 @@ func (k *Kit) Audit(_ echo.Context, detail string) {
 	k.audited = append(k.audited, detail)
 }
 
-// Serve mounts w on a test server with k; a refusal renders its page
-// with its status and an X-Refusal header naming its class, as the
-// bridge's log line does. The server is closed with the test.
-func Serve(t testing.TB, w wayin.Way, k *Kit) *httptest.Server {
+// Server is a test server a way is mounted on; its URL is known before
+// the way is built (an LMS or IdP of the test needs the tool's address).
+type Server struct {
+	*httptest.Server
+	e *echo.Echo
+}
+
+// NewServer starts an empty server, closed with the test. A refusal
+// renders its page with its status and an X-Refusal header naming its
+// class, as the bridge's log line does.
+func NewServer(t testing.TB) *Server {
 	t.Helper()
 	e := echo.New()
 	e.HTTPErrorHandler = func(err error, c echo.Context) {
@@ -322,10 +329,20 @@ func Serve(t testing.TB, w wayin.Way, k *Kit) *httptest.Server {
 			_ = c.String(http.StatusInternalServerError, err.Error())
 		}
 	}
-	w.Mount(e, k)
-	srv := httptest.NewServer(e)
+	srv := &Server{Server: httptest.NewServer(e), e: e}
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// Mount adds w's routes with k, before the first request.
+func (s *Server) Mount(w wayin.Way, k *Kit) { w.Mount(s.e, k) }
+
+// Serve mounts w on a new server with k (NewServer, then Mount).
+func Serve(t testing.TB, w wayin.Way, k *Kit) *httptest.Server {
+	t.Helper()
+	s := NewServer(t)
+	s.Mount(w, k)
+	return s.Server
 }
 
 // Browser is a client that keeps cookies and does not follow redirects,
