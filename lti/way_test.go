@@ -1,11 +1,19 @@
 package lti_test
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/assert"
@@ -14,6 +22,7 @@ import (
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/wayintest"
 )
@@ -199,4 +208,292 @@ func TestToolDocumentsAndDescription(t *testing.T) {
 	resp, _ = l.launch(t, c, l.plat.Answer(t, l.login(t, c, "learner")))
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	assert.NoError(t, l.way.Ready(t.Context()), "ready once the platform's key set is read")
+}
+
+// formOf is the action and fields of the form sel in an HTML page.
+func formOf(t *testing.T, body, sel string) (string, url.Values) {
+	t.Helper()
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	f := doc.Find(sel)
+	require.Equal(t, 1, f.Length(), "no %s in:\n%s", sel, body)
+	fields := url.Values{}
+	f.Find("input").Each(func(_ int, s *goquery.Selection) {
+		if name := s.AttrOr("name", ""); name != "" {
+			fields.Set(name, s.AttrOr("value", ""))
+		}
+	})
+	return f.AttrOr("action", ""), fields
+}
+
+// A teacher places the editor in a course (Deep Linking): the tool's page
+// offers the configured places, and its answer, signed with the tool's
+// key, is verified by the LMS; no account is opened.
+func TestDeepLinkPlacesTheEditor(t *testing.T) {
+	pemKey, err := lti.GenerateKeyPEM()
+	require.NoError(t, err)
+	key, err := lti.ParseToolKey(pemKey)
+	require.NoError(t, err)
+	jwks, err := json.Marshal(key.JWKS())
+	require.NoError(t, err)
+	l := startLMS(t, func(p *lti.Platform) {
+		p.DeepLinkItems = []lti.DeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}
+	})
+	l.way.Key, l.way.KeySet = key, jwks // read at each request: before the first
+
+	c := wayintest.Browser(t)
+	placing := func() url.Values {
+		req, _ := http.NewRequest(http.MethodPost, l.base+lti.LoginPath, strings.NewReader(l.plat.DeepLinkForm("instructor").Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+		page, body := l.launch(t, c, l.plat.Answer(t, resp.Header.Get("Location")))
+		require.Equal(t, http.StatusOK, page.StatusCode, body)
+		assert.Contains(t, body, "Make a trailer")
+		_, fields := formOf(t, body, "#lti-deep-link form")
+		require.NotEmpty(t, fields.Get("context"))
+		return fields
+	}
+	fields := placing()
+	assert.Empty(t, l.kit.Admitted(), "placing the tool opens no account")
+
+	post := func(form url.Values) (*http.Response, string) {
+		resp, err := c.PostForm(l.base+lti.DeepLinkPath, form)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	for _, bad := range []string{"//evil.example/x", "https://evil.example/", "/editor/../admin", ""} {
+		resp, _ := post(url.Values{"context": {fields.Get("context")}, "choice": {"path"}, "path": {bad}})
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, bad)
+	}
+	resp, body := post(url.Values{"context": {fields.Get("context")}, "choice": {"item-0"}})
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	action, answer := formOf(t, body, "#deep-link-return")
+	assert.Equal(t, l.plat.Server.URL+"/deep-link-return", action)
+	back, err := l.plat.Server.Client().PostForm(action, answer)
+	require.NoError(t, err)
+	back.Body.Close()
+	require.Empty(t, l.plat.DeepLinkRefusal(), "the LMS verifies the answer against the tool's key set")
+	placed := l.plat.Placed()
+	require.Len(t, placed, 1)
+	assert.Equal(t, "Make a trailer", placed[0].Title)
+	assert.Equal(t, l.base+"/open?return_to=%2Feditor%2Ftemplates%2Ftrailer", placed[0].URL)
+
+	resp, _ = post(url.Values{"context": {fields.Get("context")}, "choice": {"editor"}})
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "a request is answered once")
+
+	// A typed path of the editor's, with a title of the teacher's.
+	fields = placing()
+	resp, body = post(url.Values{"context": {fields.Get("context")}, "choice": {"path"}, "path": {"/editor/projects/7"}, "title": {"Our film"}})
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	action, answer = formOf(t, body, "#deep-link-return")
+	back, err = l.plat.Server.Client().PostForm(action, answer)
+	require.NoError(t, err)
+	back.Body.Close()
+	require.Empty(t, l.plat.DeepLinkRefusal())
+	assert.Equal(t, "Our film", l.plat.Placed()[1].Title)
+}
+
+// The admission's refusal of an LMS user is the LTI page, which leads
+// back to the course.
+func TestAdmissionRefusalLeadsBackToTheCourse(t *testing.T) {
+	l := startLMS(t)
+	l.kit.Decide = func(signin.Arrival) (store.Account, error) {
+		return store.Account{}, fmt.Errorf("%w: school.example is not a domain of this LMS", signin.ErrNotTrusted)
+	}
+	c := wayintest.Browser(t)
+	resp, body := l.launch(t, c, l.plat.Answer(t, l.login(t, c, "learner")))
+	assert.GreaterOrEqual(t, resp.StatusCode, 400)
+	assert.Empty(t, l.kit.Arrived())
+	assert.NotEmpty(t, body)
+}
+
+// Watch reads the key sets now and again and logs once when they become
+// unreadable and once when they are read again.
+func TestWatchLogsKeySetsDownAndBack(t *testing.T) {
+	var logs syncBuffer
+	calls := 0
+	done := make(chan struct{})
+	w := &lti.Way{RetryEvery: time.Millisecond, RefreshEvery: time.Millisecond, Refresh: func(context.Context) error {
+		calls++
+		switch calls {
+		case 1, 2:
+			return errors.New("jwks: connection refused")
+		case 3:
+			return nil
+		default:
+			if calls == 4 {
+				close(done)
+			}
+			return nil
+		}
+	}}
+	ctx, cancel := context.WithCancel(t.Context())
+	ended := make(chan struct{})
+	go func() { w.Watch(ctx, slog.New(slog.NewTextHandler(&logs, nil))); close(ended) }()
+	<-done
+	cancel()
+	<-ended
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "key set is unreadable"), out)
+	assert.Equal(t, 1, strings.Count(out, "every platform's key set read"), out)
+	(&lti.Way{}).Watch(t.Context(), nil) // nothing to read: returns at once
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// registry keeps registered LMSs in memory, as the store does.
+type registry struct {
+	mu   sync.Mutex
+	list []store.LTIPlatform
+}
+
+func (r *registry) AddLTIPlatform(_ context.Context, p store.LTIPlatform) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, q := range r.list {
+		if q.Issuer == p.Issuer && q.ClientID == p.ClientID {
+			return store.ErrLTIPlatformTaken
+		}
+	}
+	r.list = append(r.list, p)
+	return nil
+}
+
+func (r *registry) LTIPlatforms(context.Context) ([]store.LTIPlatform, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.list), nil
+}
+
+func (r *registry) SetLTIPlatformDisabled(_ context.Context, issuer, clientID string, disabled bool) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, q := range r.list {
+		if q.Issuer == issuer && q.ClientID == clientID {
+			r.list[i].Disabled = disabled
+			return nil
+		}
+	}
+	return store.ErrNotFound
+}
+
+func (r *registry) DeleteLTIPlatform(_ context.Context, issuer, clientID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, q := range r.list {
+		if q.Issuer == issuer && q.ClientID == clientID {
+			r.list = slices.Delete(r.list, i, i+1)
+			return nil
+		}
+	}
+	return store.ErrNotFound
+}
+
+// Dynamic Registration: an admin makes a registration URL in the console
+// page; the LMS opens it, the tool reads the LMS's configuration,
+// registers with it and keeps the LMS with the rules the URL carried.
+// The URL is used once.
+func TestDynamicRegistration(t *testing.T) {
+	reg := &registry{}
+	srv := wayintest.NewServer(t)
+	plat := ltiplatformtest.Start(t, srv.URL)
+	k := wayintest.NewKit()
+	k.Admin = true
+	tool := lti.New(lti.Config{UseOnce: k.UseOnce, HTTPClient: plat.Server.Client()})
+	w := &lti.Way{LMS: tool, KeySet: []byte(`{"keys":[]}`), Registry: reg, HTTPClient: plat.Server.Client(), Sources: map[string]signin.Source{}}
+	srv.Mount(w, k)
+	admin := wayintest.Browser(t)
+	get := func(c *http.Client, u string) (*http.Response, string) {
+		resp, err := c.Get(u)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body := get(admin, srv.URL+lti.ConsolePath)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `id="no-registered"`)
+
+	made := func(domains string) (*http.Response, string) {
+		resp, err := admin.PostForm(srv.URL+lti.ConsolePath+"/registration-url", url.Values{"email_domains": {domains}, "create_accounts": {"1"}})
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	resp, body = made("not a domain!")
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Contains(t, body, "is not an email domain")
+	resp, body = made("school.example")
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	require.NoError(t, err)
+	regURL := doc.Find("#registration-url").Text()
+	require.True(t, strings.HasPrefix(regURL, srv.URL+lti.RegisterPath+"?code="), regURL)
+	assert.NotEmpty(t, k.Audited(), "the admin's action is audited")
+
+	lmsAdmin := wayintest.Browser(t)
+	resp, body = get(lmsAdmin, plat.RegistrationURL(regURL))
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	assert.Contains(t, body, `id="lti-registered"`)
+	regs, refusal := plat.Registrations()
+	require.Empty(t, refusal)
+	require.Len(t, regs, 1)
+	assert.Equal(t, srv.URL+lti.LoginPath, regs[0]["initiate_login_uri"])
+	kept, _ := reg.LTIPlatforms(t.Context())
+	require.Len(t, kept, 1)
+	assert.Equal(t, plat.Issuer, kept[0].Issuer)
+	assert.Equal(t, "school.example", kept[0].EmailDomains)
+	assert.True(t, kept[0].CreateAccounts)
+
+	resp, body = get(lmsAdmin, plat.RegistrationURL(regURL))
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode, "the code was spent by its first use")
+	assert.Contains(t, body, "it was used already")
+
+	// The console lists it, and turns it off and on again, and removes it.
+	resp, body = get(admin, srv.URL+lti.ConsolePath)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Contains(t, body, plat.Issuer)
+	act := func(action string) int {
+		r, err := admin.PostForm(srv.URL+lti.ConsolePath+"/platforms/"+action, url.Values{"issuer": {kept[0].Issuer}, "client_id": {kept[0].ClientID}})
+		require.NoError(t, err)
+		r.Body.Close()
+		return r.StatusCode
+	}
+	assert.Equal(t, http.StatusOK, act("disable"))
+	now, _ := reg.LTIPlatforms(t.Context())
+	assert.True(t, now[0].Disabled)
+	assert.Equal(t, http.StatusOK, act("enable"))
+	now, _ = reg.LTIPlatforms(t.Context())
+	assert.False(t, now[0].Disabled)
+	assert.Equal(t, http.StatusNotFound, act("explode"), "no such action")
+	assert.Equal(t, http.StatusOK, act("remove"))
+	assert.Equal(t, http.StatusNotFound, act("remove"), "removed meanwhile")
+	kept, _ = reg.LTIPlatforms(t.Context())
+	assert.Empty(t, kept, "removed")
+
+	// Not an admin: the console is closed.
+	k.Admin = false
+	resp, _ = get(admin, srv.URL+lti.ConsolePath)
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
 }
