@@ -67,6 +67,7 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"oidc":                             {"internal/randid", "internal/groupname", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "store", "localpath"},
 		"internal/outside":                 {},
 		"internal/poll":                    {},
+		"internal/seal":                    {},
 		"internal/outbound":                {"internal/loopback"},
 		"samlsso":                          {"store", "mailaddr", "internal/randid", "internal/outbound", "internal/poll", "internal/groupname", "wayin", "signin", "accounts", "views", "localpath"},
 		"portal":                           {"store", "mailaddr", "internal/randid", "wayin", "signin", "accounts", "views", "locale"},

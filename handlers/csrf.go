@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -42,9 +43,10 @@ const (
 )
 
 // csrfGuard checks and issues anti-forgery tokens. The secret's cookie is
-// sealed (cookieSealer).
+// sealed (seal.Sealer).
 type csrfGuard struct {
-	sealer  *cookieSealer
+	sealer  *seal.Sealer
+	now     func() time.Time // when a secret is due for renewal
 	origins *http.CrossOriginProtection
 	name    string
 	secure  bool
@@ -67,7 +69,7 @@ func newCSRFGuard(cfg SessionConfig, now func() time.Time, exempt []wayin.Exempt
 	if cfg.Secure {
 		name = csrfSecureName
 	}
-	g := &csrfGuard{sealer: newCookieSealer(purposeCSRF, cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), origins: http.NewCrossOriginProtection(),
+	g := &csrfGuard{sealer: seal.New(purposeCSRF, cfg.keys(), cfg.previousKeys(), csrfCookieAge, now), now: now, origins: http.NewCrossOriginProtection(),
 		name: name, secure: cfg.Secure, exempt: map[string]bool{}, machine: map[string]bool{}}
 	for _, x := range exempt {
 		switch {
@@ -111,11 +113,11 @@ func (g *csrfGuard) secret(r *http.Request) (secret []byte, renew, ok bool) {
 	if !ok {
 		return nil, false, false
 	}
-	secret, sealed, err := g.sealer.open(make([]byte, 0, csrfSecretLen), g.name, value)
+	secret, sealed, err := g.sealer.Open(make([]byte, 0, csrfSecretLen), g.name, value)
 	if err != nil || len(secret) != csrfSecretLen {
 		return nil, false, false
 	}
-	return secret, g.sealer.now().Sub(sealed) > csrfRenewAfter, true
+	return secret, g.now().Sub(sealed) > csrfRenewAfter, true
 }
 
 // mask is a form token for secret: a fresh pad, then the secret XOR the pad.
@@ -159,7 +161,7 @@ func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 			_, _ = rand.Read(secret)
 		}
 		if !ok || (renew && safeMethod(req.Method)) {
-			c.SetCookie(g.cookie(g.sealer.seal(g.name, secret), int(csrfCookieAge/time.Second)))
+			c.SetCookie(g.cookie(g.sealer.Seal(g.name, secret), int(csrfCookieAge/time.Second)))
 		}
 		c.Set(ctxCSRFSecret, secret) // masked only for a page that shows a form
 		both, exempt := g.exempt[req.URL.Path]

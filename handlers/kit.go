@@ -7,6 +7,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
@@ -63,7 +64,7 @@ func (k kit) Audit(c echo.Context, detail string) {
 }
 
 func (k kit) Sealer(purpose string) wayin.Sealer {
-	return newCookieSealer(sealPurpose(purpose), k.h.Sessions.keys(), k.h.Sessions.previousKeys(), 0, k.h.Now)
+	return seal.New(seal.Purpose(purpose), k.h.Sessions.keys(), k.h.Sessions.previousKeys(), 0, k.h.Now)
 }
 
 func (k kit) Secure() bool { return k.h.Sessions.Secure }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -70,7 +71,7 @@ func TestSAMLFlowCookie(t *testing.T) {
 			Flow samlsso.Flow `json:"f"`
 		}
 		h := f.deps.Sessions
-		require.NoError(t, newCookieSealer("saml flow", h.keys(), h.previousKeys(), 0, f.clock.Now).OpenJSON(ck.Name, ck.Value, &flows))
+		require.NoError(t, seal.New("saml flow", h.keys(), h.previousKeys(), 0, f.clock.Now).OpenJSON(ck.Name, ck.Value, &flows))
 		require.Len(t, flows, wayin.JarMax)
 		assert.Equal(t, "relay-6", flows[3].Flow.Relay, "the newest kept")
 		assert.Equal(t, "relay-3", flows[0].Flow.Relay)

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/internal/outside"
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
@@ -121,10 +122,10 @@ type server struct {
 	ready    *readiness
 	// grants seals the pending sign-ins (grant.go; no age limit of its
 	// own: a grant carries its expiry).
-	grants *cookieSealer
+	grants *seal.Sealer
 	// places seals the places kept in the line (place.go; the expiry is
 	// inside).
-	places *cookieSealer
+	places *seal.Sealer
 	// admission decides which account an arrival is (every way in but the
 	// password).
 	admission *signin.Admission
@@ -159,8 +160,8 @@ func New(d Deps) *echo.Echo {
 	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now, exemptions(d.Ways))}
 	h.sessions.touched = d.Metrics.sessionTouched
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Ways, d.Now, d.Logger)
-	h.grants = newCookieSealer(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
-	h.places = newCookieSealer(purposePlace, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
+	h.grants = seal.New(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
+	h.places = seal.New(purposePlace, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
 	h.admission = signin.NewAdmission(admissionStore{d.Store.Accounts, d.Store.Identities}, d.Logger)
 
 	e := echo.New()

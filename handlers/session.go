@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -35,11 +36,11 @@ type SessionConfig struct {
 const SessionCookie = "ssobridge_session"
 
 // SessionKeys are one generation of the session keys.
-type SessionKeys struct{ Hash, Block []byte }
+type SessionKeys = seal.Keys
 
-func (c SessionConfig) keys() SessionKeys { return SessionKeys{c.HashKey, c.BlockKey} }
+func (c SessionConfig) keys() SessionKeys { return SessionKeys{Hash: c.HashKey, Block: c.BlockKey} }
 func (c SessionConfig) previousKeys() SessionKeys {
-	return SessionKeys{c.PreviousHashKey, c.PreviousBlockKey}
+	return SessionKeys{Hash: c.PreviousHashKey, Block: c.PreviousBlockKey}
 }
 
 // sessionManager reads and writes the signed, encrypted session cookie and
@@ -52,7 +53,7 @@ type sessionManager struct {
 	cfg    SessionConfig
 	name   string // the cookie's name
 	store  *sessions.CookieStore
-	sealer *cookieSealer
+	sealer *seal.Sealer
 	rules  *signin.Service // what makes a session valid
 	now    func() time.Time
 	// touched is told of each write of a session's last-seen time.
@@ -85,7 +86,7 @@ func newSessionManager(cfg SessionConfig, rules *signin.Service, now func() time
 	if cfg.IdleTimeout <= 0 || cfg.IdleTimeout > cfg.MaxAge {
 		cfg.IdleTimeout = cfg.MaxAge
 	}
-	sealer := newCookieSealer(purposeSession, cfg.keys(), cfg.previousKeys(), cfg.MaxAge, now)
+	sealer := seal.New(purposeSession, cfg.keys(), cfg.previousKeys(), cfg.MaxAge, now)
 	cs := &sessions.CookieStore{Codecs: []securecookie.Codec{sealedSessionCodec{sealer}},
 		Options: &sessions.Options{Path: "/", MaxAge: int(cfg.MaxAge / time.Second), HttpOnly: true, Secure: cfg.Secure, SameSite: http.SameSiteLaxMode}}
 	name := SessionCookie
@@ -234,18 +235,18 @@ func (sessionSerializer) Deserialize(src []byte, dst interface{}) error {
 
 // sealedSessionCodec is the sealer as a securecookie.Codec, the first of
 // the cookie store's codecs: gorilla/sessions writes new cookies with it.
-type sealedSessionCodec struct{ sealer *cookieSealer }
+type sealedSessionCodec struct{ sealer *seal.Sealer }
 
 func (c sealedSessionCodec) Encode(name string, value interface{}) (string, error) {
 	b, err := sessionSerializer{}.Serialize(value)
 	if err != nil {
 		return "", err
 	}
-	return c.sealer.seal(name, b), nil
+	return c.sealer.Seal(name, b), nil
 }
 
 func (c sealedSessionCodec) Decode(name, value string, dst interface{}) error {
-	b, _, err := c.sealer.open(nil, name, value)
+	b, _, err := c.sealer.Open(nil, name, value)
 	if err != nil {
 		return err
 	}
@@ -255,7 +256,7 @@ func (c sealedSessionCodec) Decode(name, value string, dst interface{}) error {
 // read opens the session cookie's value.
 func (m *sessionManager) read(value string) (sessionValues, error) {
 	var buf [128]byte
-	b, _, err := m.sealer.open(buf[:0], m.name, value)
+	b, _, err := m.sealer.Open(buf[:0], m.name, value)
 	if err != nil {
 		return sessionValues{}, err
 	}

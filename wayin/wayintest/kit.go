@@ -8,11 +8,7 @@ package wayintest
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,6 +22,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
@@ -65,11 +62,16 @@ type Kit struct {
 	signedIn *store.Account
 	how      string // the last SignIn's
 	used     map[string]time.Time
-	keys     map[string]cipher.AEAD
+	keys     seal.Keys
 }
 
 // NewKit is a Kit for a way on plain http.
-func NewKit() *Kit { return &Kit{used: map[string]time.Time{}, keys: map[string]cipher.AEAD{}} }
+func NewKit() *Kit {
+	keys := seal.Keys{Hash: make([]byte, 32), Block: make([]byte, 32)}
+	_, _ = rand.Read(keys.Hash) // crypto/rand.Read never fails (Go 1.24+)
+	_, _ = rand.Read(keys.Block)
+	return &Kit{used: map[string]time.Time{}, keys: keys}
+}
 
 var _ wayin.Kit = (*Kit)(nil)
 
@@ -188,47 +190,10 @@ func (k *Kit) BaseURL(c echo.Context) string {
 	return scheme + "://" + c.Request().Host
 }
 
-// Sealer seals with AES-GCM under a random key of the purpose's own,
-// the name bound in, as the bridge's does.
+// Sealer seals as the bridge does (package seal), under the Kit's own
+// random session keys: a value opens only for its purpose and name.
 func (k *Kit) Sealer(purpose string) wayin.Sealer {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	aead, ok := k.keys[purpose]
-	if !ok {
-		key := make([]byte, 32)
-		_, _ = rand.Read(key)
-		block, _ := aes.NewCipher(key)
-		aead, _ = cipher.NewGCM(block)
-		k.keys[purpose] = aead
-	}
-	return sealer{aead}
-}
-
-type sealer struct{ aead cipher.AEAD }
-
-func (s sealer) SealJSON(name string, v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	nonce := make([]byte, s.aead.NonceSize())
-	_, _ = rand.Read(nonce)
-	return base64.RawURLEncoding.EncodeToString(s.aead.Seal(nonce, nonce, b, []byte(name))), nil
-}
-
-// ErrSeal: a value that does not open (altered, another name or purpose).
-var ErrSeal = errors.New("wayintest: the value does not open")
-
-func (s sealer) OpenJSON(name, value string, v any) error {
-	b, err := base64.RawURLEncoding.DecodeString(value)
-	if err != nil || len(b) < s.aead.NonceSize() {
-		return ErrSeal
-	}
-	plain, err := s.aead.Open(nil, b[:s.aead.NonceSize()], b[s.aead.NonceSize():], []byte(name))
-	if err != nil {
-		return ErrSeal
-	}
-	return json.Unmarshal(plain, v)
+	return seal.New(seal.Purpose(purpose), k.keys, seal.Keys{}, 0, k.now)
 }
 
 // Secure is HTTPS.

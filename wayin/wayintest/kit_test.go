@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/store"
 )
 
@@ -20,8 +21,8 @@ func TestSealerBindsPurposeAndName(t *testing.T) {
 	var got map[string]string
 	require.NoError(t, k.Sealer("flow").OpenJSON("cookie", v, &got))
 	assert.Equal(t, "s", got["state"])
-	assert.ErrorIs(t, k.Sealer("flow").OpenJSON("other", v, &got), ErrSeal, "another name")
-	assert.ErrorIs(t, k.Sealer("hold").OpenJSON("cookie", v, &got), ErrSeal, "another purpose")
+	assert.ErrorIs(t, k.Sealer("flow").OpenJSON("other", v, &got), seal.ErrNotSealed, "another name")
+	assert.ErrorIs(t, k.Sealer("hold").OpenJSON("cookie", v, &got), seal.ErrNotSealed, "another purpose")
 	altered := []byte(v)
 	altered[len(altered)/2] ^= 1
 	assert.Error(t, k.Sealer("flow").OpenJSON("cookie", string(altered), &got))
