@@ -30,7 +30,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ssobridge/ssobridge/config"
 )
@@ -268,7 +267,8 @@ func TestScenariosCoverTheDeployments(t *testing.T) {
 // TestWrongValuesFailAtInstall: what values.schema.json and the chart's
 // checks refuse, each with words that name the value.
 func TestWrongValuesFailAtInstall(t *testing.T) {
-	postgres, err := ValuesFile(filepath.Join(chartDir, "ci", "postgres-values.yaml"))
+	postgresFile := filepath.Join(chartDir, "ci", "postgres-values.yaml")
+	postgres, err := ValuesFile(postgresFile)
 	require.NoError(t, err)
 	tests := []struct {
 		name   string
@@ -298,10 +298,13 @@ func TestWrongValuesFailAtInstall(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var change map[string]any
-			require.NoError(t, yaml.Unmarshal([]byte(tt.change), &change))
-			values := merge(deepCopy(postgres), change)
-			_, err := Render(chartDir, values)
+			// As `helm install -f ci/postgres-values.yaml -f change.yaml`:
+			// the later file wins, maps merge, a null removes the value.
+			base, err := ValuesFile(postgresFile)
+			require.NoError(t, err)
+			change, err := chartutil.ReadValues([]byte(tt.change))
+			require.NoError(t, err)
+			_, err = Render(chartDir, chartutil.MergeTables(change.AsMap(), base))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -516,32 +519,4 @@ func samlPair(t *testing.T) map[string][]byte {
 		"saml-sp-key.pem":  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}),
 		"saml-sp-cert.pem": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 	}
-}
-
-func deepCopy(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		if sub, ok := v.(map[string]any); ok {
-			v = deepCopy(sub)
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// merge lays over on base as helm's -f does: maps merge, a null removes.
-func merge(base, over map[string]any) map[string]any {
-	for k, v := range over {
-		sub, isMap := v.(map[string]any)
-		baseSub, baseIsMap := base[k].(map[string]any)
-		switch {
-		case v == nil:
-			delete(base, k)
-		case isMap && baseIsMap:
-			base[k] = merge(baseSub, sub)
-		default:
-			base[k] = v
-		}
-	}
-	return base
 }
