@@ -4,6 +4,7 @@ import (
 	"context"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -339,4 +340,41 @@ func TestTooBusyKeepsThePlace(t *testing.T) {
 	calls = f.launcher.made()
 	assert.Equal(t, "eve@example.com", calls[len(calls)-1].account.Email)
 	assert.Greater(t, calls[len(calls)-1].place.Sub(first), 100*time.Millisecond, "Eve's launch has her own place, not Ada's")
+}
+
+// The place kept on one instance's "too busy" page is taken by the next
+// launch on another instance (a load balancer's next pick): the cookie is
+// sealed under the session keys every instance shares, and the other
+// instance's line puts the launch at the place it had.
+func TestTooBusyPlaceTakenOnAnotherInstance(t *testing.T) {
+	f := setup(t)
+	f.account("ada@example.com", false)
+	f.launcher.untilCancelled = true // its turn never comes
+	withLine(f, fixedBudget{Waiting: 1}, 300*time.Millisecond)
+	// Instance B: the same store and keys, a line of its own.
+	lineB := waitline.New(waitline.Config{Patience: 50 * time.Millisecond, MaxWait: 300 * time.Millisecond, Now: time.Now},
+		f.launcher, f.accts.SQLite, fixedBudget{Waiting: 1}, NewSealer(f.deps.Sessions, time.Hour, nil))
+	t.Cleanup(lineB.Close)
+	depsB := f.deps
+	depsB.Line = lineB
+	b := httptest.NewServer(New(depsB))
+	t.Cleanup(b.Close)
+
+	onA := f.client()
+	onA.signIn("ada@example.com")
+	next := onA.submit("/", "/launch", nil).header.Get("Location")
+	require.Eventually(t, func() bool { return onA.get(next).status == http.StatusServiceUnavailable }, 5*time.Second, 20*time.Millisecond)
+	require.NotEmpty(t, onA.cookie(placeCookie), "the place is kept")
+	first := f.launcher.made()[0].place
+	require.False(t, first.IsZero())
+
+	f.launcher.mu.Lock()
+	f.launcher.untilCancelled = false
+	f.launcher.mu.Unlock()
+	onB := &client{t: t, base: b.URL, c: onA.c} // the same browser: cookies do not tell ports apart
+	r := onB.submit("/", "/launch", nil)
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	calls := f.launcher.made()
+	assert.WithinDuration(t, first, calls[len(calls)-1].place, time.Millisecond, "back at the place it had on A")
+	assert.Empty(t, onB.cookie(placeCookie), "taken once")
 }
