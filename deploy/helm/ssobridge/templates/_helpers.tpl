@@ -92,11 +92,6 @@ not (secrets never go in the ConfigMap).
 {{- range $name, $_ := .Values.secrets }}
 {{- $_ := set $has $name (eq (include "ssobridge.has" (dict "root" $ "name" $name)) "true") }}
 {{- end }}
-{{- range $name, $s := .Values.secrets }}
-{{- if and ($s | default dict).value ($s | default dict).existingSecret }}
-{{- fail (printf "secrets.%s: set value or existingSecret, not both" $name) }}
-{{- end }}
-{{- end }}
 {{- if and (eq $driver "sqlite") (gt (int .Values.replicaCount) 1) }}
 {{- fail "replicaCount: SQLite holds one instance; set replicaCount: 1, or config.store.driver: postgres for more" }}
 {{- end }}
