@@ -157,9 +157,10 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 	}
 	// The roster of an instructor's course is provisioned ahead (NRPS),
 	// through the admission every launch takes and the console's jobs.
+	records := &lti.Records{Store: st}
 	roster := &lti.Roster{Services: lti.NewServices(key, hc, now), Admit: signin.NewAdmission(st, a.logger).Admit, Provision: jobs.StartFor,
-		Record: st.Record, Courses: st, UseOnce: st.UseOnce, Logger: a.logger, Now: now, Max: a.cfg.LTI.RosterMax}
-	way := &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: st, HTTPClient: hc, Logger: a.logger,
+		Record: st.Record, Courses: records, UseOnce: st.UseOnce, Logger: a.logger, Now: now, Max: a.cfg.LTI.RosterMax}
+	way := &lti.Way{LMS: tool, Sources: LTISources(a.cfg), KeySet: jwks, Key: key, Roster: roster, Registry: records, HTTPClient: hc, Logger: a.logger,
 		Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry, Zone: a.cfg.Zone()}
 	if a.lms != nil {
 		// The demo's sample LMS registers from the console too: its issuer
@@ -172,25 +173,8 @@ func (a *App) ltiWay(ctx context.Context, o Options, st store.Store, jobs *provi
 
 // RegisteredLTIPlatforms are the LMSs that registered themselves (Dynamic
 // Registration) and are not disabled, in lti's terms.
-func RegisteredLTIPlatforms(ctx context.Context, st lti.Registry) ([]lti.Platform, error) {
-	list, err := st.LTIPlatforms(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out []lti.Platform
-	for _, p := range list {
-		if p.Disabled {
-			continue
-		}
-		var deployments []string
-		if p.DeploymentID != "" {
-			deployments = []string{p.DeploymentID}
-		}
-		out = append(out, lti.Platform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, DeploymentIDs: deployments, AuthURL: p.AuthURL,
-			JWKSURL: p.JWKSURL, TokenURL: p.TokenURL, CreateAccounts: p.CreateAccounts, EmailDomains: strings.Fields(p.EmailDomains),
-			Registered: true, Key: "the registered LMS " + store.Cut(p.Name, store.MaxName) + " (console, LTI page)"})
-	}
-	return out, nil
+func RegisteredLTIPlatforms(ctx context.Context, st store.ModuleRecords) ([]lti.Platform, error) {
+	return (&lti.Records{Store: st}).Launchable(ctx)
 }
 
 // migrateLTIIdentities moves identities kept under an issuer alone to its
@@ -198,7 +182,7 @@ func RegisteredLTIPlatforms(ctx context.Context, st lti.Registry) ([]lti.Platfor
 // (disabled ones too: they may be enabled again).
 func (a *App) migrateLTIIdentities(ctx context.Context, st store.Store) error {
 	all := LTIPlatforms(a.cfg)
-	stored, err := st.LTIPlatforms(ctx)
+	stored, err := (&lti.Records{Store: st}).Platforms(ctx)
 	if err != nil {
 		return err
 	}

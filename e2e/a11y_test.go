@@ -24,9 +24,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/static"
-	"github.com/ssobridge/ssobridge/store"
 )
 
 // axeSource is axe-core (testdata/axe: its version, licence and how to
@@ -86,10 +86,10 @@ func TestBrowserAccessibility(t *testing.T) {
 	require.NotEmpty(t, link, "a set-password link for bob")
 	// The console's LTI page with a registered LMS and a course in its
 	// tables.
-	require.NoError(t, ta.store.AddLTIPlatform(t.Context(), store.LTIPlatform{Name: "sample-lms (moodle.school.example)", Issuer: "https://moodle.school.example",
+	require.NoError(t, (&lti.Records{Store: ta.store}).AddPlatform(t.Context(), lti.Registered{Name: "sample-lms (moodle.school.example)", Issuer: "https://moodle.school.example",
 		ClientID: "registered-1", DeploymentID: "1", AuthURL: "https://moodle.school.example/auth", JWKSURL: "https://moodle.school.example/jwks",
 		RegisteredAt: time.Now(), RegisteredBy: admin.Email, CreateAccounts: true}))
-	require.NoError(t, ta.store.SeeLTICourse(t.Context(), store.LTICourse{Issuer: "https://moodle.school.example", ClientID: "registered-1", ContextID: "7",
+	require.NoError(t, (&lti.Records{Store: ta.store}).SeeCourse(t.Context(), lti.Course{Issuer: "https://moodle.school.example", ClientID: "registered-1", ContextID: "7",
 		Title: "Media studies", MembershipsURL: "https://moodle.school.example/nrps/7", LaunchedBy: "teacher@school.example", LastLaunchAt: time.Now()}))
 
 	signedOut := []a11yPage{

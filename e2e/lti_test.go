@@ -397,7 +397,7 @@ func TestCheckReadsRegisteredLMSs(t *testing.T) {
 	cfg, dsn := writeConfig(t, "server:\n  public_url: https://sso.partner.example\nlti:\n  dynamic_registration: true\n")
 	st, err := sqlstore.OpenSQLite(t.Context(), dsn, nil)
 	require.NoError(t, err)
-	require.NoError(t, st.AddLTIPlatform(t.Context(), store.LTIPlatform{Name: "Springfield Moodle", Issuer: plat.Issuer, ClientID: "registered-7",
+	require.NoError(t, (&lti.Records{Store: st}).AddPlatform(t.Context(), lti.Registered{Name: "Springfield Moodle", Issuer: plat.Issuer, ClientID: "registered-7",
 		DeploymentID: "d1", AuthURL: plat.AuthURL(), JWKSURL: plat.JWKSURL(), EmailDomains: "school.example", CreateAccounts: true,
 		RegisteredAt: time.Now(), RegisteredBy: "root@partner.example"}))
 	require.NoError(t, st.Close())

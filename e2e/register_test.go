@@ -18,6 +18,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -63,8 +64,8 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, bad.status)
 	assert.Contains(t, bad.body, "is not an email domain")
 
-	stored := func() []store.LTIPlatform {
-		list, err := b.store.LTIPlatforms(t.Context())
+	stored := func() []lti.Registered {
+		list, err := (&lti.Records{Store: b.store}).Platforms(t.Context())
 		require.NoError(t, err)
 		return list
 	}
@@ -232,8 +233,8 @@ func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
 		require.NotEmpty(t, reg)
 		return ta.browser(t).get(localOf(t, reg) + "&" + url.Values{"openid_configuration": {configURL}, "registration_token": {"tok"}}.Encode())
 	}
-	stored := func() []store.LTIPlatform {
-		list, err := ta.store.LTIPlatforms(t.Context())
+	stored := func() []lti.Registered {
+		list, err := (&lti.Records{Store: ta.store}).Platforms(t.Context())
 		require.NoError(t, err)
 		return list
 	}
@@ -290,7 +291,7 @@ func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
 		got := prod.browser(t).get(localOf(t, reg) + "&" + url.Values{"openid_configuration": {lms.srv.URL + "/config"}}.Encode())
 		assert.Equal(t, http.StatusBadRequest, got.status)
 		assert.Contains(t, got.body, "it is not https")
-		list, err := prod.store.LTIPlatforms(t.Context())
+		list, err := (&lti.Records{Store: prod.store}).Platforms(t.Context())
 		require.NoError(t, err)
 		assert.Empty(t, list)
 	})
@@ -346,7 +347,7 @@ func TestDemoSampleLMSRegistersFromTheConsole(t *testing.T) {
 	r := ta.browser(t).get(localOf(t, src))
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	assert.Contains(t, r.body, `id="lti-registered"`)
-	list, err := ta.store.LTIPlatforms(t.Context())
+	list, err := (&lti.Records{Store: ta.store}).Platforms(t.Context())
 	require.NoError(t, err)
 	require.Len(t, list, 1)
 	assert.Equal(t, "https://sample-lms.ssobridge.invalid", list[0].Issuer)

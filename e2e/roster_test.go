@@ -15,6 +15,7 @@ import (
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/loadtest"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
@@ -165,8 +166,8 @@ func TestLTIRosterPastItsCapWaitsForAnAdmin(t *testing.T) {
 				o.postgres, o.platform = pgtest.DSN(t), sharedPlatform(t, nil)
 			}
 			ta := startTestApp(t, o)
-			course := func() store.LTICourse {
-				list, err := ta.store.LTICourses(t.Context(), 10)
+			course := func() lti.Course {
+				list, err := (&lti.Records{Store: ta.store}).Courses(t.Context(), 10)
 				require.NoError(t, err)
 				require.Len(t, list, 1)
 				return list[0]
@@ -242,9 +243,9 @@ func BenchmarkRosterOfAMillion(b *testing.B) {
 		before = max(before, loadtest.PeakRSS())
 		r, _ := ta.browser(b).lmsLaunch(b, plat, "teacher")
 		require.Equal(b, http.StatusSeeOther, r.status)
-		var course store.LTICourse
+		var course lti.Course
 		require.Eventually(b, func() bool {
-			list, err := ta.store.LTICourses(b.Context(), 1)
+			list, err := (&lti.Records{Store: ta.store}).Courses(b.Context(), 1)
 			if err == nil && len(list) == 1 {
 				course = list[0]
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
+	"github.com/ssobridge/ssobridge/lti"
 )
 
 // A launch inside the LMS's page in a browser that keeps no cookie of the
@@ -120,7 +121,7 @@ func TestBrowserLTIDeepLinkingAndRegistration(t *testing.T) {
 		s, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById("state").textContent`))
 		return err == nil && s == "closed by the tool"
 	}, 20*time.Second, 20*time.Millisecond, "the tool's page posts org.imsglobal.lti.close to the LMS's page")
-	list, err := ta.store.LTIPlatforms(t.Context())
+	list, err := (&lti.Records{Store: ta.store}).Platforms(t.Context())
 	require.NoError(t, err)
 	assert.Len(t, list, 1)
 }

@@ -25,7 +25,7 @@ func (w *Way) consolePage(c echo.Context) error {
 }
 
 func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) error {
-	list, err := w.Registry.LTIPlatforms(c.Request().Context())
+	list, err := w.Registry.Platforms(c.Request().Context())
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 		}
 	}
 	if w.Roster != nil {
-		courses, err := w.Roster.Courses.LTICourses(c.Request().Context(), consoleCourses)
+		courses, err := w.Roster.Courses.Courses(c.Request().Context(), consoleCourses)
 		if err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ const consoleCourses = 100
 func (w *Way) consoleProvisionCourse(c echo.Context) error {
 	ctx := c.Request().Context()
 	issuer, client, course := c.FormValue("issuer"), c.FormValue("client_id"), c.FormValue("context_id")
-	courses, err := w.Roster.Courses.LTICourses(ctx, consoleCourses)
+	courses, err := w.Roster.Courses.Courses(ctx, consoleCourses)
 	if err != nil {
 		return err
 	}
@@ -149,11 +149,11 @@ func (w *Way) consolePlatform(c echo.Context) error {
 	var done string
 	switch c.Param("action") {
 	case "disable":
-		err, done = w.Registry.SetLTIPlatformDisabled(ctx, issuer, client, true), "Disabled"
+		err, done = w.Registry.SetPlatformDisabled(ctx, issuer, client, true), "Disabled"
 	case "enable":
-		err, done = w.Registry.SetLTIPlatformDisabled(ctx, issuer, client, false), "Enabled"
+		err, done = w.Registry.SetPlatformDisabled(ctx, issuer, client, false), "Enabled"
 	case "remove":
-		err, done = w.Registry.DeleteLTIPlatform(ctx, issuer, client), "Removed"
+		err, done = w.Registry.DeletePlatform(ctx, issuer, client), "Removed"
 	default:
 		return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No such action."})
 	}

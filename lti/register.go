@@ -56,15 +56,6 @@ var (
 	ErrRegistrationRefused = errors.New("lti: the LMS did not register the tool")
 )
 
-// Registry keeps the LMSs registered by Dynamic Registration (a
-// store.Store).
-type Registry interface {
-	AddLTIPlatform(ctx context.Context, p store.LTIPlatform) error
-	LTIPlatforms(ctx context.Context) ([]store.LTIPlatform, error)
-	SetLTIPlatformDisabled(ctx context.Context, issuer, clientID string, disabled bool) error
-	DeleteLTIPlatform(ctx context.Context, issuer, clientID string) error
-}
-
 // registrationCode is what a registration URL's code holds, sealed: who
 // made it, the rules of the LMS it registers, and until when.
 type registrationCode struct {
@@ -293,11 +284,11 @@ func (w *Way) register(c echo.Context) error {
 		name = "LMS"
 	}
 	name += " (" + strings.TrimPrefix(strings.TrimPrefix(Origin(pc.Issuer), "https://"), "http://") + ")"
-	p := store.LTIPlatform{Name: name, Issuer: pc.Issuer, ClientID: reg.ClientID, DeploymentID: reg.ToolConfig.DeploymentID,
+	p := Registered{Name: name, Issuer: pc.Issuer, ClientID: reg.ClientID, DeploymentID: reg.ToolConfig.DeploymentID,
 		AuthURL: pc.AuthorizationEndpoint, JWKSURL: pc.JWKSURI, TokenURL: pc.TokenEndpoint, EmailDomains: code.EmailDomains,
 		CreateAccounts: code.CreateAccounts, RegisteredAt: w.k.Now(), RegisteredBy: code.By}
-	if err := w.Registry.AddLTIPlatform(ctx, p); err != nil {
-		if errors.Is(err, store.ErrLTIPlatformTaken) {
+	if err := w.Registry.AddPlatform(ctx, p); err != nil {
+		if errors.Is(err, ErrPlatformTaken) {
 			return w.registrationRefused(c, refusedAs(ErrRegistrationRefused, "this LMS (its issuer and client id) is registered already", nil))
 		}
 		return err

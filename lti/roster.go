@@ -50,7 +50,7 @@ type Roster struct {
 	Record func(ctx context.Context, ev store.Event) error
 	// Courses keeps the courses instructors launched from and their last
 	// roster reads, for the console (a store.Store).
-	Courses Courses
+	Courses *Records
 	UseOnce func(ctx context.Context, kind, id string, until time.Time) error
 	Logger  *slog.Logger
 	Now     func() time.Time
@@ -99,13 +99,6 @@ func (r RosterResult) String() string {
 	return s
 }
 
-// Courses keeps the courses instructors launched from (a store.Store).
-type Courses interface {
-	SeeLTICourse(ctx context.Context, c store.LTICourse) error
-	LTICourses(ctx context.Context, limit int) ([]store.LTICourse, error)
-	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read store.RosterRead) error
-}
-
 // rosterKey is the one-time key of a course's roster read: a hash, so any
 // issuer, client id and context id make text every database keeps.
 func rosterKey(p Platform, contextID string) string {
@@ -118,7 +111,7 @@ func rosterKey(p Platform, contextID string) string {
 // RosterEvery (here or on another instance).
 func (r *Roster) Start(id Identity, src signin.Source) {
 	now := r.Now()
-	if err := r.Courses.SeeLTICourse(context.Background(), store.LTICourse{Issuer: id.Platform.Issuer, ClientID: id.Platform.ClientID,
+	if err := r.Courses.SeeCourse(context.Background(), Course{Issuer: id.Platform.Issuer, ClientID: id.Platform.ClientID,
 		ContextID: id.ContextID, Title: id.ContextTitle, MembershipsURL: id.MembershipsURL, LaunchedBy: id.Email, LastLaunchAt: now}); err != nil {
 		r.Logger.Warn("LTI roster: the course was not recorded", "err", err)
 	}
@@ -162,7 +155,7 @@ func (r *Roster) StartNow(id Identity, src signin.Source, confirmed int) {
 func (r *Roster) finish(id Identity, res RosterResult, err error) {
 	course := fmt.Sprintf("LTI roster of %q (%s)", id.ContextTitle, id.Platform.Name)
 	ev := store.Event{Kind: store.KindProvision, Email: id.Email, Outcome: "ok", Detail: course + ": " + res.String()}
-	read := store.RosterRead{Result: res.String(), At: r.Now()}
+	read := RosterRead{Result: res.String(), At: r.Now()}
 	switch {
 	case err != nil:
 		ev.Outcome, ev.Detail = "failed", course+": "+err.Error()
@@ -180,7 +173,7 @@ func (r *Roster) finish(id Identity, res RosterResult, err error) {
 	if aerr := r.Record(context.Background(), ev); aerr != nil {
 		r.Logger.Warn("audit write failed", "err", aerr)
 	}
-	if cerr := r.Courses.RecordLTIRoster(context.Background(), id.Platform.Issuer, id.Platform.ClientID, id.ContextID, read); cerr != nil {
+	if cerr := r.Courses.RecordRoster(context.Background(), id.Platform.Issuer, id.Platform.ClientID, id.ContextID, read); cerr != nil {
 		r.Logger.Warn("LTI roster: the result was not recorded", "err", cerr)
 	}
 }

@@ -79,7 +79,7 @@ type Way struct {
 	Roster *Roster
 	// Registry keeps the LMSs registered by Dynamic Registration (nil: no
 	// registration, and no console page).
-	Registry Registry
+	Registry *Records
 	// IssuerAt allows an issuer whose origin is not its configuration
 	// URL's (nil: none): the embedded demo's sample LMS, whose issuer is
 	// a name while it is served on a loopback port, registers from the

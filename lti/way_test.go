@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -361,60 +360,12 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// registry keeps registered LMSs in memory, as the store does.
-type registry struct {
-	mu   sync.Mutex
-	list []store.LTIPlatform
-}
-
-func (r *registry) AddLTIPlatform(_ context.Context, p store.LTIPlatform) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, q := range r.list {
-		if q.Issuer == p.Issuer && q.ClientID == p.ClientID {
-			return store.ErrLTIPlatformTaken
-		}
-	}
-	r.list = append(r.list, p)
-	return nil
-}
-
-func (r *registry) LTIPlatforms(context.Context) ([]store.LTIPlatform, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.list), nil
-}
-
-func (r *registry) SetLTIPlatformDisabled(_ context.Context, issuer, clientID string, disabled bool) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, q := range r.list {
-		if q.Issuer == issuer && q.ClientID == clientID {
-			r.list[i].Disabled = disabled
-			return nil
-		}
-	}
-	return store.ErrNotFound
-}
-
-func (r *registry) DeleteLTIPlatform(_ context.Context, issuer, clientID string) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i, q := range r.list {
-		if q.Issuer == issuer && q.ClientID == clientID {
-			r.list = slices.Delete(r.list, i, i+1)
-			return nil
-		}
-	}
-	return store.ErrNotFound
-}
-
 // Dynamic Registration: an admin makes a registration URL in the console
 // page; the LMS opens it, the tool reads the LMS's configuration,
 // registers with it and keeps the LMS with the rules the URL carried.
 // The URL is used once.
 func TestDynamicRegistration(t *testing.T) {
-	reg := &registry{}
+	reg := newRecords(t)
 	srv := wayintest.NewServer(t)
 	plat := ltiplatformtest.Start(t, srv.URL)
 	k := wayintest.NewKit()
@@ -460,7 +411,7 @@ func TestDynamicRegistration(t *testing.T) {
 	require.Empty(t, refusal)
 	require.Len(t, regs, 1)
 	assert.Equal(t, srv.URL+lti.LoginPath, regs[0]["initiate_login_uri"])
-	kept, _ := reg.LTIPlatforms(t.Context())
+	kept, _ := reg.Platforms(t.Context())
 	require.Len(t, kept, 1)
 	assert.Equal(t, plat.Issuer, kept[0].Issuer)
 	assert.Equal(t, "school.example", kept[0].EmailDomains)
@@ -481,15 +432,15 @@ func TestDynamicRegistration(t *testing.T) {
 		return r.StatusCode
 	}
 	assert.Equal(t, http.StatusOK, act("disable"))
-	now, _ := reg.LTIPlatforms(t.Context())
+	now, _ := reg.Platforms(t.Context())
 	assert.True(t, now[0].Disabled)
 	assert.Equal(t, http.StatusOK, act("enable"))
-	now, _ = reg.LTIPlatforms(t.Context())
+	now, _ = reg.Platforms(t.Context())
 	assert.False(t, now[0].Disabled)
 	assert.Equal(t, http.StatusNotFound, act("explode"), "no such action")
 	assert.Equal(t, http.StatusOK, act("remove"))
 	assert.Equal(t, http.StatusNotFound, act("remove"), "removed meanwhile")
-	kept, _ = reg.LTIPlatforms(t.Context())
+	kept, _ = reg.Platforms(t.Context())
 	assert.Empty(t, kept, "removed")
 
 	// Not an admin: the console is closed.

@@ -326,7 +326,7 @@ type Store interface {
 	SingleUse
 	Identities
 	KeptValues
-	LTIRecords
+	ModuleRecords
 	PasswordLinks
 	Links
 	AuditLog
@@ -462,29 +462,14 @@ type KeptValues interface {
 	KeepValue(ctx context.Context, name, value string) (string, error)
 }
 
-// LTIRecords keeps the LMSs registered by LTI Dynamic Registration and
-// the courses instructors launched from, with their rosters' reads.
-type LTIRecords interface {
-	// AddLTIPlatform keeps an LMS registered by LTI Dynamic Registration,
-	// for every instance; one with the same issuer and client id is
-	// ErrLTIPlatformTaken.
-	AddLTIPlatform(ctx context.Context, p LTIPlatform) error
-	// LTIPlatforms lists the registered LMSs, oldest first.
-	LTIPlatforms(ctx context.Context) ([]LTIPlatform, error)
-	// SetLTIPlatformDisabled turns a registered LMS's launches off or on
-	// again (ErrNotFound: no such LMS).
-	SetLTIPlatformDisabled(ctx context.Context, issuer, clientID string, disabled bool) error
-	// DeleteLTIPlatform removes a registered LMS (ErrNotFound: none).
-	DeleteLTIPlatform(ctx context.Context, issuer, clientID string) error
-	// SeeLTICourse records a course an instructor launched from (its
-	// roster's URL), or updates it.
-	SeeLTICourse(ctx context.Context, c LTICourse) error
-	// LTICourses lists the courses seen, the latest launched first (at
-	// most limit).
-	LTICourses(ctx context.Context, limit int) ([]LTICourse, error)
-	// RecordLTIRoster keeps what a course's last roster read gave
-	// (ErrNotFound: no such course).
-	RecordLTIRoster(ctx context.Context, issuer, clientID, contextID string, read RosterRead) error
+// ModuleRecords keeps the modules' own records, for every instance.
+type ModuleRecords interface {
+	// PutRecord keeps r as mode says.
+	PutRecord(ctx context.Context, r Record, mode PutMode) error
+	// Records lists the records q selects.
+	Records(ctx context.Context, q RecordQuery) ([]Record, error)
+	// DeleteRecord removes a record (ErrNotFound: none).
+	DeleteRecord(ctx context.Context, module, kind, key string) error
 }
 
 // PasswordLinks keeps the set-password links.

@@ -335,15 +335,15 @@ func (g *Guard) KeepValue(ctx context.Context, name string, value string) (r0 st
 	return r0, err
 }
 
-// AddLTIPlatform is the store's, bounded (see Guard).
-func (g *Guard) AddLTIPlatform(ctx context.Context, p store.LTIPlatform) error {
-	return g.do(ctx, func(ctx context.Context) error { return g.inner.AddLTIPlatform(ctx, p) })
+// PutRecord is the store's, bounded (see Guard).
+func (g *Guard) PutRecord(ctx context.Context, r store.Record, mode store.PutMode) error {
+	return g.do(ctx, func(ctx context.Context) error { return g.inner.PutRecord(ctx, r, mode) })
 }
 
-// LTIPlatforms is the store's, bounded (see Guard).
-func (g *Guard) LTIPlatforms(ctx context.Context) (r0 []store.LTIPlatform, err error) {
+// Records is the store's, bounded (see Guard).
+func (g *Guard) Records(ctx context.Context, q store.RecordQuery) (r0 []store.Record, err error) {
 	err = g.do(ctx, func(ctx context.Context) error {
-		x0, err := g.inner.LTIPlatforms(ctx)
+		x0, err := g.inner.Records(ctx, q)
 		if err == nil {
 			r0 = x0
 		}
@@ -352,40 +352,9 @@ func (g *Guard) LTIPlatforms(ctx context.Context) (r0 []store.LTIPlatform, err e
 	return r0, err
 }
 
-// SetLTIPlatformDisabled is the store's, bounded (see Guard).
-func (g *Guard) SetLTIPlatformDisabled(ctx context.Context, issuer string, clientID string, disabled bool) error {
-	return g.do(ctx, func(ctx context.Context) error {
-		return g.inner.SetLTIPlatformDisabled(ctx, issuer, clientID, disabled)
-	})
-}
-
-// DeleteLTIPlatform is the store's, bounded (see Guard).
-func (g *Guard) DeleteLTIPlatform(ctx context.Context, issuer string, clientID string) error {
-	return g.do(ctx, func(ctx context.Context) error { return g.inner.DeleteLTIPlatform(ctx, issuer, clientID) })
-}
-
-// SeeLTICourse is the store's, bounded (see Guard).
-func (g *Guard) SeeLTICourse(ctx context.Context, c store.LTICourse) error {
-	return g.do(ctx, func(ctx context.Context) error { return g.inner.SeeLTICourse(ctx, c) })
-}
-
-// LTICourses is the store's, bounded (see Guard).
-func (g *Guard) LTICourses(ctx context.Context, limit int) (r0 []store.LTICourse, err error) {
-	err = g.do(ctx, func(ctx context.Context) error {
-		x0, err := g.inner.LTICourses(ctx, limit)
-		if err == nil {
-			r0 = x0
-		}
-		return err
-	})
-	return r0, err
-}
-
-// RecordLTIRoster is the store's, bounded (see Guard).
-func (g *Guard) RecordLTIRoster(ctx context.Context, issuer string, clientID string, contextID string, read store.RosterRead) error {
-	return g.do(ctx, func(ctx context.Context) error {
-		return g.inner.RecordLTIRoster(ctx, issuer, clientID, contextID, read)
-	})
+// DeleteRecord is the store's, bounded (see Guard).
+func (g *Guard) DeleteRecord(ctx context.Context, module string, kind string, key string) error {
+	return g.do(ctx, func(ctx context.Context) error { return g.inner.DeleteRecord(ctx, module, kind, key) })
 }
 
 // CreatePasswordLink is the store's, bounded (see Guard).

@@ -76,9 +76,9 @@ func roles() []struct {
 		{"KeptValues", []subtest{
 			{"kept values", testKeptValues},
 		}},
-		{"LTIRecords", []subtest{
-			{"LMSs registered by Dynamic Registration", testLTIPlatforms},
-			{"LTI courses and their rosters", testLTICourses},
+		{"ModuleRecords", []subtest{
+			{"module records", testModuleRecords},
+			{"module records are bounded", testModuleRecordsBounded},
 		}},
 		{"PasswordLinks", []subtest{
 			{"set-password links", testPasswordLinks},

@@ -6,50 +6,19 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// testOutsideTextBounded: what an LMS, a roster or a refused request sent
-// is kept bounded, on every store path that keeps it: a name or title is
-// cut to store.MaxName, an outcome or audit detail to store.MaxDetail, and
-// a key too long to keep whole is refused, changing nothing.
+// testOutsideTextBounded: what a refused request, a roster or an IdP
+// sent is kept bounded: an audit detail is cut to store.MaxDetail, an
+// address to store.MaxKey, and a name past its bound is refused, changing
+// nothing. (A module's records are bounded by testModuleRecordsBounded.)
 func testOutsideTextBounded(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	huge := strings.Repeat("é", 300_000) // 600,000 bytes
-	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	p := store.LTIPlatform{Name: huge, Issuer: "https://lms.example", ClientID: "c1", AuthURL: "https://lms.example/auth",
-		JWKSURL: "https://lms.example/jwks", RegisteredAt: at}
-	require.NoError(t, s.AddLTIPlatform(ctx, p))
-	list, err := s.LTIPlatforms(ctx)
-	require.NoError(t, err)
-	require.Len(t, list, 1)
-	assert.LessOrEqual(t, len(list[0].Name), store.MaxName)
-	assert.True(t, strings.HasSuffix(list[0].Name, "…") && utf8.ValidString(list[0].Name), "cut at a character, marked")
-
-	long := p
-	long.ClientID = strings.Repeat("c", store.MaxKey+1)
-	assert.ErrorIs(t, s.AddLTIPlatform(ctx, long), store.ErrInvalid)
-	list, err = s.LTIPlatforms(ctx)
-	require.NoError(t, err)
-	assert.Len(t, list, 1, "nothing kept")
-
-	c := store.LTICourse{Issuer: p.Issuer, ClientID: "c1", ContextID: "k", Title: huge, MembershipsURL: "https://lms.example/nrps",
-		LaunchedBy: "t@school.example", LastLaunchAt: at}
-	require.NoError(t, s.SeeLTICourse(ctx, c))
-	require.NoError(t, s.RecordLTIRoster(ctx, c.Issuer, c.ClientID, c.ContextID, store.RosterRead{Result: huge, At: at}))
-	bad := c
-	bad.ContextID = strings.Repeat("x", store.MaxKey+1)
-	assert.ErrorIs(t, s.SeeLTICourse(ctx, bad), store.ErrInvalid)
-	courses, err := s.LTICourses(ctx, 10)
-	require.NoError(t, err)
-	require.Len(t, courses, 1)
-	assert.LessOrEqual(t, len(courses[0].Title), store.MaxName)
-	assert.LessOrEqual(t, len(courses[0].LastRoster), store.MaxDetail)
-
 	require.NoError(t, s.Record(ctx, store.Event{Kind: store.KindLogin, Email: huge, Outcome: "refused", Detail: huge}))
 	events, _, err := s.ListEvents(ctx, store.AuditFilter{Limit: 1})
 	require.NoError(t, err)
@@ -64,8 +33,8 @@ func testOutsideTextBounded(t *testing.T, s store.Store) {
 }
 
 // testKeysOfAnyText: every key the store takes from outside (an identity's
-// source and subject, a single-use id, an LMS's issuer, client id and
-// deployment, a course's ids, a kept value's name) is kept and found
+// source and subject, a single-use id, a module record's key and value,
+// a kept value's name) is kept and found
 // again whatever it holds, on every database: NUL (JSON's \u0000), bytes
 // that are no UTF-8, characters of four bytes, a kilobyte; and two keys
 // never collide.
@@ -85,12 +54,8 @@ func testKeysOfAnyText(t *testing.T, s store.Store) {
 		require.NoError(t, s.UseOnce(ctx, "kind", k, at.Add(time.Hour)), "single-use id %d", i)
 		assert.ErrorIs(t, s.UseOnce(ctx, "kind", k, at.Add(time.Hour)), store.ErrUsed, "single-use id %d, again", i)
 
-		p := store.LTIPlatform{Name: "LMS " + k, Issuer: "https://lms.example/" + k, ClientID: k, DeploymentID: k, AuthURL: "https://lms.example/a",
-			JWKSURL: "https://lms.example/j", RegisteredAt: at.Add(time.Duration(i) * time.Minute)}
-		require.NoError(t, s.AddLTIPlatform(ctx, p), "LMS %d", i)
-		require.NoError(t, s.SeeLTICourse(ctx, store.LTICourse{Issuer: p.Issuer, ClientID: k, ContextID: k, Title: "Course " + k,
-			MembershipsURL: "https://lms.example/m", LaunchedBy: "t@school.example", LastLaunchAt: at.Add(time.Duration(i) * time.Minute)}), "course %d", i)
-		require.NoError(t, s.RecordLTIRoster(ctx, p.Issuer, k, k, store.RosterRead{Result: "read " + k, At: at}), "roster %d", i)
+		require.NoError(t, s.PutRecord(ctx, store.Record{Module: "lms", Kind: "course", Key: k, Value: []byte(k), At: at.Add(time.Duration(i) * time.Minute)},
+			store.Create), "record %d", i)
 		kept, err := s.KeepValue(ctx, "value "+k, "v"+strconv.Itoa(i))
 		require.NoError(t, err, "kept value %d", i)
 		assert.Equal(t, "v"+strconv.Itoa(i), kept, "kept value %d: its own, no other key's", i)
@@ -102,24 +67,18 @@ func testKeysOfAnyText(t *testing.T, s store.Store) {
 		subjects = append(subjects, id.Subject)
 	}
 	assert.ElementsMatch(t, keys, subjects, "every subject read back as written")
-	platforms, err := s.LTIPlatforms(ctx)
+	list, err := s.Records(ctx, store.RecordQuery{Module: "lms", Kind: "course"})
 	require.NoError(t, err)
-	require.Len(t, platforms, len(keys))
-	var clients []string
-	for _, p := range platforms {
-		clients = append(clients, p.ClientID)
-		assert.Equal(t, p.ClientID, p.DeploymentID)
+	require.Len(t, list, len(keys))
+	for i, r := range list {
+		assert.Equal(t, keys[i], r.Key, "record %d: its key read back as written, in order of time", i)
+		assert.Equal(t, []byte(keys[i]), r.Value, "record %d: its value byte for byte", i)
 	}
-	assert.ElementsMatch(t, keys, clients)
-	courses, err := s.LTICourses(ctx, 100)
+	list, err = s.Records(ctx, store.RecordQuery{Module: "lms", Kind: "course", Keys: keys[:2]})
 	require.NoError(t, err)
-	require.Len(t, courses, len(keys))
-	for _, c := range courses {
-		assert.Equal(t, c.ClientID, c.ContextID)
-		assert.True(t, strings.HasPrefix(c.LastRoster, "read "))
-	}
-	require.NoError(t, s.SetLTIPlatformDisabled(ctx, "https://lms.example/"+keys[0], keys[0], true))
-	require.NoError(t, s.DeleteLTIPlatform(ctx, "https://lms.example/"+keys[1], keys[1]))
+	assert.Len(t, list, 2, "found by such keys")
+	require.NoError(t, s.DeleteRecord(ctx, "lms", "course", keys[0]))
+	assert.ErrorIs(t, s.DeleteRecord(ctx, "lms", "course", keys[0]), store.ErrNotFound)
 	n, err := s.MoveIdentities(ctx, "lti:"+keys[0], "lti:"+keys[0]+"|c")
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), n)
