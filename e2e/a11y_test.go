@@ -84,13 +84,7 @@ func TestBrowserAccessibility(t *testing.T) {
 	r := b.post(fmt.Sprintf("/admin/accounts/%d/invite", admin.ID+1), url.Values{"_csrf": {invite}})
 	link := regexp.MustCompile(`/set-password\?token=[^"<\s]+`).FindString(r.body)
 	require.NotEmpty(t, link, "a set-password link for bob")
-	// The console's LTI page with a registered LMS and a course in its
-	// tables.
-	require.NoError(t, (&lti.Records{Store: ta.store}).AddPlatform(t.Context(), lti.Registered{Name: "sample-lms (moodle.school.example)", Issuer: "https://moodle.school.example",
-		ClientID: "registered-1", DeploymentID: "1", AuthURL: "https://moodle.school.example/auth", JWKSURL: "https://moodle.school.example/jwks",
-		RegisteredAt: time.Now(), RegisteredBy: admin.Email, CreateAccounts: true}))
-	require.NoError(t, (&lti.Records{Store: ta.store}).SeeCourse(t.Context(), lti.Course{Issuer: "https://moodle.school.example", ClientID: "registered-1", ContextID: "7",
-		Title: "Media studies", MembershipsURL: "https://moodle.school.example/nrps/7", LaunchedBy: "teacher@school.example", LastLaunchAt: time.Now()}))
+	seedLTIConsole(t, ta, admin.Email)
 
 	signedOut := []a11yPage{
 		{name: "sign-in", open: nav(ta.srv.URL+"/login", "#sign-in"), ready: "#sign-in"},
@@ -120,13 +114,7 @@ func TestBrowserAccessibility(t *testing.T) {
 				chromedp.Click(chromedp.CSS(`#demo-portal button[type="submit"]`)), chromedp.WaitVisible(chromedp.ID("handoff-switch"))))
 		}},
 	}
-	var galleryPages, galleryVariants []a11yPage
-	for _, name := range gallery.names {
-		galleryPages = append(galleryPages, a11yPage{name: name, open: nav(gallery.srv.URL+"/"+url.PathEscape(name), "main")})
-	}
-	for _, name := range gallery.variants {
-		galleryVariants = append(galleryVariants, a11yPage{name: name, open: nav(gallery.srv.URL+"/"+url.PathEscape(name), "main")})
-	}
+	galleryPages, galleryVariants := gallery.pages(gallery.names, nav), gallery.pages(gallery.variants, nav)
 
 	total, violations := 0, 0
 	// Signed out in a browser context of its own (no cookies); signed in
@@ -165,8 +153,23 @@ func TestBrowserAccessibility(t *testing.T) {
 					total, violations = total+1, violations+len(v)
 					continue
 				}
-				overflow, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
-  if (`+strconv.Quote(view.text)+`) document.documentElement.style.fontSize = `+strconv.Quote(view.text)+`;
+				overflow := reflowProblems(t, ctx, view.text)
+				assert.Empty(t, overflow, "%s at %d px, text %s", p.name, view.width, view.text)
+			}
+			cancel()
+		}
+	}
+	t.Logf("axe-core (WCAG 2.0/2.1 A and AA): %d page views (%d pages at 1280 and 375 px, %d variants of the error pages at 1280), %d violations; reflow at 320 px and text at 200 %%",
+		total, len(signedOut)+len(galleryPages)+len(signedInAdmin), len(galleryVariants), violations)
+}
+
+// reflowProblems is what breaks the page's reflow with the root font
+// size at text ("": as it is): a page that scrolls sideways (with the
+// elements that stick out) and controls off the page.
+func reflowProblems(t *testing.T, ctx context.Context, text string) []string {
+	t.Helper()
+	overflow, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+  if (`+strconv.Quote(text)+`) document.documentElement.style.fontSize = `+strconv.Quote(text)+`;
   const bad = [];
   if (document.documentElement.scrollWidth > window.innerWidth + 1) {
     const wide = [];
@@ -186,14 +189,19 @@ func TestBrowserAccessibility(t *testing.T) {
   }
   return bad;
 })()`))
-				require.NoError(t, err)
-				assert.Empty(t, overflow, "%s at %d px, text %s", p.name, view.width, view.text)
-			}
-			cancel()
-		}
-	}
-	t.Logf("axe-core (WCAG 2.0/2.1 A and AA): %d page views (%d pages at 1280 and 375 px, %d variants of the error pages at 1280), %d violations; reflow at 320 px and text at 200 %%",
-		total, len(signedOut)+len(galleryPages)+len(signedInAdmin), len(galleryVariants), violations)
+	require.NoError(t, err)
+	return overflow
+}
+
+// seedLTIConsole gives the console's LTI page a registered LMS and a
+// course.
+func seedLTIConsole(t *testing.T, ta *testApp, by string) {
+	t.Helper()
+	require.NoError(t, (&lti.Records{Store: ta.store}).AddPlatform(t.Context(), lti.Registered{Name: "sample-lms (moodle.school.example)", Issuer: "https://moodle.school.example",
+		ClientID: "registered-1", DeploymentID: "1", AuthURL: "https://moodle.school.example/auth", JWKSURL: "https://moodle.school.example/jwks",
+		RegisteredAt: time.Now(), RegisteredBy: by, CreateAccounts: true}))
+	require.NoError(t, (&lti.Records{Store: ta.store}).SeeCourse(t.Context(), lti.Course{Issuer: "https://moodle.school.example", ClientID: "registered-1", ContextID: "7",
+		Title: "Media studies", MembershipsURL: "https://moodle.school.example/nrps/7", LaunchedBy: "teacher@school.example", LastLaunchAt: time.Now()}))
 }
 
 // gallery serves every page that takes a fault, an LMS's frame or a
@@ -206,6 +214,15 @@ type gallery struct {
 	// read them: the same shell with the status and the technical detail
 	// (an admin), or without a header (signed out).
 	variants []string
+}
+
+// pages are the gallery's pages of these names, opened by nav.
+func (g gallery) pages(names []string, nav func(path, ready string) func(*testing.T, context.Context)) []a11yPage {
+	var out []a11yPage
+	for _, name := range names {
+		out = append(out, a11yPage{name: name, open: nav(g.srv.URL+"/"+url.PathEscape(name), "main")})
+	}
+	return out
 }
 
 func galleryServer(t *testing.T) gallery {
@@ -296,15 +313,8 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 	admin := ta.addNamedAccount(t, "ada.admin@partner.example", "Ada", "Admin", true)
 	bob := ta.addNamedAccount(t, "bob.builder@partner.example", "Bob", "Builder", false)
 	ctx := newTab(t)
-	key := func(k string, opts ...chromedp.KeyOption) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(k, opts...)))
-	}
-	typeText := func(s string) { t.Helper(); require.NoError(t, chromedp.Do(ctx, chromedp.KeyEvent(s))) }
-	waitFor := func(sel string) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(sel))))
-	}
+	k := keyboard{t, ctx}
+	key, typeText, waitFor := k.key, k.key, k.waitFor
 
 	// The first Tab of a page reaches "Skip to content", which moves focus
 	// to the page's content.
@@ -330,46 +340,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 	key(kb.Enter)
 	waitFor(`html[lang="en"] #email`)
 
-	// A wrong password: the error summary takes focus; its link moves focus
-	// to the field, which says it is invalid.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(ta.srv.URL+"/login"), chromedp.WaitVisible(chromedp.ID("email"))))
-	assert.Equal(t, "email", whatHasFocus(t, ctx).ID, "the sign-in page starts in its first field")
-	typeText(admin.Email)
-	key(kb.Tab)
-	assert.Equal(t, "password", whatHasFocus(t, ctx).ID)
-	typeText("not the password")
-	key(kb.Enter)
-	waitFor("#error-summary")
-	assert.Equal(t, "error-summary", whatHasFocus(t, ctx).ID, "the summary takes focus")
-	key(kb.Tab)
-	assert.Equal(t, "a", whatHasFocus(t, ctx).Tag, "the summary's link to the field")
-	// Enter on a link acts on its key down; a browser then sends no
-	// keypress to the field the link focused (CDP's separate "char" event
-	// would, and submit the form).
-	require.NoError(t, chromedp.Do(ctx, keyWithoutChar('\r')))
-	assert.Equal(t, "email", whatHasFocus(t, ctx).ID, "the link moves focus to its field")
-	invalid, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('email').getAttribute('aria-invalid') + ' ' + document.getElementById(document.getElementById('email').getAttribute('aria-describedby')).innerText`))
-	require.NoError(t, err)
-	assert.Contains(t, invalid, "true Error:")
-
-	// The right password, then the editor.
-	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('email').select(), true`))
-	require.NoError(t, err)
-	typeText(admin.Email)
-	key(kb.Tab)
-	typeText(testPassword)
-	key(kb.Enter)
-	waitFor("#open-editor")
-	tabTo(t, ctx, "open-editor")
-	key(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))
-	assert.NotEqual(t, "open-editor", whatHasFocus(t, ctx).ID, "Shift+Tab goes back")
-	key(kb.Tab)
-	assert.Equal(t, "open-editor", whatHasFocus(t, ctx).ID)
-	key(kb.Enter)
-	waitFor("#who")
-	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
-	require.NoError(t, err)
-	assert.Equal(t, "Signed in as Ada Admin", who)
+	keyboardSignIn(k, ta.srv.URL, admin.Email)
 
 	// A console action: end Bob's sessions from his page.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(fmt.Sprintf("%s/admin/accounts/%d", ta.srv.URL, bob.ID)), chromedp.WaitVisible(chromedp.CSS("main h1"))))
@@ -396,7 +367,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 	tabTo(t, ctx, "switch-account")
 	key(" ")
 	waitFor("#who")
-	who, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
 	require.NoError(t, err)
 	assert.Equal(t, "Signed in as Grace Hopper", who)
 
@@ -417,6 +388,70 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 	name, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("signed-in-as")))
 	require.NoError(t, err)
 	assert.Equal(t, "Bob Builder", name)
+}
+
+// keyboard presses keys in one tab.
+type keyboard struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+// key presses k (or types the text k).
+func (k keyboard) key(s string, opts ...chromedp.KeyOption) {
+	k.t.Helper()
+	require.NoError(k.t, chromedp.Do(k.ctx, chromedp.KeyEvent(s, opts...)))
+}
+
+func (k keyboard) waitFor(sel string) {
+	k.t.Helper()
+	require.NoError(k.t, chromedp.Do(k.ctx, chromedp.WaitVisible(chromedp.CSS(sel))))
+}
+
+// keyboardSignIn signs in at base with the keyboard alone: a wrong password first
+// (the error summary takes focus; its link moves focus to the field,
+// which says it is invalid), then the right one, then the editor.
+func keyboardSignIn(k keyboard, base, email string) {
+	t, ctx := k.t, k.ctx
+	t.Helper()
+	key, typeText, waitFor := k.key, k.key, k.waitFor
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+"/login"), chromedp.WaitVisible(chromedp.ID("email"))))
+	assert.Equal(t, "email", whatHasFocus(t, ctx).ID, "the sign-in page starts in its first field")
+	typeText(email)
+	key(kb.Tab)
+	assert.Equal(t, "password", whatHasFocus(t, ctx).ID)
+	typeText("not the password")
+	key(kb.Enter)
+	waitFor("#error-summary")
+	assert.Equal(t, "error-summary", whatHasFocus(t, ctx).ID, "the summary takes focus")
+	key(kb.Tab)
+	assert.Equal(t, "a", whatHasFocus(t, ctx).Tag, "the summary's link to the field")
+	// Enter on a link acts on its key down; a browser then sends no
+	// keypress to the field the link focused (CDP's separate "char" event
+	// would, and submit the form).
+	require.NoError(t, chromedp.Do(ctx, keyWithoutChar('\r')))
+	assert.Equal(t, "email", whatHasFocus(t, ctx).ID, "the link moves focus to its field")
+	invalid, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('email').getAttribute('aria-invalid') + ' ' + document.getElementById(document.getElementById('email').getAttribute('aria-describedby')).innerText`))
+	require.NoError(t, err)
+	assert.Contains(t, invalid, "true Error:")
+
+	// The right password, then the editor.
+	_, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('email').select(), true`))
+	require.NoError(t, err)
+	typeText(email)
+	key(kb.Tab)
+	typeText(testPassword)
+	key(kb.Enter)
+	waitFor("#open-editor")
+	tabTo(t, ctx, "open-editor")
+	key(kb.Tab, chromedp.KeyModifiers(chromedp.ModifierShift))
+	assert.NotEqual(t, "open-editor", whatHasFocus(t, ctx).ID, "Shift+Tab goes back")
+	key(kb.Tab)
+	assert.Equal(t, "open-editor", whatHasFocus(t, ctx).ID)
+	key(kb.Enter)
+	waitFor("#who")
+	who, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("who")))
+	require.NoError(t, err)
+	assert.Equal(t, "Signed in as Ada Admin", who)
 }
 
 // pageTab is a tab for a run of pages, closed by cancel: in the browser

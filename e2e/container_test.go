@@ -37,65 +37,41 @@ func TestContainerImage(t *testing.T) {
 	engine := containerEngine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
 	const version = "1.0.0-test"
 	commit := strings.Repeat("c0ffee", 6) + "ab12"
 	built := time.Now().UTC().Format(time.RFC3339)
 
-	// The Dockerfile's build line: static, trimmed, the version stamped.
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w"+
-		" -X github.com/ssobridge/ssobridge/internal/version.version="+version+
-		" -X github.com/ssobridge/ssobridge/internal/version.commit="+commit+
-		" -X github.com/ssobridge/ssobridge/internal/version.built="+built,
-		"-o", filepath.Join(dir, "ssobridge"), "github.com/ssobridge/ssobridge")
-	build.Dir = ".."
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-
-	dockerfile, err := os.ReadFile("../Dockerfile")
-	require.NoError(t, err)
-	containerfile, err := offlineContainerfile(string(dockerfile))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "Containerfile"), []byte(containerfile), 0o644))
-	// What distroless brings that the stage relies on: the nonroot user.
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "passwd"), []byte(fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", containerUID, containerUID)), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "group"), []byte(fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", containerUID)), 0o644))
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "data"), 0o755))
-
 	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
-	image := "localhost/ssobridge-test:" + suffix
 	run := func(args ...string) (string, error) {
 		out, err := exec.CommandContext(ctx, engine, args...).CombinedOutput()
 		return strings.TrimSpace(string(out)), err
 	}
-	out2, err := run("build", "--quiet", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir)
-	require.NoError(t, err, "%s", out2)
-	t.Cleanup(func() { _, _ = exec.Command(engine, "rmi", "-f", image).CombinedOutput() })
+	image := buildTestImage(ctx, t, engine, suffix, "-X github.com/ssobridge/ssobridge/internal/version.version="+version+
+		" -X github.com/ssobridge/ssobridge/internal/version.commit="+commit+
+		" -X github.com/ssobridge/ssobridge/internal/version.built="+built)
 
 	// The host's network: the test needs no network set-up from the engine.
 	// Limits of its own: the engine's defaults (the host's maximum) are
-	// more than a sandboxed host, as CI's, lets it set. The host's network:
-	// the test needs no network set-up from the engine.
+	// more than a sandboxed host, as CI's, lets it set.
 	limits := []string{"--network", "host", "--ulimit", "nofile=4096:4096", "--ulimit", "nproc=4096:4096"}
 	// The platform: the image's own emulator in a second container, as the
 	// README has it for a containerised try, with its control endpoint.
 	simPort := freePort(t)
 	simName := "ssobridge-test-sim-" + suffix
 	t.Cleanup(func() { _, _ = exec.Command(engine, "rm", "-f", "-v", simName).CombinedOutput() }) // a failed start too
-	out2, err = run(append(append([]string{"run", "-d", "--name", simName}, limits...), image,
+	out, err := run(append(append([]string{"run", "-d", "--name", simName}, limits...), image,
 		"platform-sim", "--addr", "127.0.0.1:"+strconv.Itoa(simPort), "--api-key", "test-key", "--api-secret", "test-secret", "--control")...)
-	require.NoError(t, err, "%s", out2)
+	require.NoError(t, err, "%s", out)
 	sim := "http://127.0.0.1:" + strconv.Itoa(simPort)
 
 	port := freePort(t)
 	name := "ssobridge-test-" + suffix
 	t.Cleanup(func() { _, _ = exec.Command(engine, "rm", "-f", "-v", name).CombinedOutput() })
-	out2, err = run(append(append([]string{"run", "-d", "--name", name}, limits...),
+	out, err = run(append(append([]string{"run", "-d", "--name", name}, limits...),
 		"--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges", "--tmpfs", "/tmp",
 		"-e", "SSOBRIDGE_SERVER_ADDR=127.0.0.1:"+strconv.Itoa(port), "-e", "SSOBRIDGE_PLATFORM_BASE_URL="+sim,
 		"-e", "SSOBRIDGE_PLATFORM_API_KEY=test-key", "-e", "SSOBRIDGE_PLATFORM_API_SECRET=test-secret", image)...)
-	require.NoError(t, err, "%s", out2)
+	require.NoError(t, err, "%s", out)
 	logs := func() string { s, _ := run("logs", name); return s }
 
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
@@ -149,51 +125,84 @@ func TestContainerImage(t *testing.T) {
 		assert.NoError(t, err, "%s", out)
 	})
 
-	t.Run("SIGTERM drains and exits 0 within the grace", func(t *testing.T) {
-		// An account made as an admin would (`user add` in the container),
-		// and a launch in flight at the stop: the platform answers its
-		// token call in 1.5 s, within the launch's patience, so the launch
-		// ends in its request.
-		add := exec.CommandContext(ctx, engine, "exec", "-i", name, "/ssobridge", "user", "add",
-			"--email", "pupil@example.com", "--first-name", "Pat", "--last-name", "Pupil")
-		add.Stdin = strings.NewReader(testPassword + "\n")
-		out, err := add.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		b, _ := signedIn(t, base, "pupil@example.com")
-		require.Equal(t, http.StatusSeeOther, b.launch().status, "the first launch links the account")
-		simControl(t, sim, "/_sim/latency", `{"endpoint":"issue_token","latency_ms":1500}`)
-		tok := b.csrf("/")
-		launched := make(chan int, 1)
-		go func() {
-			resp, err := b.c.PostForm(base+"/launch", url.Values{"_csrf": {tok}})
-			if err != nil {
-				launched <- 0
-				return
-			}
-			resp.Body.Close()
-			launched <- resp.StatusCode
-		}()
-		require.Eventually(t, func() bool {
-			resp, err := http.Get(sim + "/_sim/calls")
-			if err != nil {
-				return false
-			}
-			defer resp.Body.Close()
-			var calls map[string]int
-			return json.NewDecoder(resp.Body).Decode(&calls) == nil && calls["issue_token"] == 2
-		}, 30*time.Second, 20*time.Millisecond, "the launch reached the platform")
+	t.Run("SIGTERM drains and exits 0 within the grace", func(t *testing.T) { drainsOnStop(ctx, t, engine, name, base, sim, run, logs) })
+}
 
-		start := time.Now()
-		stopped, err := run("stop", "--time", "75", name) // SIGTERM; SIGKILL only after the grace
-		require.NoError(t, err, "%s", stopped)
-		took := time.Since(start)
-		assert.Equal(t, http.StatusSeeOther, <-launched, "the launch in flight ended with its redirect")
-		code, err := run("inspect", "--format", "{{.State.ExitCode}}", name)
-		require.NoError(t, err, "%s", code)
-		assert.Equal(t, "0", code, "the container's log:\n%s", logs())
-		assert.Less(t, took, 70*time.Second)
-		assert.Contains(t, logs(), "shutting down")
-	})
+// buildTestImage builds the bridge as the Dockerfile's build line does
+// (static, trimmed, stamped by the -X flags in stamp) and an image of it
+// from the Dockerfile's runtime stage on an empty base; it is removed when
+// the test ends.
+func buildTestImage(ctx context.Context, t *testing.T, engine, suffix, stamp string) string {
+	dir := t.TempDir()
+	// The Dockerfile's build line: static, trimmed, the version stamped.
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w "+stamp,
+		"-o", filepath.Join(dir, "ssobridge"), "github.com/ssobridge/ssobridge")
+	build.Dir = ".."
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	dockerfile, err := os.ReadFile("../Dockerfile")
+	require.NoError(t, err)
+	containerfile, err := offlineContainerfile(string(dockerfile))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "Containerfile"), []byte(containerfile), 0o644))
+	// What distroless brings that the stage relies on: the nonroot user.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "passwd"), []byte(fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", containerUID, containerUID)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "group"), []byte(fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", containerUID)), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "data"), 0o755))
+
+	image := "localhost/ssobridge-test:" + suffix
+	out, err = exec.CommandContext(ctx, engine, "build", "--quiet", "-t", image, "-f", filepath.Join(dir, "Containerfile"), dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Cleanup(func() { _, _ = exec.Command(engine, "rmi", "-f", image).CombinedOutput() })
+	return image
+}
+
+// drainsOnStop: an account made as an admin would (`user add` in the
+// container), and a launch in flight at the stop: the platform answers its
+// token call in 1.5 s, within the launch's patience, so the launch ends in
+// its request, and the container exits 0 within the grace.
+func drainsOnStop(ctx context.Context, t *testing.T, engine, name, base, sim string, run func(...string) (string, error), logs func() string) {
+	add := exec.CommandContext(ctx, engine, "exec", "-i", name, "/ssobridge", "user", "add",
+		"--email", "pupil@example.com", "--first-name", "Pat", "--last-name", "Pupil")
+	add.Stdin = strings.NewReader(testPassword + "\n")
+	out, err := add.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	b, _ := signedIn(t, base, "pupil@example.com")
+	require.Equal(t, http.StatusSeeOther, b.launch().status, "the first launch links the account")
+	simControl(t, sim, "/_sim/latency", `{"endpoint":"issue_token","latency_ms":1500}`)
+	tok := b.csrf("/")
+	launched := make(chan int, 1)
+	go func() {
+		resp, err := b.c.PostForm(base+"/launch", url.Values{"_csrf": {tok}})
+		if err != nil {
+			launched <- 0
+			return
+		}
+		resp.Body.Close()
+		launched <- resp.StatusCode
+	}()
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(sim + "/_sim/calls")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		var calls map[string]int
+		return json.NewDecoder(resp.Body).Decode(&calls) == nil && calls["issue_token"] == 2
+	}, 30*time.Second, 20*time.Millisecond, "the launch reached the platform")
+
+	start := time.Now()
+	stopped, err := run("stop", "--time", "75", name) // SIGTERM; SIGKILL only after the grace
+	require.NoError(t, err, "%s", stopped)
+	took := time.Since(start)
+	assert.Equal(t, http.StatusSeeOther, <-launched, "the launch in flight ended with its redirect")
+	code, err := run("inspect", "--format", "{{.State.ExitCode}}", name)
+	require.NoError(t, err, "%s", code)
+	assert.Equal(t, "0", code, "the container's log:\n%s", logs())
+	assert.Less(t, took, 70*time.Second)
+	assert.Contains(t, logs(), "shutting down")
 }
 
 // TestOfflineContainerfile: the test image's recipe is the Dockerfile's

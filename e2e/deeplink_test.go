@@ -81,15 +81,7 @@ func TestLTIDeepLinkingPlacesTheEditor(t *testing.T) {
 	resp.Body.Close()
 	require.Empty(t, plat.DeepLinkRefusal(), "the LMS verifies the answer against the tool's key set")
 	require.Equal(t, http.StatusOK, resp.StatusCode, "back on the course page")
-	claims := plat.DeepLinkAnswer()
-	assert.Equal(t, plat.ClientID, claims["iss"])
-	assert.Equal(t, plat.Issuer, claims["aud"])
-	assert.Equal(t, plat.DeploymentID, claims["https://purl.imsglobal.org/spec/lti/claim/deployment_id"])
-	assert.Equal(t, "LtiDeepLinkingResponse", claims["https://purl.imsglobal.org/spec/lti/claim/message_type"])
-	assert.Equal(t, "1.3.0", claims["https://purl.imsglobal.org/spec/lti/claim/version"])
-	assert.NotEmpty(t, claims["nonce"])
-	assert.InDelta(t, 300, claims["exp"].(float64)-claims["iat"].(float64), 1)
-	assert.Contains(t, claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"], "request-", "the request's data, unchanged")
+	assertDeepLinkAnswer(t, plat)
 	placed := plat.Placed()
 	require.Len(t, placed, 1)
 	assert.Equal(t, "Make a trailer", placed[0].Title)
@@ -145,6 +137,22 @@ func TestLTIDeepLinkingPlacesTheEditor(t *testing.T) {
 	assert.Contains(t, refused.body, "lti-instructors-only")
 	assert.NotContains(t, refused.body, `name="context"`)
 	assert.Contains(t, ta.logs.String(), "LTI deep linking refused")
+}
+
+// assertDeepLinkAnswer: the answer the LMS verified is a Deep Linking
+// response of the tool's (its client id the issuer, the LMS's issuer the
+// audience), living 5 minutes, carrying the request's data unchanged.
+func assertDeepLinkAnswer(t *testing.T, plat *ltiplatformtest.Platform) {
+	t.Helper()
+	claims := plat.DeepLinkAnswer()
+	assert.Equal(t, plat.ClientID, claims["iss"])
+	assert.Equal(t, plat.Issuer, claims["aud"])
+	assert.Equal(t, plat.DeploymentID, claims["https://purl.imsglobal.org/spec/lti/claim/deployment_id"])
+	assert.Equal(t, "LtiDeepLinkingResponse", claims["https://purl.imsglobal.org/spec/lti/claim/message_type"])
+	assert.Equal(t, "1.3.0", claims["https://purl.imsglobal.org/spec/lti/claim/version"])
+	assert.NotEmpty(t, claims["nonce"])
+	assert.InDelta(t, 300, claims["exp"].(float64)-claims["iat"].(float64), 1)
+	assert.Contains(t, claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"], "request-", "the request's data, unchanged")
 }
 
 // Platform storage from outside, without a browser's scripts: a login

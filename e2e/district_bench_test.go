@@ -104,20 +104,15 @@ type districtResult struct {
 	limitedAt      map[int]int // second of the morning -> 429s in it
 }
 
-func districtMorning(b *testing.B, replace bool) districtResult {
-	b.Helper()
-	sim := sharedPlatform(b, func(c *platformsim.Config) { c.RateLimit, c.RateBurst = districtRate, districtRate })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	public := "http://" + ln.Addr().String()
-	proxy := &roundRobin{}
-	go func() { _ = http.Serve(ln, proxy) }()
-	b.Cleanup(func() { ln.Close() })
-
+// makeDistrict makes the district: its courses, each an LMS of its own
+// (public is where its launches go) with a teacher and a roster of
+// pupils, and the portal's pupils; it returns every pupil in the order
+// they arrive, the teachers, and the lti section that registers the
+// LMSs.
+func makeDistrict(b *testing.B, sim *platformsim.Running, public string) (order, teachers []pupil, lmsYAML string) {
 	// The courses, their rosters and the pupils.
 	var pupils []pupil
-	lmsYAML := "lti:\n  platforms:\n"
-	var teachers []pupil
+	lmsYAML = "lti:\n  platforms:\n"
 	for c := range districtCourses {
 		plat := ltiplatformtest.Start(b, public)
 		plat.Course = fmt.Sprintf("Media studies %d", c+1)
@@ -144,7 +139,7 @@ func districtMorning(b *testing.B, replace bool) districtResult {
 	// Interleave the ways in (an LMS pupil, then a portal one, …) and make
 	// every third pupil new to the platform; the others have a platform
 	// user already (made by the partner's earlier tools), unlinked.
-	order := make([]pupil, 0, len(pupils))
+	order = make([]pupil, 0, len(pupils))
 	lms, web := pupils[:districtCourses*districtPerCourse], pupils[districtCourses*districtPerCourse:]
 	for len(lms)+len(web) > 0 {
 		for range 3 {
@@ -166,6 +161,20 @@ func districtMorning(b *testing.B, replace bool) districtResult {
 			require.NoError(b, err)
 		}
 	}
+	return order, teachers, lmsYAML
+}
+
+func districtMorning(b *testing.B, replace bool) districtResult {
+	b.Helper()
+	sim := sharedPlatform(b, func(c *platformsim.Config) { c.RateLimit, c.RateBurst = districtRate, districtRate })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	public := "http://" + ln.Addr().String()
+	proxy := &roundRobin{}
+	go func() { _ = http.Serve(ln, proxy) }()
+	b.Cleanup(func() { ln.Close() })
+
+	order, teachers, lmsYAML := makeDistrict(b, sim, public)
 
 	o := testOptions{platform: sim, realPacing: true, postgres: pgtest.DSN(b),
 		platformYAML: fmt.Sprintf("  rate_limit: %d\n  max_wait: 30m\n", districtRate),
@@ -244,7 +253,13 @@ func districtMorning(b *testing.B, replace bool) districtResult {
 	close(allDone)
 	<-sampling
 
-	r := districtResult{outcomes: outcomes, last: time.Duration(lastLanding.Load()), restarted: restarted, limitedAt: limitedAt}
+	return tallyMorning(sim, order, districtResult{outcomes: outcomes, last: time.Duration(lastLanding.Load()), restarted: restarted, limitedAt: limitedAt})
+}
+
+// tallyMorning adds the platform's counts to r: its calls by endpoint
+// (the browsers' exchanges are not the bridge's), the 429s, and the
+// pupils with more than one platform user.
+func tallyMorning(sim *platformsim.Running, order []pupil, r districtResult) districtResult {
 	r.byEndpoint = sim.Server.CallCounts()
 	for endpoint, n := range r.byEndpoint {
 		if endpoint != "exchange" { // the browsers' own, not the bridge's

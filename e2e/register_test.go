@@ -100,34 +100,7 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	regs, refusal := plat.Registrations()
 	require.Empty(t, refusal)
 	require.Len(t, regs, 1)
-	reg := regs[0]
-	assert.Equal(t, "web", reg["application_type"])
-	assert.Equal(t, []any{"id_token"}, reg["response_types"])
-	assert.Equal(t, []any{"implicit", "client_credentials"}, reg["grant_types"])
-	assert.Equal(t, public+"/lti/login", reg["initiate_login_uri"])
-	assert.Equal(t, []any{public + "/lti/launch"}, reg["redirect_uris"])
-	assert.Equal(t, public+"/lti/jwks", reg["jwks_uri"])
-	assert.Equal(t, "private_key_jwt", reg["token_endpoint_auth_method"])
-	assert.Equal(t, "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly", reg["scope"])
-	assert.NotEmpty(t, reg["client_name"])
-	tc := reg["https://purl.imsglobal.org/spec/lti-tool-configuration"].(map[string]any)
-	assert.Equal(t, strings.TrimPrefix(public, "http://"), tc["domain"])
-	assert.Equal(t, public+"/lti/launch", tc["target_link_uri"])
-	assert.Equal(t, []any{"sub", "email", "given_name", "family_name", "name"}, tc["claims"])
-	assert.Equal(t, []any{map[string]any{"type": "LtiResourceLinkRequest"}, map[string]any{"type": "LtiDeepLinkingRequest"}}, tc["messages"])
-
-	list := stored()
-	require.Len(t, list, 1, "kept once, for both instances")
-	p := list[0]
-	assert.Equal(t, plat.Issuer, p.Issuer)
-	assert.Equal(t, "registered-client-1", p.ClientID)
-	assert.Equal(t, "registered-deployment", p.DeploymentID)
-	assert.Equal(t, plat.AuthURL(), p.AuthURL)
-	assert.Equal(t, plat.JWKSURL(), p.JWKSURL)
-	assert.Equal(t, plat.TokenURL(), p.TokenURL)
-	assert.Equal(t, "root@partner.example", p.RegisteredBy)
-	assert.Equal(t, "school.example", p.EmailDomains)
-	assert.True(t, p.CreateAccounts)
+	assertRegisteredAsSpecAsks(t, plat, public, regs[0], stored())
 
 	again := lms.get(localOf(t, plat.RegistrationURL(regURL)))
 	assert.Equal(t, http.StatusBadRequest, again.status, "a registration URL works once")
@@ -155,19 +128,56 @@ func TestLTIDynamicRegistration(t *testing.T) {
 	assert.Contains(t, a.logs.String(), "it answered 400", "the log keeps the status")
 	assert.Len(t, stored(), 1)
 
-	// The console on B lists it; disabling and removing change the store.
-	adminB := admin.on(b)
+	consoleDisablesAndRemoves(t, admin.on(b), plat.Issuer, stored)
+	assert.NotEqual(t, http.StatusOK, a.browser(t).get("/admin/lti").status, "the console's LTI page is an admin's")
+}
+
+// consoleDisablesAndRemoves: the console lists the registered LMS of
+// issuer; disabling and removing it change what stored reads.
+func consoleDisablesAndRemoves(t *testing.T, adminB *browser, issuer string, stored func() []lti.Registered) {
+	t.Helper()
 	listed := adminB.get("/admin/lti")
 	assert.Contains(t, listed.body, "registered-client-1")
 	assert.Contains(t, listed.body, "root@partner.example")
-	form := url.Values{"_csrf": {adminB.csrf("/admin/lti")}, "issuer": {plat.Issuer}, "client_id": {"registered-client-1"}}
+	form := url.Values{"_csrf": {adminB.csrf("/admin/lti")}, "issuer": {issuer}, "client_id": {"registered-client-1"}}
 	require.Equal(t, http.StatusOK, adminB.post("/admin/lti/platforms/disable", form).status)
 	assert.True(t, stored()[0].Disabled)
 	require.Equal(t, http.StatusOK, adminB.post("/admin/lti/platforms/remove", form).status)
 	assert.Empty(t, stored())
 	assert.Equal(t, http.StatusNotFound, adminB.post("/admin/lti/platforms/remove", form).status, "removed already")
-	pupil := a.browser(t)
-	assert.NotEqual(t, http.StatusOK, pupil.get("/admin/lti").status, "the console's LTI page is an admin's")
+}
+
+// assertRegisteredAsSpecAsks: the tool registered with the claims LTI
+// Dynamic Registration asks for, and the LMS is kept (list) with what its
+// configuration and registration answered and the URL's rules.
+func assertRegisteredAsSpecAsks(t *testing.T, plat *ltiplatformtest.Platform, public string, reg map[string]any, list []lti.Registered) {
+	t.Helper()
+	assert.Equal(t, "web", reg["application_type"])
+	assert.Equal(t, []any{"id_token"}, reg["response_types"])
+	assert.Equal(t, []any{"implicit", "client_credentials"}, reg["grant_types"])
+	assert.Equal(t, public+"/lti/login", reg["initiate_login_uri"])
+	assert.Equal(t, []any{public + "/lti/launch"}, reg["redirect_uris"])
+	assert.Equal(t, public+"/lti/jwks", reg["jwks_uri"])
+	assert.Equal(t, "private_key_jwt", reg["token_endpoint_auth_method"])
+	assert.Equal(t, "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly", reg["scope"])
+	assert.NotEmpty(t, reg["client_name"])
+	tc := reg["https://purl.imsglobal.org/spec/lti-tool-configuration"].(map[string]any)
+	assert.Equal(t, strings.TrimPrefix(public, "http://"), tc["domain"])
+	assert.Equal(t, public+"/lti/launch", tc["target_link_uri"])
+	assert.Equal(t, []any{"sub", "email", "given_name", "family_name", "name"}, tc["claims"])
+	assert.Equal(t, []any{map[string]any{"type": "LtiResourceLinkRequest"}, map[string]any{"type": "LtiDeepLinkingRequest"}}, tc["messages"])
+
+	require.Len(t, list, 1, "kept once, for both instances")
+	p := list[0]
+	assert.Equal(t, plat.Issuer, p.Issuer)
+	assert.Equal(t, "registered-client-1", p.ClientID)
+	assert.Equal(t, "registered-deployment", p.DeploymentID)
+	assert.Equal(t, plat.AuthURL(), p.AuthURL)
+	assert.Equal(t, plat.JWKSURL(), p.JWKSURL)
+	assert.Equal(t, plat.TokenURL(), p.TokenURL)
+	assert.Equal(t, "root@partner.example", p.RegisteredBy)
+	assert.Equal(t, "school.example", p.EmailDomains)
+	assert.True(t, p.CreateAccounts)
 }
 
 // hostileLMS is an LMS that registers by Dynamic Registration and then

@@ -108,123 +108,165 @@ func scenarios(t *testing.T) map[string]map[string]any {
 	return out
 }
 
+// scenarioChecks are what every scenario's rendered objects must hold.
+var scenarioChecks = []struct {
+	name  string
+	check func(*testing.T, rendered)
+}{
+	{"selectors", checkSelectors},
+	{"security context", checkSecurityContext},
+	{"probes on the bridge's routes", checkProbes},
+	{"grace above the drain", checkGrace},
+	{"memory limit", checkMemoryLimit},
+	{"every secret the configuration needs is there", checkSecrets},
+	{"writable paths", checkWritablePaths},
+	{"budget", checkBudget},
+	{"ingress", checkIngress},
+}
+
 func TestEveryScenarioRendersValidObjects(t *testing.T) {
 	for name, values := range scenarios(t) {
 		t.Run(name, func(t *testing.T) {
 			r := render(t, values)
-			pod := r.deployment.Spec.Template
-			c := container(t, r)
-
-			t.Run("selectors", func(t *testing.T) {
-				sel, err := labelsSelector(r.deployment.Spec.Selector.MatchLabels)
-				require.NoError(t, err)
-				assert.True(t, sel.Matches(labels.Set(pod.Labels)), "the Deployment's selector matches its pods")
-				assert.True(t, labels.SelectorFromSet(r.service.Spec.Selector).Matches(labels.Set(pod.Labels)), "the Service selects the pods")
-				if r.pdb != nil {
-					s, err := labelsSelector(r.pdb.Spec.Selector.MatchLabels)
-					require.NoError(t, err)
-					assert.True(t, s.Matches(labels.Set(pod.Labels)), "the budget covers the pods")
-				}
-				if r.monitor != nil {
-					assert.True(t, labels.SelectorFromSet(r.monitor.Spec.Selector.MatchLabels).Matches(labels.Set(r.service.Labels)), "the ServiceMonitor selects the Service")
-					require.Len(t, r.monitor.Spec.Endpoints, 1)
-					assert.Equal(t, "/metrics", r.monitor.Spec.Endpoints[0].Path)
-					assert.Contains(t, servicePortNames(r.service), r.monitor.Spec.Endpoints[0].Port)
-				}
-			})
-
-			t.Run("security context", func(t *testing.T) {
-				psc := pod.Spec.SecurityContext
-				require.NotNil(t, psc)
-				assert.True(t, *psc.RunAsNonRoot)
-				assert.NotZero(t, *psc.RunAsUser, "not root")
-				require.NotNil(t, psc.SeccompProfile)
-				assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, psc.SeccompProfile.Type)
-				sc := c.SecurityContext
-				require.NotNil(t, sc)
-				assert.True(t, *sc.ReadOnlyRootFilesystem)
-				assert.False(t, *sc.AllowPrivilegeEscalation)
-				assert.False(t, sc.Privileged != nil && *sc.Privileged)
-				require.NotNil(t, sc.Capabilities)
-				assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
-				assert.Empty(t, sc.Capabilities.Add)
-				assert.False(t, *pod.Spec.AutomountServiceAccountToken, "the bridge calls no Kubernetes API")
-			})
-
-			t.Run("probes on the bridge's routes", func(t *testing.T) {
-				cfg := bridgeConfig(t, r)
-				_, port, err := net.SplitHostPort(cfg.Server.Addr)
-				require.NoError(t, err)
-				for probe, want := range map[*corev1.Probe]string{c.StartupProbe: "/healthz", c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
-					require.NotNil(t, probe)
-					require.NotNil(t, probe.HTTPGet)
-					assert.Equal(t, want, probe.HTTPGet.Path)
-					assert.Equal(t, port, strconv.Itoa(int(containerPort(t, c, probe.HTTPGet.Port.String()))), "the probe's port is server.addr's")
-				}
-				// /readyz answers within 5 s (the store within store.timeout,
-				// the platform's check bounded too): a shorter timeout would
-				// take a slow but ready instance out.
-				assert.GreaterOrEqual(t, c.ReadinessProbe.TimeoutSeconds, int32(6))
-				// Liveness only after the start (migrations run under a lock).
-				assert.GreaterOrEqual(t, c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold, int32(120))
-			})
-
-			t.Run("grace above the drain", func(t *testing.T) {
-				preStop := int64(0)
-				if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
-					preStop = c.Lifecycle.PreStop.Sleep.Seconds
-				}
-				assert.Greater(t, *pod.Spec.TerminationGracePeriodSeconds, preStop+drain)
-			})
-
-			t.Run("memory limit", func(t *testing.T) {
-				mem, ok := c.Resources.Limits[corev1.ResourceMemory]
-				require.True(t, ok, "a memory limit, which the bridge follows (90%)")
-				assert.GreaterOrEqual(t, mem.Value(), int64(256<<20))
-			})
-
-			t.Run("every secret the configuration needs is there", func(t *testing.T) {
-				checkSecretRefs(t, r)
-				cfg := bridgeConfig(t, r) // fails with the key when one is missing
-				if cfg.Store.Driver == "sqlite" {
-					assert.Equal(t, int32(1), *r.deployment.Spec.Replicas)
-					assert.Equal(t, appsv1.RecreateDeploymentStrategyType, r.deployment.Spec.Strategy.Type, "one SQLite writer at a time")
-				}
-				assert.NotContains(t, r.configMap.Data["config.yaml"], "hash_key", "no secret in the ConfigMap")
-			})
-
-			t.Run("writable paths", func(t *testing.T) {
-				mounts := map[string]corev1.VolumeMount{}
-				for _, m := range c.VolumeMounts {
-					mounts[m.MountPath] = m
-					assert.Contains(t, volumeNames(pod.Spec), m.Name)
-				}
-				for _, p := range []string{"/data", "/tmp"} {
-					assert.Contains(t, mounts, p, "the root filesystem is read-only: %s needs a volume", p)
-					assert.False(t, mounts[p].ReadOnly)
-				}
-			})
-
-			t.Run("budget", func(t *testing.T) {
-				if *r.deployment.Spec.Replicas > 1 {
-					require.NotNil(t, r.pdb, "several replicas: a disruption budget")
-					assert.Equal(t, 1, r.pdb.Spec.MaxUnavailable.IntValue())
-				} else {
-					assert.Nil(t, r.pdb, "one replica: a budget would block every node drain")
-				}
-			})
-
-			if r.ingress != nil {
-				t.Run("ingress", func(t *testing.T) {
-					for _, rule := range r.ingress.Spec.Rules {
-						for _, p := range rule.HTTP.Paths {
-							assert.Equal(t, r.service.Name, p.Backend.Service.Name)
-							assert.Contains(t, servicePortNames(r.service), p.Backend.Service.Port.Name)
-						}
-					}
-				})
+			for _, c := range scenarioChecks {
+				t.Run(c.name, func(t *testing.T) { c.check(t, r) })
 			}
 		})
+	}
+}
+
+// checkSelectors: the Deployment, the Service, the budget and the
+// ServiceMonitor select what they are for.
+func checkSelectors(t *testing.T, r rendered) {
+	pod := r.deployment.Spec.Template
+	sel, err := labelsSelector(r.deployment.Spec.Selector.MatchLabels)
+	require.NoError(t, err)
+	assert.True(t, sel.Matches(labels.Set(pod.Labels)), "the Deployment's selector matches its pods")
+	assert.True(t, labels.SelectorFromSet(r.service.Spec.Selector).Matches(labels.Set(pod.Labels)), "the Service selects the pods")
+	if r.pdb != nil {
+		s, err := labelsSelector(r.pdb.Spec.Selector.MatchLabels)
+		require.NoError(t, err)
+		assert.True(t, s.Matches(labels.Set(pod.Labels)), "the budget covers the pods")
+	}
+	if r.monitor != nil {
+		assert.True(t, labels.SelectorFromSet(r.monitor.Spec.Selector.MatchLabels).Matches(labels.Set(r.service.Labels)), "the ServiceMonitor selects the Service")
+		require.Len(t, r.monitor.Spec.Endpoints, 1)
+		assert.Equal(t, "/metrics", r.monitor.Spec.Endpoints[0].Path)
+		assert.Contains(t, servicePortNames(r.service), r.monitor.Spec.Endpoints[0].Port)
+	}
+}
+
+// checkSecurityContext: non-root, read-only root, every capability
+// dropped, no escalation, the runtime's seccomp profile, no API token.
+func checkSecurityContext(t *testing.T, r rendered) {
+	pod := r.deployment.Spec.Template
+	c := container(t, r)
+	psc := pod.Spec.SecurityContext
+	require.NotNil(t, psc)
+	assert.True(t, *psc.RunAsNonRoot)
+	assert.NotZero(t, *psc.RunAsUser, "not root")
+	require.NotNil(t, psc.SeccompProfile)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, psc.SeccompProfile.Type)
+	sc := c.SecurityContext
+	require.NotNil(t, sc)
+	assert.True(t, *sc.ReadOnlyRootFilesystem)
+	assert.False(t, *sc.AllowPrivilegeEscalation)
+	assert.False(t, sc.Privileged != nil && *sc.Privileged)
+	require.NotNil(t, sc.Capabilities)
+	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+	assert.Empty(t, sc.Capabilities.Add)
+	assert.False(t, *pod.Spec.AutomountServiceAccountToken, "the bridge calls no Kubernetes API")
+}
+
+// checkProbes: the probes ask the bridge's own routes on server.addr's
+// port, with time enough for /readyz and for a migration at start.
+func checkProbes(t *testing.T, r rendered) {
+	c := container(t, r)
+	cfg := bridgeConfig(t, r)
+	_, port, err := net.SplitHostPort(cfg.Server.Addr)
+	require.NoError(t, err)
+	for probe, want := range map[*corev1.Probe]string{c.StartupProbe: "/healthz", c.LivenessProbe: "/healthz", c.ReadinessProbe: "/readyz"} {
+		require.NotNil(t, probe)
+		require.NotNil(t, probe.HTTPGet)
+		assert.Equal(t, want, probe.HTTPGet.Path)
+		assert.Equal(t, port, strconv.Itoa(int(containerPort(t, c, probe.HTTPGet.Port.String()))), "the probe's port is server.addr's")
+	}
+	// /readyz answers within 5 s (the store within store.timeout,
+	// the platform's check bounded too): a shorter timeout would
+	// take a slow but ready instance out.
+	assert.GreaterOrEqual(t, c.ReadinessProbe.TimeoutSeconds, int32(6))
+	// Liveness only after the start (migrations run under a lock).
+	assert.GreaterOrEqual(t, c.StartupProbe.PeriodSeconds*c.StartupProbe.FailureThreshold, int32(120))
+}
+
+// checkGrace: the termination grace is above the preStop sleep and the
+// bridge's drain.
+func checkGrace(t *testing.T, r rendered) {
+	pod := r.deployment.Spec.Template
+	c := container(t, r)
+	preStop := int64(0)
+	if c.Lifecycle != nil && c.Lifecycle.PreStop != nil && c.Lifecycle.PreStop.Sleep != nil {
+		preStop = c.Lifecycle.PreStop.Sleep.Seconds
+	}
+	assert.Greater(t, *pod.Spec.TerminationGracePeriodSeconds, preStop+drain)
+}
+
+// checkMemoryLimit: a memory limit the bridge can follow.
+func checkMemoryLimit(t *testing.T, r rendered) {
+	c := container(t, r)
+	mem, ok := c.Resources.Limits[corev1.ResourceMemory]
+	require.True(t, ok, "a memory limit, which the bridge follows (90%)")
+	assert.GreaterOrEqual(t, mem.Value(), int64(256<<20))
+}
+
+// checkSecrets: every secret the configuration needs is there, none in
+// the ConfigMap; SQLite has one replica, replaced not rolled.
+func checkSecrets(t *testing.T, r rendered) {
+	checkSecretRefs(t, r)
+	cfg := bridgeConfig(t, r) // fails with the key when one is missing
+	if cfg.Store.Driver == "sqlite" {
+		assert.Equal(t, int32(1), *r.deployment.Spec.Replicas)
+		assert.Equal(t, appsv1.RecreateDeploymentStrategyType, r.deployment.Spec.Strategy.Type, "one SQLite writer at a time")
+	}
+	assert.NotContains(t, r.configMap.Data["config.yaml"], "hash_key", "no secret in the ConfigMap")
+}
+
+// checkWritablePaths: /data and /tmp are writable volumes (the root
+// filesystem is read-only).
+func checkWritablePaths(t *testing.T, r rendered) {
+	pod := r.deployment.Spec.Template
+	c := container(t, r)
+	mounts := map[string]corev1.VolumeMount{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.MountPath] = m
+		assert.Contains(t, volumeNames(pod.Spec), m.Name)
+	}
+	for _, p := range []string{"/data", "/tmp"} {
+		assert.Contains(t, mounts, p, "the root filesystem is read-only: %s needs a volume", p)
+		assert.False(t, mounts[p].ReadOnly)
+	}
+}
+
+// checkBudget: a disruption budget with several replicas, none with one.
+func checkBudget(t *testing.T, r rendered) {
+	if *r.deployment.Spec.Replicas > 1 {
+		require.NotNil(t, r.pdb, "several replicas: a disruption budget")
+		assert.Equal(t, 1, r.pdb.Spec.MaxUnavailable.IntValue())
+	} else {
+		assert.Nil(t, r.pdb, "one replica: a budget would block every node drain")
+	}
+}
+
+// checkIngress: the ingress, when there is one, routes to the Service's ports.
+func checkIngress(t *testing.T, r rendered) {
+	if r.ingress == nil {
+		return
+	}
+	for _, rule := range r.ingress.Spec.Rules {
+		for _, p := range rule.HTTP.Paths {
+			assert.Equal(t, r.service.Name, p.Backend.Service.Name)
+			assert.Contains(t, servicePortNames(r.service), p.Backend.Service.Port.Name)
+		}
 	}
 }
 
