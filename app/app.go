@@ -109,6 +109,9 @@ type Options struct {
 	// NoSampleLMS leaves the embedded demo's sample LMS out (tests that
 	// do not launch from it: it costs two RSA keys and a listener).
 	NoSampleLMS bool
+	// Modules are the ways in registered as modules (nil: Modules()); the
+	// configuration is read with their sections.
+	Modules []wayin.Module
 }
 
 // EmulatorUsersFile, in the data directory, keeps the embedded emulator's
@@ -122,6 +125,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.Modules == nil {
+		o.Modules = Modules()
 	}
 	logOut, flushLog, closeLog := logbuf.Buffer(o.LogOutput)
 	a := &App{cfg: cfg, flushLog: flushLog, closers: []func() error{closeLog}} // closed last
@@ -191,7 +197,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
 		PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, LTIConsole: lms != nil,
-		Ways: in.list, PasswordForm: passwordForm(cfg),
+		Ways: in.list, PasswordForm: passwordForm(cfg, o.Modules),
 		SCIM: scimHandler,
 	})
 	return a, nil

@@ -27,13 +27,14 @@ import (
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // testConfig is the embedded demo with its data in a temp dir and cheap
 // hashing.
 func testConfig(t *testing.T, yaml string) config.Config {
 	t.Helper()
-	cfg, err := config.Parse([]byte("store:\n  dsn: "+filepath.Join(t.TempDir(), "db.sqlite")+
+	cfg, err := ParseConfig([]byte("store:\n  dsn: "+filepath.Join(t.TempDir(), "db.sqlite")+
 		"\npassword:\n  argon2_memory_kib: 64\n  argon2_iterations: 1\n"+yaml), nil)
 	require.NoError(t, err)
 	return cfg
@@ -275,7 +276,7 @@ func TestLoggerWritesDurationsAsDurations(t *testing.T) {
 // no fewer, and the embedded emulator gets the configured shapes.
 func TestEmulatorShapesHaveTheConfigKeys(t *testing.T) {
 	var keys []string
-	for _, k := range config.Keys() {
+	for _, k := range config.Keys(wayin.Sections(Modules())...) {
 		if rest, ok := strings.CutPrefix(k, "platform.shapes."); ok {
 			keys = append(keys, rest)
 		}

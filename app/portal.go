@@ -15,9 +15,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/randid"
-	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -37,8 +35,8 @@ const (
 
 // ways are the ways in the configuration turns on, in the order the
 // sign-in page shows their buttons: the portal's JWT handoff (and the
-// demo's sample portal), the partner's OIDC and SAML IdPs, the LMSs
-// (app/lti.go adds them). Adding a way in is one more entry here.
+// demo's sample portal), the modules' (Modules), the LMSs (app/lti.go
+// adds them).
 type ways struct {
 	list       []wayin.Way
 	portalURL  string // portal.url, or the demo's sample portal
@@ -72,66 +70,37 @@ func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, l
 		}
 		in.list = append(in.list, w)
 	}
-	if oc := cfg.OIDC; oc.Enabled() {
-		prov := oidc.New(oidc.Config{Issuer: oc.Issuer, ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
-			Scopes: oc.Scopes.List(), GroupsClaim: oc.GroupsClaim, AdminGroup: oc.AdminGroup, Now: o.Now, HTTPClient: cfg.OutboundPolicy().Client(nil)})
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := prov.Discover(dctx); err != nil {
-			logger.Warn("identity provider unreachable at start: sign-in with it retries discovery; /readyz reports it", "issuer", oc.Issuer, "err", err)
-		}
-		cancel()
-		in.list = append(in.list, &oidc.Way{RP: prov, Source: OIDCSource(cfg), DisplayName: oc.DisplayName,
-			AllowUnverifiedEmail: oc.AllowUnverifiedEmail, WatchEvery: o.IdPHealthInterval})
-	}
-	if sc := cfg.SAML; sc.Enabled() {
-		sp, err := NewSAML(cfg, st, o.Now)
+	h := host(cfg, st, logger, o.Now, o.IdPHealthInterval)
+	for _, m := range o.Modules {
+		w, err := m.Open(ctx, h)
 		if err != nil {
 			return ways{}, err
 		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := sp.Refresh(rctx); err != nil {
-			logger.Warn("SAML identity provider's metadata unreadable at start: sign-in with it shows the unavailable page until it is read (tried every 15 s); /readyz reports it",
-				"err", err)
+		if w != nil {
+			in.list = append(in.list, w)
 		}
-		cancel()
-		in.list = append(in.list, &samlsso.Way{IdP: sp, Source: SAMLSource(cfg), DisplayName: sc.DisplayName, RefreshEvery: sc.MetadataRefresh})
 	}
 	return in, nil
 }
 
 // passwordForm is whether the sign-in page shows the password form: an
-// IdP that is on (OIDC or SAML) with local_login false hides it, and
-// /login?local=1 shows it only while every such IdP allows the fallback.
-func passwordForm(cfg config.Config) handlers.PasswordForm {
+// IdP that is on (a module's: OIDC, SAML) with local_login false hides it,
+// and /login?local=1 shows it only while every such IdP allows the
+// fallback.
+func passwordForm(cfg config.Config, mods []wayin.Module) handlers.PasswordForm {
 	f := handlers.PasswordForm{Fallback: true}
-	for _, idp := range []struct{ on, local, fallback bool }{
-		{cfg.OIDC.Enabled(), cfg.OIDC.LocalLogin, cfg.OIDC.LocalLoginFallback},
-		{cfg.SAML.Enabled(), cfg.SAML.LocalLogin, cfg.SAML.LocalLoginFallback},
-	} {
-		if idp.on && !idp.local {
+	rule := func(hide, fallback bool) {
+		if hide {
 			f.Hidden = true
-			f.Fallback = f.Fallback && idp.fallback
+			f.Fallback = f.Fallback && fallback
+		}
+	}
+	for _, m := range mods {
+		if r, ok := m.(wayin.PasswordRule); ok {
+			rule(r.PasswordForm(cfg))
 		}
 	}
 	return f
-}
-
-// NewSAML is the SAML service provider cfg describes (its metadata not
-// read yet).
-func NewSAML(cfg config.Config, st samlsso.OneTime, now func() time.Time) (*samlsso.SP, error) {
-	sc := cfg.SAML
-	c := samlsso.Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: cfg.SAMLEntityID(cfg.Server.Addr),
-		ACSURL: cfg.SAMLACSURL(cfg.Server.Addr), EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute,
-		LastNameAttribute: sc.LastNameAttribute, GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup,
-		AllowIDPInitiated: sc.AllowIDPInitiated, Skew: portal.Leeway, Now: now, Used: st, HTTPClient: cfg.OutboundPolicy().Client(nil)}
-	if sc.SPCertFile != "" {
-		key, cert, err := samlsso.LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("config: saml.sp_cert_file, saml.sp_key_file: %w", err)
-		}
-		c.Key, c.Certificate = key, cert
-	}
-	return samlsso.New(c)
 }
 
 // portalKey is how portal tokens are checked: the configured key, or the

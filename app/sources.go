@@ -4,6 +4,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // The ways in as the admission sees them (signin.Source): who vouches for
@@ -11,7 +12,8 @@ import (
 // and holds the admin role. The identities a source links are named by
 // its ID, so an ID never changes with a setting that may (a metadata URL):
 // OIDC's is its issuer, the portal's its token issuer, an LMS's its
-// issuer; the one SAML IdP is "saml", SCIM "scim".
+// issuer; the one SAML IdP is "saml", SCIM "scim". A module names its
+// own (wayin.Module.Sources).
 
 // PortalSource is the portal's handoff; issuer is the tokens' (the demo's
 // own for the embedded demo, whose sample portal is trusted for its one
@@ -22,20 +24,6 @@ func PortalSource(cfg config.Config, issuer string, demo bool) signin.Source {
 		s.EmailDomains, s.CreateAccounts = []string{"portal.example"}, true
 	}
 	return s
-}
-
-// OIDCSource is the partner's OpenID Connect IdP.
-func OIDCSource(cfg config.Config) signin.Source {
-	o := cfg.OIDC
-	return signin.Source{ID: "oidc:" + o.Issuer, Name: "identity provider (" + o.DisplayName + ")", Key: "oidc", EmailDomains: o.EmailDomains.List(),
-		CreateAccounts: o.CreateAccounts, AdminAuthority: o.AdminGroup != ""}
-}
-
-// SAMLSource is the partner's SAML IdP.
-func SAMLSource(cfg config.Config) signin.Source {
-	s := cfg.SAML
-	return signin.Source{ID: "saml", Name: "SAML identity provider (" + s.DisplayName + ")", Key: "saml", EmailDomains: s.EmailDomains.List(),
-		CreateAccounts: s.CreateAccounts, AdminAuthority: s.AdminGroup != ""}
 }
 
 // SCIMSource is the IdP's directory: it adopts existing accounts only of
@@ -56,9 +44,9 @@ func LTISources(cfg config.Config) map[string]signin.Source {
 	return out
 }
 
-// Sources are every way in cfg turns on but the password, in the order
-// check reports them.
-func Sources(cfg config.Config) []signin.Source {
+// Sources are every way in cfg turns on but the password (mods', in
+// their order, after the portal's), in the order check reports them.
+func Sources(cfg config.Config, mods []wayin.Module) []signin.Source {
 	var out []signin.Source
 	switch {
 	case cfg.Portal.Enabled():
@@ -66,11 +54,8 @@ func Sources(cfg config.Config) []signin.Source {
 	case cfg.Platform.BaseURL == config.Embedded: // the demo's sample portal
 		out = append(out, PortalSource(cfg, demoPortalIssuer, true))
 	}
-	if cfg.OIDC.Enabled() {
-		out = append(out, OIDCSource(cfg))
-	}
-	if cfg.SAML.Enabled() {
-		out = append(out, SAMLSource(cfg))
+	for _, m := range mods {
+		out = append(out, m.Sources(cfg)...)
 	}
 	lms := LTISources(cfg)
 	for _, p := range cfg.LTI.Platforms {

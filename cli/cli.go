@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/version"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // Env is one invocation's streams and environment.
@@ -24,6 +25,9 @@ type Env struct {
 	// DefaultConfig is the embedded config.yaml, used when no file is
 	// named and none is in the working directory.
 	DefaultConfig []byte
+	// Modules are the ways in registered as modules; the configuration
+	// is read with their sections.
+	Modules []wayin.Module
 }
 
 // UsageError is a wrong command line or bad input: main prints it with the
@@ -108,13 +112,14 @@ func Version() string { return version.Get().String() }
 // LoadConfig reads path, else ./config.yaml, else the embedded default,
 // then the SSOBRIDGE_* environment.
 func (e Env) LoadConfig(path string) (config.Config, error) {
+	sections := wayin.Sections(e.Modules)
 	if path != "" {
-		return config.Load(path, e.Environ)
+		return config.Load(path, e.Environ, sections...)
 	}
 	if _, err := os.Stat("config.yaml"); err == nil {
-		return config.Load("config.yaml", e.Environ)
+		return config.Load("config.yaml", e.Environ, sections...)
 	}
-	return config.Parse(e.DefaultConfig, e.Environ)
+	return config.Parse(e.DefaultConfig, e.Environ, sections...)
 }
 
 // ExitCode prints err as program's message, on e's standard error, and

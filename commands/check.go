@@ -47,10 +47,8 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	printCheck(env.Stdout, conn, report)
-	samlOK, scimOK, ltiOK := true, true, true
-	if cfg.SAML.Enabled() {
-		samlOK = checkSAML(ctx, env.Stdout, cfg)
-	}
+	modulesOK := app.CheckModules(ctx, cfg, env.Modules, env.Stdout)
+	scimOK, ltiOK := true, true
 	if cfg.SCIM.Enabled {
 		scimOK = checkSCIM(env.Stdout, cfg)
 	}
@@ -59,34 +57,11 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 		registered = registeredLMSs(ctx, env.Stdout, cfg)
 		ltiOK = checkLTI(ctx, env.Stdout, cfg, registered)
 	}
-	checkTrust(env.Stdout, cfg, registered)
-	if !report.OK() || !samlOK || !scimOK || !ltiOK {
+	checkTrust(env.Stdout, app.Sources(cfg, env.Modules), registered)
+	if !report.OK() || !modulesOK || !scimOK || !ltiOK {
 		return cli.ErrFailed
 	}
 	return nil
-}
-
-// checkSAML reads the SAML IdP's metadata as the bridge would and says
-// what it names, and what to enter at the IdP.
-func checkSAML(ctx context.Context, w io.Writer, cfg config.Config) bool {
-	from := cmp.Or(cfg.SAML.IdPMetadataURL, cfg.SAML.IdPMetadataFile)
-	sp, err := app.NewSAML(cfg, checkOnly{}, time.Now)
-	if err == nil {
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err = sp.Refresh(rctx)
-		cancel()
-	}
-	fmt.Fprintf(w, "saml:      metadata from %s\n", from)
-	fmt.Fprintf(w, "           at the IdP, enter: entity ID %s, ACS URL %s (HTTP-POST), NameID format emailAddress\n",
-		cfg.SAMLEntityID(cfg.Server.Addr), cfg.SAMLACSURL(cfg.Server.Addr))
-	if err != nil {
-		fmt.Fprintf(w, "verdict:   SAML UNAVAILABLE\n%s\n", err)
-		return false
-	}
-	entity, sso, certs, _ := sp.Describe()
-	fmt.Fprintf(w, "           the IdP: entity %s, sign-in at %s, %d signing certificate(s)\n", entity, sso, certs)
-	fmt.Fprintf(w, "verdict:   SAML OK\n")
-	return true
 }
 
 // checkSCIM says what to enter at the identity provider for SCIM, and
@@ -250,8 +225,7 @@ func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 // checkTrust says, for each way in, which accounts it reaches: those of
 // the domains it is trusted for, or (open) only the accounts it made or
 // linked. Open is no failure: it is the safe default.
-func checkTrust(w io.Writer, cfg config.Config, registered []lti.Platform) {
-	sources := app.Sources(cfg)
+func checkTrust(w io.Writer, sources []signin.Source, registered []lti.Platform) {
 	for _, p := range registered {
 		sources = append(sources, signin.Source{Name: "LTI: " + p.Name + " (registered from the console)", EmailDomains: p.EmailDomains, CreateAccounts: p.CreateAccounts})
 	}

@@ -48,6 +48,9 @@ Run 'ssobridge <command> --help' for a command's flags.
 // Run dispatches a command line and returns the exit code: 0 done, 1
 // failed, 2 bad command line or input (nothing changed).
 func Run(ctx context.Context, args []string, env cli.Env) int {
+	if env.Modules == nil {
+		env.Modules = app.Modules()
+	}
 	cmd := "serve"
 	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || isHelpOrVersion(args[0])) {
 		cmd, args = args[0], args[1:]

@@ -35,7 +35,7 @@ func ServeCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	defer ln.Close()
-	a, err := app.New(ctx, cfg, app.Options{LogOutput: env.Stderr})
+	a, err := app.New(ctx, cfg, app.Options{LogOutput: env.Stderr, Modules: env.Modules})
 	if err != nil {
 		return err
 	}

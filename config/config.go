@@ -14,9 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/mailaddr"
 )
 
 // Config is the whole configuration. Every leaf is addressable as a dotted
@@ -31,11 +28,12 @@ type Config struct {
 	Audit      Audit      `yaml:"audit"`
 	Log        Log        `yaml:"log"`
 	Portal     Portal     `yaml:"portal"`
-	OIDC       OIDC       `yaml:"oidc"`
-	SAML       SAML       `yaml:"saml"`
 	SCIM       SCIM       `yaml:"scim"`
 	LTI        LTI        `yaml:"lti"`
 	Outbound   Outbound   `yaml:"outbound"`
+
+	// modules are the modules' sections (Section), by key.
+	modules map[string]moduleSection
 }
 
 // Words is a list of words, written as a space-separated string or, in the
@@ -49,9 +47,9 @@ func (w Words) List() []string { return strings.Fields(string(w)) }
 const EnvPrefix = "SSOBRIDGE_"
 
 // Defaults returns the configuration used where neither the file nor the
-// environment says otherwise.
-func Defaults() Config {
-	return Config{
+// environment says otherwise, with the modules' sections given.
+func Defaults(sections ...Sectioner) Config {
+	c := Config{
 		Server:  Server{Addr: "127.0.0.1:8080", TimeZone: "UTC"},
 		Session: Session{MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Store:   Store{Driver: "sqlite", DSN: "data/ssobridge.db", CacheTTL: time.Second, Timeout: 2 * time.Second},
@@ -63,12 +61,11 @@ func Defaults() Config {
 		SCIM:       SCIM{ProvisionPlatformUsers: true},
 		Log:        Log{Level: "info", Format: "text"},
 		Portal:     Portal{CreateAccounts: true},
-		OIDC: OIDC{DisplayName: string(locale.Msg("your organisation")), Scopes: "openid email profile", GroupsClaim: "groups", CreateAccounts: true,
-			LocalLogin: true, LocalLoginFallback: true},
-		SAML:     SAML{DisplayName: string(locale.Msg("your organisation")), CreateAccounts: true, MetadataRefresh: time.Hour, LocalLogin: true, LocalLoginFallback: true},
-		LTI:      LTI{RosterMax: 500},
-		Outbound: outboundDefaults(),
+		LTI:        LTI{RosterMax: 500},
+		Outbound:   outboundDefaults(),
 	}
+	c.withSections(sections)
+	return c
 }
 
 // Error is a configuration problem; it names the key.
@@ -97,14 +94,15 @@ func (es Errors) Error() string {
 func (es Errors) Is(target error) bool { return target == ErrInvalid }
 
 // Parse builds the configuration from YAML (may be empty) and the
-// environment (os.Environ form), then validates it.
+// environment (os.Environ form), then validates it; sections are the
+// modules' sections it reads besides the bridge's own.
 //
 // Every problem comes in one answer: misspelt keys (an error, never a
 // silent default), values the YAML or the environment cannot hold, files
 // that cannot be read and values that do not fit together, each key
 // named once.
-func Parse(yamlData []byte, environ []string) (Config, error) {
-	cfg := Defaults()
+func Parse(yamlData []byte, environ []string, sections ...Sectioner) (Config, error) {
+	cfg := Defaults(sections...)
 	errs := decodeYAML(&cfg, yamlData)
 	if len(errs) == 1 && errs[0].Key == fileKey {
 		return Config{}, errs // the file could not be read as settings: what else it says is unknown
@@ -127,7 +125,6 @@ func Parse(yamlData []byte, environ []string) (Config, error) {
 			*into = strings.TrimSpace(*into)
 		}
 	}
-	readFile("oidc.client_secret_file", cfg.OIDC.ClientSecretFile, &cfg.OIDC.ClientSecret, true)
 	readFile("platform.api_secret_file", cfg.Platform.APISecretFile, &cfg.Platform.APISecret, true)
 	if cfg.SCIM.TokenFile != "" && cfg.SCIM.Token != "" {
 		errs = append(errs, &Error{Key: "scim.token_file", Problem: "set it or " + EnvName("scim.token") + " (scim.token), not both"})
@@ -149,14 +146,25 @@ func Parse(yamlData []byte, environ []string) (Config, error) {
 	return cfg, nil
 }
 
-// Load reads path (when not empty) and the environment.
-func Load(path string, environ []string) (Config, error) {
+// ReadSecretFile reads a secret from the file a *_file key names, its
+// surrounding white space trimmed; the error is a problem to report
+// under that key.
+func ReadSecretFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", errors.New("cannot read: " + err.Error())
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Load reads path and the environment, as Parse.
+func Load(path string, environ []string, sections ...Sectioner) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		// Bad input like any other configuration problem (exit 2).
 		return Config{}, Errors{{Key: path, Problem: fmt.Sprintf("%v: give a readable file, or leave --config out (./config.yaml, else the built-in demo)", unwrapPath(err))}}
 	}
-	cfg, err := Parse(data, environ)
+	cfg, err := Parse(data, environ, sections...)
 	var es Errors
 	if errors.As(err, &es) {
 		for _, e := range es {
@@ -190,6 +198,9 @@ func leaves(cfg *Config) []leaf {
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
 			name := t.Field(i).Tag.Get("yaml")
+			if name == "" {
+				continue // not a setting (the modules' sections, walked below)
+			}
 			key := name
 			if prefix != "" {
 				key = prefix + "." + name
@@ -202,12 +213,16 @@ func leaves(cfg *Config) []leaf {
 		}
 	}
 	walk("", reflect.ValueOf(cfg).Elem())
+	for _, k := range cfg.moduleKeys() {
+		walk(k, cfg.modules[k].v)
+	}
 	return out
 }
 
-// Keys lists every configuration key, sorted.
-func Keys() []string {
-	var cfg Config
+// Keys lists every configuration key, the given modules' sections' too,
+// sorted.
+func Keys(sections ...Sectioner) []string {
+	cfg := Defaults(sections...)
 	var keys []string
 	for _, l := range leaves(&cfg) {
 		keys = append(keys, l.key)
@@ -320,14 +335,16 @@ func (c *Config) validate() Errors {
 		c.validateAudit,
 		c.validateLog,
 		c.validatePortal,
-		c.validateOIDC,
-		c.validateSAML,
 		c.validateSCIM,
 		c.validateLTI,
 		c.validateOutbound,
 		c.validateEmailDomains,
 	} {
 		check(bad)
+	}
+	for _, k := range c.moduleKeys() {
+		m := c.modules[k]
+		m.section.check(c, m.v, bad)
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 	return errs
@@ -336,16 +353,11 @@ func (c *Config) validate() Errors {
 // validateEmailDomains checks every way in's email_domains: domains, not
 // addresses or URLs.
 func (c *Config) validateEmailDomains(bad func(key, problem string)) {
-	lists := map[string]Words{"oidc.email_domains": c.OIDC.EmailDomains, "saml.email_domains": c.SAML.EmailDomains,
-		"portal.email_domains": c.Portal.EmailDomains, "scim.email_domains": c.SCIM.EmailDomains}
+	lists := map[string]Words{"portal.email_domains": c.Portal.EmailDomains, "scim.email_domains": c.SCIM.EmailDomains}
 	for i, p := range c.LTI.Platforms {
 		lists[fmt.Sprintf("lti.platforms[%d].email_domains", i)] = p.EmailDomains
 	}
 	for key, words := range lists {
-		for _, d := range words.List() {
-			if strings.Contains(d, "@") || !mailaddr.Valid("a@"+d) {
-				bad(key, fmt.Sprintf("%q is not a domain; list domains such as partner.example", d))
-			}
-		}
+		CheckEmailDomains(key, words, bad)
 	}
 }

@@ -13,23 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestShippedConfigIsTheEmbeddedDemo(t *testing.T) {
-	data, err := os.ReadFile("../config.yaml")
-	require.NoError(t, err)
-	cfg, err := Parse(data, nil)
-	require.NoError(t, err)
-	assert.Equal(t, Embedded, cfg.Platform.BaseURL)
-	assert.Contains(t, string(data), "\n# docs/configuration.md lists every key.\n", "the header points where the keys are")
-	assert.Equal(t, "sqlite", cfg.Store.Driver)
-	assert.Equal(t, "data/ssobridge.db", cfg.Store.DSN)
-	assert.Equal(t, "data", cfg.DataDir())
-	// every key is in the shipped file, so it documents them all
-	for _, k := range Keys() {
-		last := k[strings.LastIndexByte(k, '.')+1:]
-		assert.Contains(t, string(data), "  "+last+":", "config.yaml documents %s", k)
-	}
-}
-
 func TestEnvironmentOverrides(t *testing.T) {
 	cfg, err := Parse([]byte("platform:\n  base_url: https://video.example.com\n  api_key: k\n"), []string{
 		"SSOBRIDGE_PLATFORM_API_SECRET=from-env",
@@ -193,20 +176,4 @@ func FuzzParse(f *testing.F) {
 		}
 		assert.Empty(t, cfg.validate(), "a parsed config is valid")
 	})
-}
-
-// TestDocsListEveryKey keeps docs/configuration.md's table of keys
-// complete.
-func TestDocsListEveryKey(t *testing.T) {
-	readme, err := os.ReadFile("../docs/configuration.md")
-	require.NoError(t, err)
-	for _, k := range Keys() {
-		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
-	}
-	// Each key of an lti.platforms entry has a row of its own.
-	pt := reflect.TypeOf(LTIPlatform{})
-	for i := range pt.NumField() {
-		k := "lti.platforms[]." + pt.Field(i).Tag.Get("yaml")
-		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
-	}
 }

@@ -105,7 +105,7 @@ func decodeLTIPlatforms(n *yaml.Node, key string, errs *Errors) LTIPlatforms {
 			continue
 		}
 		p := LTIPlatform{CreateAccounts: true}
-		walkSection(item, ik, reflect.ValueOf(&p).Elem(), errs)
+		walkSection(item, ik, reflect.ValueOf(&p).Elem(), errs, nil)
 		out = append(out, p)
 	}
 	return out
@@ -165,7 +165,7 @@ func (c *Config) validateLTI(bad func(key, problem string)) {
 		for k, raw := range urls {
 			if u, err := url.Parse(raw); err != nil || !loopback.SecureURL(u) {
 				bad(key(k), fmt.Sprintf("%q must be an https URL of the platform (http only on loopback)", raw))
-			} else if p := c.localURLProblem(raw); p != "" {
+			} else if p := c.LocalURLProblem(raw); p != "" {
 				bad(key(k), p)
 			}
 		}

@@ -71,10 +71,10 @@ func (c *Config) validateOutbound(bad func(key, problem string)) {
 	}
 }
 
-// localURLProblem is what a configured party's URL needs said when it is
+// LocalURLProblem is what a configured party's URL needs said when it is
 // plain http on loopback while the development switch is off ("" if it
 // needs nothing).
-func (c *Config) localURLProblem(raw string) string {
+func (c *Config) LocalURLProblem(raw string) string {
 	if c.AllowsLocal() || c.OutboundPolicy().CheckURL(raw) == nil {
 		return ""
 	}

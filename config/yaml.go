@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -33,20 +35,30 @@ func decodeYAML(cfg *Config, data []byte) Errors {
 		return Errors{{Key: fileKey, Problem: fmt.Sprintf("line %d: expected sections such as server: and platform:, found %s", doc.Line, describe(doc))}}
 	}
 	var errs Errors
-	walkSection(doc, "", reflect.ValueOf(cfg).Elem(), &errs)
+	modules := map[string]reflect.Value{}
+	for k, m := range cfg.modules {
+		modules[k] = m.v
+	}
+	walkSection(doc, "", reflect.ValueOf(cfg).Elem(), &errs, modules)
 	return errs
 }
 
-// walkSection sets the keys of one mapping node on the struct v.
-func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
+// walkSection sets the keys of one mapping node on the struct v; more
+// are sections besides v's fields (the modules', at the top).
+func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors, more map[string]reflect.Value) {
 	bad := func(key string, line int, format string, args ...any) {
 		*errs = append(*errs, &Error{Key: key, Problem: fmt.Sprintf("line %d: ", line) + fmt.Sprintf(format, args...)})
 	}
 	fields := map[string]reflect.Value{}
 	var names []string
 	for i := range v.NumField() {
-		name := v.Type().Field(i).Tag.Get("yaml")
-		fields[name] = v.Field(i)
+		if name := v.Type().Field(i).Tag.Get("yaml"); name != "" {
+			fields[name] = v.Field(i)
+			names = append(names, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(more)) {
+		fields[name] = more[name]
 		names = append(names, name)
 	}
 	seen := map[string]int{}
@@ -75,7 +87,7 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
 				bad(key, val.Line, "expected the keys of this section (%s.%s, ...), found %s", key, f.Type().Field(0).Tag.Get("yaml"), describe(val))
 				continue
 			}
-			walkSection(val, key, f, errs)
+			walkSection(val, key, f, errs, nil)
 			continue
 		}
 		if f.Type() == ltiPlatformsType {
@@ -100,7 +112,7 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors) {
 					continue
 				}
 				elem := reflect.New(f.Type().Elem()).Elem()
-				walkSection(item, ik, elem, errs)
+				walkSection(item, ik, elem, errs, nil)
 				list = reflect.Append(list, elem)
 			}
 			f.Set(list)

@@ -29,6 +29,7 @@ import (
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // testApp is the whole bridge, wired by app.New as serve wires it, on
@@ -74,6 +75,8 @@ func (w *waitLog) take() []time.Duration {
 }
 
 type testOptions struct {
+	// modules are the ways in registered as modules (nil: app.Modules()).
+	modules []wayin.Module
 	// patience is how long a launch is waited for before the waiting
 	// page (0: the line's default, 2 s).
 	patience  time.Duration
@@ -146,7 +149,10 @@ log:
 		// The tests' IdPs and LMSs are on this machine, over plain http.
 		yml += "outbound:\n  allow_local: \"true\"\n"
 	}
-	cfg, err := config.Parse([]byte(yml), o.env)
+	if o.modules == nil {
+		o.modules = app.Modules()
+	}
+	cfg, err := config.Parse([]byte(yml), o.env, wayin.Sections(o.modules)...)
 	require.NoError(t, err)
 	logs, waits := &syncbuf.Buffer{}, &waitLog{}
 	clientOpts := func(co *apiclient.Options) {
@@ -165,7 +171,7 @@ log:
 	if o.realPacing {
 		pacingOpts = nil
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
+	a, err := app.New(context.Background(), cfg, app.Options{Modules: o.modules, LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
 		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS, LinePatience: o.patience})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())

@@ -31,7 +31,10 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/samlsso"
 )
 
 const chartDir = "../../deploy/helm/ssobridge"
@@ -296,8 +299,8 @@ func TestScenariosCoverTheDeployments(t *testing.T) {
 		r := render(t, values)
 		cfg := bridgeConfig(t, r)
 		drivers[cfg.Store.Driver] = true
-		ways["oidc"] = ways["oidc"] || cfg.OIDC.Issuer != ""
-		ways["saml"] = ways["saml"] || cfg.SAML.IdPMetadataURL != "" || cfg.SAML.IdPMetadataFile != ""
+		ways["oidc"] = ways["oidc"] || config.Settings(cfg, oidc.Section()).Issuer != ""
+		ways["saml"] = ways["saml"] || config.Settings(cfg, samlsso.Section()).Enabled()
 		ways["lti"] = ways["lti"] || len(cfg.LTI.Platforms) > 0
 		ways["scim"] = ways["scim"] || cfg.SCIM.Enabled
 		ways["portal"] = ways["portal"] || cfg.Portal.JWTIssuer != ""
@@ -515,7 +518,7 @@ func bridgeConfig(t *testing.T, r rendered) config.Config {
 			env = append(env, e.Name+"="+e.Value)
 		}
 	}
-	cfg, err := config.Parse([]byte(text), env)
+	cfg, err := app.ParseConfig([]byte(text), env)
 	require.NoError(t, err, "the bridge refuses the rendered configuration:\n%s", text)
 	return cfg
 }

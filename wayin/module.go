@@ -1,0 +1,68 @@
+package wayin
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/store"
+)
+
+// Module is a way in as the bridge registers it: one entry of app's list
+// of modules, which the configuration, the server, check and the trust
+// report loop over. A module declares its configuration section; from the
+// configuration read, it names its sources, opens its way in and checks
+// what it reads from elsewhere. Nothing outside its package names it.
+type Module interface {
+	// Section is its configuration section (nil: none).
+	Section() config.Sectioner
+	// Sources are the admission's sources the configuration turns on, in
+	// the order check reports them (none: the module is off).
+	Sources(cfg config.Config) []signin.Source
+	// Open opens the way in the configuration turns on (nil when it is
+	// off). A party that does not answer at start is a warning in the
+	// log, not an error: the way retries and /readyz reports it.
+	Open(ctx context.Context, h Host) (Way, error)
+	// Check says, for `ssobridge check`, what the way reads from
+	// elsewhere as the bridge would, and what to enter at the other
+	// party; false when the way would not work. It writes nothing when
+	// the module is off.
+	Check(ctx context.Context, h Host, w io.Writer) bool
+}
+
+// PasswordRule is a module that decides whether the sign-in page shows
+// the password form (an IdP that is every account's way in may hide it).
+type PasswordRule interface {
+	// PasswordForm is whether the configuration hides the form, and
+	// whether /login?local=1 still shows it then.
+	PasswordForm(cfg config.Config) (hide, fallback bool)
+}
+
+// Host is what the bridge gives a module to open or check its way in.
+type Host struct {
+	Config config.Config
+	Store  store.Store // nil for check, which opens no store
+	Logger *slog.Logger
+	Now    func() time.Time
+	// HTTPClient reaches the way's other parties, under the outbound
+	// policy (outbound:).
+	HTTPClient *http.Client
+	// PollEvery is how often a way reads again what it polls (an IdP's
+	// health); 0: the way's own period.
+	PollEvery time.Duration
+}
+
+// Sections are the configuration sections of mods.
+func Sections(mods []Module) []config.Sectioner {
+	var out []config.Sectioner
+	for _, m := range mods {
+		if s := m.Section(); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
