@@ -51,7 +51,7 @@ type Registered struct {
 	// rules, as lti.platforms' keys of the same names.
 	EmailDomains   string    `json:"email_domains"`
 	CreateAccounts bool      `json:"create_accounts"`
-	RegisteredAt   time.Time `json:"-"` // the record's time
+	RegisteredAt   time.Time `json:"-"`             // the record's time
 	RegisteredBy   string    `json:"registered_by"` // the admin who made the registration URL
 	Disabled       bool      `json:"disabled"`
 }
