@@ -61,8 +61,9 @@ type App struct {
 	closers     []func() error
 	// stopping is set when Serve begins to drain; /readyz reads it.
 	stopping atomic.Bool
-	// demoPortal: the embedded demo's sample partner portal is served.
-	demoPortal bool
+	// samplePortal is where the embedded demo's sample partner portal is
+	// served ("": it is not).
+	samplePortal string
 	// lms is the embedded demo's sample LMS (nil unless served).
 	lms *samplelms.Running
 	// afterStart: INFO lines Serve logs after its start-up lines.
@@ -164,7 +165,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	a.demoPortal = in.demoPortal
+	a.samplePortal = in.home.SamplePath
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: a.metrics.Launch})
 	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
 		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
@@ -196,7 +197,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalAdminSessions: cfg.Portal.AdminSessions, PortalURL: in.portalURL, LTIConsole: lms != nil,
+		PortalAdminSessions: in.home.AdminSessions, PortalURL: in.home.URL, LTIConsole: lms != nil,
 		Ways: in.list, PasswordForm: passwordForm(cfg, o.Modules),
 		SCIM: scimHandler,
 	})

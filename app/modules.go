@@ -8,17 +8,18 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // Modules are the ways in registered as modules, in the order the
-// sign-in page shows their buttons (after the portal's handoff). Adding a
+// sign-in page shows their buttons and check reports them. Adding a
 // way in is one more entry here; docs/architecture.md ("Add a way in")
 // says what its package declares.
 func Modules() []wayin.Module {
-	return []wayin.Module{oidc.Module{}, samlsso.Module{}}
+	return []wayin.Module{portal.Module{}, oidc.Module{}, samlsso.Module{}}
 }
 
 // ParseConfig is config.Parse with the sections of the registered

@@ -4,6 +4,7 @@ import (
 	"crypto/rsa"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/internal/keptfile"
 	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/samplelms"
 )
@@ -77,7 +78,7 @@ func WithSampleLMS(cfg config.Config) (_ config.Config, stop func() error, _ err
 // sampleLMSKey is the sample LMS's signing key, made once (0600; one
 // that does not read as a key is made anew).
 func sampleLMSKey(cfg config.Config) (*rsa.PrivateKey, error) {
-	data, err := keptDemoFile(cfg, sampleLMSKeyFile,
+	data, err := keptfile.Read(cfg.DataDir(), sampleLMSKeyFile,
 		func(data []byte) bool { _, err := lti.ParseRSAKey(data); return err == nil }, lti.GenerateKeyPEM)
 	if err != nil {
 		return nil, err

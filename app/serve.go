@@ -68,8 +68,8 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if a.sim != nil {
 		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
 	}
-	if a.demoPortal {
-		u := url + DemoPortalPath
+	if a.samplePortal != "" {
+		u := url + a.samplePortal
 		say("sample partner portal (demo; its button signs in with no password) at "+u, "sample partner portal (demo)", "url", u)
 	}
 	if a.lms != nil {

@@ -15,17 +15,6 @@ import (
 // issuer; the one SAML IdP is "saml", SCIM "scim". A module names its
 // own (wayin.Module.Sources).
 
-// PortalSource is the portal's handoff; issuer is the tokens' (the demo's
-// own for the embedded demo, whose sample portal is trusted for its one
-// domain, portal.example).
-func PortalSource(cfg config.Config, issuer string, demo bool) signin.Source {
-	s := signin.Source{ID: "portal:" + issuer, Name: "portal", Key: "portal", EmailDomains: cfg.Portal.EmailDomains.List(), CreateAccounts: cfg.Portal.CreateAccounts}
-	if demo {
-		s.EmailDomains, s.CreateAccounts = []string{"portal.example"}, true
-	}
-	return s
-}
-
 // SCIMSource is the IdP's directory: it adopts existing accounts only of
 // its email_domains.
 func SCIMSource(cfg config.Config) signin.Source {
@@ -45,15 +34,9 @@ func LTISources(cfg config.Config) map[string]signin.Source {
 }
 
 // Sources are every way in cfg turns on but the password (mods', in
-// their order, after the portal's), in the order check reports them.
+// their order, then the LMSs and SCIM), in the order check reports them.
 func Sources(cfg config.Config, mods []wayin.Module) []signin.Source {
 	var out []signin.Source
-	switch {
-	case cfg.Portal.Enabled():
-		out = append(out, PortalSource(cfg, cfg.Portal.JWTIssuer, false))
-	case cfg.Platform.BaseURL == config.Embedded: // the demo's sample portal
-		out = append(out, PortalSource(cfg, demoPortalIssuer, true))
-	}
 	for _, m := range mods {
 		out = append(out, m.Sources(cfg)...)
 	}

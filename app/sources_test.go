@@ -1,14 +1,9 @@
 package app
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
@@ -94,27 +89,4 @@ func TestLTIReach(t *testing.T) {
 			assert.Contains(t, note, tc.says, "%s %s", tc.addr, tc.public)
 		}
 	}
-}
-
-// A demo's kept file: made once and kept; one that is not valid is made
-// anew (a truncated key, a hand-edited secret).
-func TestKeptDemoFile(t *testing.T) {
-	cfg := config.Defaults()
-	cfg.Store.DSN = filepath.Join(t.TempDir(), "data", "ssobridge.db")
-	made := 0
-	mk := func() ([]byte, error) { made++; return []byte(fmt.Sprintf("key-%d", made)), nil }
-	valid := func(b []byte) bool { return strings.HasPrefix(string(b), "key-") }
-	first, err := keptDemoFile(cfg, "k", valid, mk)
-	require.NoError(t, err)
-	again, err := keptDemoFile(cfg, "k", valid, mk)
-	require.NoError(t, err)
-	assert.Equal(t, first, again, "kept")
-	assert.Equal(t, 1, made)
-	require.NoError(t, os.WriteFile(filepath.Join(cfg.DataDir(), "k"), []byte("garbage"), 0o600))
-	fresh, err := keptDemoFile(cfg, "k", valid, mk)
-	require.NoError(t, err)
-	assert.Equal(t, "key-2", string(fresh), "an invalid one is made anew")
-	info, err := os.Stat(filepath.Join(cfg.DataDir(), "k"))
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 }

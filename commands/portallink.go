@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/store"
 
 	"github.com/ssobridge/ssobridge/cli"
@@ -40,10 +39,10 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Portal.JWTPublicKeyFile != "" {
+	if config.Settings(cfg, portal.Section()).JWTPublicKeyFile != "" {
 		return cli.UsageError("portal-link: the portal signs with its private key (portal.jwt_public_key_file is its public half); portal-link can only sign with portal.jwt_secret")
 	}
-	k, ok, err := app.PortalSigningKey(cfg)
+	k, _, ok, err := portal.SigningKey(cfg)
 	if err != nil {
 		return err
 	}
@@ -52,9 +51,9 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	// A link the handoff would refuse is no link to print: say why now,
 	// before anyone follows it.
-	if src, err := app.PortalSourceOf(cfg); err == nil && !src.Open() && !src.Trusts(strings.TrimSpace(*email)) {
+	if src := (portal.Module{}).Sources(cfg); len(src) == 1 && !src[0].Open() && !src[0].Trusts(strings.TrimSpace(*email)) {
 		return cli.UsageError(fmt.Sprintf("portal-link: --email %s: the portal is trusted for %s only (portal.email_domains), so its handoff would be refused; "+
-			"use an address of those domains, or list its domain in portal.email_domains", strings.TrimSpace(*email), strings.Join(src.EmailDomains, ", ")))
+			"use an address of those domains, or list its domain in portal.email_domains", strings.TrimSpace(*email), strings.Join(src[0].EmailDomains, ", ")))
 	}
 	tok, err := portal.SignHS256(k.Secret, k.Issuer, k.Audience,
 		portal.Claims{Email: strings.TrimSpace(*email), GivenName: *first, FamilyName: *last, ReturnTo: *returnTo}, time.Now())

@@ -27,7 +27,6 @@ type Config struct {
 	Regulation Regulation `yaml:"regulation"`
 	Audit      Audit      `yaml:"audit"`
 	Log        Log        `yaml:"log"`
-	Portal     Portal     `yaml:"portal"`
 	SCIM       SCIM       `yaml:"scim"`
 	LTI        LTI        `yaml:"lti"`
 	Outbound   Outbound   `yaml:"outbound"`
@@ -60,7 +59,6 @@ func Defaults(sections ...Sectioner) Config {
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
 		SCIM:       SCIM{ProvisionPlatformUsers: true},
 		Log:        Log{Level: "info", Format: "text"},
-		Portal:     Portal{CreateAccounts: true},
 		LTI:        LTI{RosterMax: 500},
 		Outbound:   outboundDefaults(),
 	}
@@ -261,10 +259,8 @@ func applyEnv(cfg *Config, environ []string) error {
 			errs = append(errs, &Error{Key: name, Problem: problem})
 			continue
 		}
-		if l.v.Type() == ltiPlatformsType {
-			list, perrs := ltiPlatformsFromEnv(name, value)
-			errs = append(errs, perrs...)
-			l.v.Set(reflect.ValueOf(list))
+		if isSectionList(l.v.Type()) {
+			errs = append(errs, sectionListFromEnv(name, value, l.v)...)
 			continue
 		}
 		if err := setFromString(l.v, value); err != nil {
@@ -334,7 +330,6 @@ func (c *Config) validate() Errors {
 		c.validateRegulation,
 		c.validateAudit,
 		c.validateLog,
-		c.validatePortal,
 		c.validateSCIM,
 		c.validateLTI,
 		c.validateOutbound,
@@ -353,7 +348,7 @@ func (c *Config) validate() Errors {
 // validateEmailDomains checks every way in's email_domains: domains, not
 // addresses or URLs.
 func (c *Config) validateEmailDomains(bad func(key, problem string)) {
-	lists := map[string]Words{"portal.email_domains": c.Portal.EmailDomains, "scim.email_domains": c.SCIM.EmailDomains}
+	lists := map[string]Words{"scim.email_domains": c.SCIM.EmailDomains}
 	for i, p := range c.LTI.Platforms {
 		lists[fmt.Sprintf("lti.platforms[%d].email_domains", i)] = p.EmailDomains
 	}

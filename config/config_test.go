@@ -51,7 +51,7 @@ func TestEveryKeyIsSetByItsEnvironmentVariable(t *testing.T) {
 			value := map[reflect.Kind]string{reflect.Bool: "true", reflect.String: "from-env", reflect.Int: "7",
 				reflect.Int64: "7s", reflect.Uint8: "7", reflect.Uint32: "7", reflect.Float64: "7.5"}[target.v.Kind()]
 			show := func(v reflect.Value) string { return fmt.Sprint(v.Interface()) }
-			if target.v.Type() == ltiPlatformsType {
+			if isSectionList(target.v.Type()) {
 				value = `[{"name": "from-env"}]`
 				show = func(v reflect.Value) string {
 					if l := v.Interface().(LTIPlatforms); len(l) == 1 && l[0].Name == "from-env" && l[0].CreateAccounts {

@@ -4,10 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"reflect"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/localpath"
@@ -84,43 +81,9 @@ type DeepLinkItem struct {
 	Path  string `yaml:"path"`
 }
 
-var ltiPlatformsType = reflect.TypeOf(LTIPlatforms(nil))
-
-// decodeLTIPlatforms reads the list of platforms from a sequence node,
-// each item a section of LTIPlatform's keys (create_accounts true unless
-// set).
-func decodeLTIPlatforms(n *yaml.Node, key string, errs *Errors) LTIPlatforms {
-	if n.Kind != yaml.SequenceNode {
-		*errs = append(*errs, &Error{Key: key, Problem: fmt.Sprintf("line %d: expected a list of platforms (- name: ..., issuer: ...), found %s", n.Line, describe(n))})
-		return nil
-	}
-	out := LTIPlatforms{}
-	for i, item := range n.Content {
-		if item.Kind == yaml.AliasNode {
-			item = item.Alias
-		}
-		ik := fmt.Sprintf("%s[%d]", key, i)
-		if item.Kind != yaml.MappingNode {
-			*errs = append(*errs, &Error{Key: ik, Problem: fmt.Sprintf("line %d: expected the keys of a platform (name, issuer, client_id, ...), found %s", item.Line, describe(item))})
-			continue
-		}
-		p := LTIPlatform{CreateAccounts: true}
-		walkSection(item, ik, reflect.ValueOf(&p).Elem(), errs, nil)
-		out = append(out, p)
-	}
-	return out
-}
-
-// ltiPlatformsFromEnv reads SSOBRIDGE_LTI_PLATFORMS: the list in YAML's
-// flow form (JSON is one).
-func ltiPlatformsFromEnv(key, value string) (LTIPlatforms, Errors) {
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(value), &root); err != nil || len(root.Content) == 0 {
-		return nil, Errors{{Key: key, Problem: `not a list of platforms; e.g. [{name: Canvas, issuer: "https://canvas.instructure.com", client_id: "1000", deployment_ids: ["1:abc"], auth_url: "https://sso.canvaslms.com/api/lti/authorize_redirect", jwks_url: "https://sso.canvaslms.com/api/lti/security/jwks"}]`}}
-	}
-	var errs Errors
-	list := decodeLTIPlatforms(root.Content[0], key, &errs)
-	return list, errs
+// ListItem: a platform, create_accounts true unless set.
+func (LTIPlatforms) ListItem() (any, string, string) {
+	return &LTIPlatform{CreateAccounts: true}, "platform", `[{name: Canvas, issuer: "https://canvas.instructure.com", client_id: "1000", deployment_ids: ["1:abc"], auth_url: "https://sso.canvaslms.com/api/lti/authorize_redirect", jwks_url: "https://sso.canvaslms.com/api/lti/security/jwks"}]`
 }
 
 // validateLTI checks LTI: each platform's registration, the tool's key.

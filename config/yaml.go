@@ -90,8 +90,8 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors, mor
 			walkSection(val, key, f, errs, nil)
 			continue
 		}
-		if f.Type() == ltiPlatformsType {
-			f.Set(reflect.ValueOf(decodeLTIPlatforms(val, key, errs)))
+		if isSectionList(f.Type()) {
+			decodeSectionList(val, key, f, errs)
 			continue
 		}
 		if f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct {

@@ -66,3 +66,20 @@ func Sections(mods []Module) []config.Sectioner {
 	}
 	return out
 }
+
+// HomeRule is a module that is the partner's own portal.
+type HomeRule interface {
+	Home(cfg config.Config) Home
+}
+
+// Home is the partner's portal, as the bridge's pages link it.
+type Home struct {
+	// URL is where the "back" links of people who came from the portal
+	// lead ("": none).
+	URL string
+	// AdminSessions: a session the portal began may open the console.
+	AdminSessions bool
+	// SamplePath is where the bridge serves a sample portal of its own
+	// (the embedded demo's; "": none).
+	SamplePath string
+}

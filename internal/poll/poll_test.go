@@ -19,8 +19,11 @@ type reads struct {
 	at       []time.Duration // each read's time from the start
 	deadline []time.Duration
 	changes  [][2]error
-	done     chan struct{} // closed after the read numbered stopAfter
-	stop     int
+	// done is closed at the read after the one numbered stop: Run has
+	// reported every change of the first stop reads by then (it reports
+	// a read's change before it waits for the next).
+	done chan struct{}
+	stop int
 }
 
 func (r *reads) read(ctx context.Context) error {
@@ -30,7 +33,7 @@ func (r *reads) read(ctx context.Context) error {
 	dl, _ := ctx.Deadline()
 	r.deadline = append(r.deadline, time.Until(dl))
 	err := r.answers[min(len(r.at)-1, len(r.answers)-1)]
-	if len(r.at) == r.stop {
+	if len(r.at) == r.stop+1 {
 		close(r.done)
 	}
 	return err
@@ -80,7 +83,7 @@ func TestFirstReadAtOnceOrAfterAWait(t *testing.T) {
 
 func TestRetrySoonerWhileFailing(t *testing.T) {
 	s := Schedule{Every: time.Hour, Retry: 50 * time.Millisecond, Timeout: time.Second, AtOnce: true}
-	r := run(t, s, nil, 3, errDown, errDown, nil)
+	r := run(t, s, nil, 2, errDown, errDown, nil)
 	require.Len(t, r.at, 3)
 	assert.Less(t, offset(r, 2), 2*time.Second, "retried every Retry while the reads failed, not every hour")
 	// Retrying decides instead of the last error (SAML: while nothing was ever read).

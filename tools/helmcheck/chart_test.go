@@ -34,6 +34,7 @@ import (
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
 )
 
@@ -303,7 +304,7 @@ func TestScenariosCoverTheDeployments(t *testing.T) {
 		ways["saml"] = ways["saml"] || config.Settings(cfg, samlsso.Section()).Enabled()
 		ways["lti"] = ways["lti"] || len(cfg.LTI.Platforms) > 0
 		ways["scim"] = ways["scim"] || cfg.SCIM.Enabled
-		ways["portal"] = ways["portal"] || cfg.Portal.JWTIssuer != ""
+		ways["portal"] = ways["portal"] || config.Settings(cfg, portal.Section()).Enabled()
 	}
 	assert.Equal(t, map[string]bool{"sqlite": true, "postgres": true}, drivers)
 	assert.Equal(t, map[string]bool{"oidc": true, "saml": true, "lti": true, "scim": true, "portal": true}, ways)

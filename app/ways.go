@@ -1,0 +1,61 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin"
+)
+
+// ways are the ways in the configuration turns on, in the order the
+// sign-in page shows their buttons: the modules' (Modules), then the LMSs
+// (app/lti.go adds them); and the partner's portal, as a module that is
+// it says (wayin.HomeRule).
+type ways struct {
+	list []wayin.Way
+	home wayin.Home
+}
+
+// waysOf opens the modules' ways in. An identity provider that does not
+// answer at start is a warning, not an error: sign-in with it retries,
+// and /readyz reports it meanwhile.
+func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, logger *slog.Logger) (ways, error) {
+	var in ways
+	h := host(cfg, st, logger, o.Now, o.IdPHealthInterval)
+	for _, m := range o.Modules {
+		w, err := m.Open(ctx, h)
+		if err != nil {
+			return ways{}, err
+		}
+		if w != nil {
+			in.list = append(in.list, w)
+		}
+		if r, ok := m.(wayin.HomeRule); ok {
+			in.home = r.Home(cfg)
+		}
+	}
+	return in, nil
+}
+
+// passwordForm is whether the sign-in page shows the password form: an
+// IdP that is on (a module's: OIDC, SAML) with local_login false hides it,
+// and /login?local=1 shows it only while every such IdP allows the
+// fallback.
+func passwordForm(cfg config.Config, mods []wayin.Module) handlers.PasswordForm {
+	f := handlers.PasswordForm{Fallback: true}
+	rule := func(hide, fallback bool) {
+		if hide {
+			f.Hidden = true
+			f.Fallback = f.Fallback && fallback
+		}
+	}
+	for _, m := range mods {
+		if r, ok := m.(wayin.PasswordRule); ok {
+			rule(r.PasswordForm(cfg))
+		}
+	}
+	return f
+}
