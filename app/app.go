@@ -101,12 +101,13 @@ type Options struct {
 	// IdPHealthInterval is how often the identity provider's health is
 	// checked in the background; default 15 s.
 	IdPHealthInterval time.Duration
-	// LTIHTTPClient reads the LMSs' key sets (tests: one that trusts a
-	// test certificate); nil: the bridge's own.
-	LTIHTTPClient *http.Client
-	// LTIRetryEvery is how often an unreadable key set is read again;
-	// default 15 s.
-	LTIRetryEvery time.Duration
+	// HTTPClient reaches the ways' other parties (IdPs, LMSs), under the
+	// outbound policy (tests: one that trusts a test certificate); nil:
+	// the bridge's own.
+	HTTPClient *http.Client
+	// RetryEvery is how soon a way reads again what it could not read (an
+	// LMS's key set); default: the way's own (15 s).
+	RetryEvery time.Duration
 	// NoSampleLMS leaves the embedded demo's sample LMS out (tests that
 	// do not launch from it: it costs two RSA keys and a listener).
 	NoSampleLMS bool
@@ -161,11 +162,6 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	in, err := waysOf(ctx, cfg, a.store, o, a.logger)
-	if err != nil {
-		return nil, err
-	}
-	a.samplePortal = in.home.SamplePath
 	launcher := launch.New(a.client, a.store, launch.Options{Logger: a.logger, Now: o.Now, OnDone: a.metrics.Launch})
 	sessions := handlers.SessionConfig{HashKey: keys.hash, BlockKey: keys.block, PreviousHashKey: keys.previousHash, PreviousBlockKey: keys.previousBlock, MaxAge: cfg.Session.MaxAge,
 		IdleTimeout: cfg.Session.IdleTimeout, Secure: cfg.Secure()}
@@ -177,13 +173,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	lms, err := a.ltiWay(ctx, o, a.store, jobs)
+	in, err := waysOf(ctx, cfg, a.store, o, jobs.StartFor, a.logger)
 	if err != nil {
 		return nil, err
 	}
-	if lms != nil {
-		in.list = append(in.list, lms)
-	}
+	a.samplePortal = in.home.SamplePath
 	a.watch(in.list)
 	languages, err := locale.New(cfg.Server.Languages.List())
 	if err != nil {
@@ -197,7 +191,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalAdminSessions: in.home.AdminSessions, PortalURL: in.home.URL, LTIConsole: lms != nil,
+		PortalAdminSessions: in.home.AdminSessions, PortalURL: in.home.URL, LTIConsole: in.console,
 		Ways: in.list, PasswordForm: passwordForm(cfg, o.Modules),
 		SCIM: scimHandler,
 	})

@@ -23,6 +23,7 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/internal/version"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
@@ -526,10 +527,11 @@ func TestSampleLMSAndPlainHTTPWarning(t *testing.T) {
 	a, err := New(context.Background(), testConfig(t, ""), Options{LogOutput: &logs})
 	require.NoError(t, err)
 	require.NotNil(t, a.lms, "the demo's sample LMS")
-	require.Len(t, a.cfg.LTI.Platforms, 1)
-	assert.Equal(t, SampleLMSName, a.cfg.LTI.Platforms[0].Name)
-	assert.Equal(t, a.lms.AuthURL(), a.cfg.LTI.Platforms[0].AuthURL)
-	resp, err := http.Get(a.cfg.LTI.Platforms[0].JWKSURL)
+	platforms := config.Settings(a.cfg, lti.Section()).Platforms
+	require.Len(t, platforms, 1)
+	assert.Equal(t, SampleLMSName, platforms[0].Name)
+	assert.Equal(t, a.lms.AuthURL(), platforms[0].AuthURL)
+	resp, err := http.Get(platforms[0].JWKSURL)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)

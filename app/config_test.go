@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -41,7 +42,7 @@ func TestDocsListEveryKey(t *testing.T) {
 		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)
 	}
 	// Each key of an lti.platforms entry has a row of its own.
-	pt := reflect.TypeOf(config.LTIPlatform{})
+	pt := reflect.TypeOf(lti.ConfiguredPlatform{})
 	for i := range pt.NumField() {
 		k := "lti.platforms[]." + pt.Field(i).Tag.Get("yaml")
 		assert.Contains(t, string(readme), "| `"+k+"` |", "docs/configuration.md documents %s", k)

@@ -2,14 +2,19 @@ package app
 
 import (
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 )
@@ -19,7 +24,7 @@ import (
 // way in is one more entry here; docs/architecture.md ("Add a way in")
 // says what its package declares.
 func Modules() []wayin.Module {
-	return []wayin.Module{portal.Module{}, oidc.Module{}, samlsso.Module{}}
+	return []wayin.Module{portal.Module{}, oidc.Module{}, samlsso.Module{}, lti.Module{}}
 }
 
 // ParseConfig is config.Parse with the sections of the registered
@@ -28,18 +33,53 @@ func ParseConfig(yamlData []byte, environ []string) (config.Config, error) {
 	return config.Parse(yamlData, environ, wayin.Sections(Modules())...)
 }
 
-// host is what the modules open and check their ways with.
-func host(cfg config.Config, st store.Store, logger *slog.Logger, now func() time.Time, pollEvery time.Duration) wayin.Host {
-	return wayin.Host{Config: cfg, Store: st, Logger: logger, Now: now, HTTPClient: cfg.OutboundPolicy().Client(nil), PollEvery: pollEvery}
+// host is what the modules open and check their ways with: every
+// other party reached under the outbound policy.
+func host(cfg config.Config, o Options, logger *slog.Logger) wayin.Host {
+	hc := cfg.OutboundPolicy().Client(nil)
+	if o.HTTPClient != nil {
+		hc = cfg.OutboundPolicy().Guard(o.HTTPClient)
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	return wayin.Host{Config: cfg, Logger: logger, Now: now, HTTPClient: hc, PollEvery: o.IdPHealthInterval, RetryEvery: o.RetryEvery}
 }
 
-// CheckModules runs each module's check, writing to w; false when one
-// would not work.
-func CheckModules(ctx context.Context, cfg config.Config, mods []wayin.Module, w io.Writer) bool {
-	ok := true
-	h := host(cfg, nil, slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now, 0)
+// CheckModules runs each module's check, writing to w: false when one
+// would not work. The store is read when it is there (what was registered
+// from the console); stored are the sources kept in it, for the report of
+// who may arrive as whom.
+func CheckModules(ctx context.Context, cfg config.Config, mods []wayin.Module, w io.Writer) (ok bool, stored []signin.Source) {
+	h := host(cfg, Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, problem := storeForCheck(ctx, cfg)
+	if st != nil {
+		defer st.Close()
+		h.Store = st
+	}
+	h.StoreProblem = problem
+	ok = true
 	for _, m := range mods {
 		ok = m.Check(ctx, h, w) && ok
+		if s, is := m.(wayin.StoredSourcer); is {
+			stored = append(stored, s.StoredSources(ctx, h)...)
+		}
 	}
-	return ok
+	return ok, stored
+}
+
+// storeForCheck is the store when check can read it: none for a SQLite
+// store not made yet; a store that cannot be read is said (problem).
+func storeForCheck(ctx context.Context, cfg config.Config) (_ store.Store, problem string) {
+	if cfg.Store.Driver != "postgres" {
+		if _, err := os.Stat(cfg.Store.DSN); errors.Is(err, fs.ErrNotExist) {
+			return nil, ""
+		}
+	}
+	st, err := OpenStore(ctx, cfg, nil)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return st, ""
 }

@@ -25,7 +25,7 @@ const (
 // sampleLMSOn reports whether cfg gets the sample LMS: the embedded demo
 // with no LMS of its own.
 func sampleLMSOn(cfg config.Config) bool {
-	return cfg.Platform.BaseURL == config.Embedded && !cfg.LTI.Enabled()
+	return cfg.Platform.BaseURL == config.Embedded && !config.Settings(cfg, lti.Section()).Enabled()
 }
 
 // startSampleLMS serves the sample LMS (its key kept in the data
@@ -53,11 +53,13 @@ func startSampleLMS(cfg config.Config, tool string) (config.Config, *samplelms.R
 	if err != nil {
 		return cfg, nil, err
 	}
-	cfg.LTI.Platforms = config.LTIPlatforms{{Name: SampleLMSName, Issuer: SampleLMSIssuer, ClientID: sampleLMSClientID,
+	s := config.Settings(cfg, lti.Section())
+	s.Platforms = lti.ConfiguredPlatforms{{Name: SampleLMSName, Issuer: SampleLMSIssuer, ClientID: sampleLMSClientID,
 		DeploymentIDs: "demo", AuthURL: running.AuthURL(), JWKSURL: running.URL() + samplelms.JWKSPath, TokenURL: running.TokenURL(),
 		CreateAccounts: true, EmailDomains: sampleLMSDomain,
-		DeepLinkItems: []config.DeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}}}
-	return cfg, running, nil
+		DeepLinkItems: []lti.DeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}}}
+	s.SampleLMS.Origin, s.SampleLMS.Issuer = lti.Origin(running.URL()), SampleLMSIssuer
+	return config.WithSettings(cfg, lti.Section(), s), running, nil
 }
 
 // WithSampleLMS is cfg with the sample LMS started and registered when

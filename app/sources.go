@@ -2,7 +2,6 @@ package app
 
 import (
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/wayin"
 )
@@ -22,27 +21,12 @@ func SCIMSource(cfg config.Config) signin.Source {
 		CreateAccounts: true, AdminAuthority: cfg.SCIM.AdminGroup != ""}
 }
 
-// LTISources are the registered LMSs, by lti.SourceKey.
-func LTISources(cfg config.Config) map[string]signin.Source {
-	out := map[string]signin.Source{}
-	for i, p := range cfg.LTI.Platforms {
-		out[lti.SourceKey(p.Issuer, p.ClientID)] = signin.Source{ID: lti.SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name,
-			Key: ltiKey(i), EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts,
-			AdminAuthority: len(p.AdminRoles.List()) > 0}
-	}
-	return out
-}
-
 // Sources are every way in cfg turns on but the password (mods', in
-// their order, then the LMSs and SCIM), in the order check reports them.
+// their order, then SCIM), in the order check reports them.
 func Sources(cfg config.Config, mods []wayin.Module) []signin.Source {
 	var out []signin.Source
 	for _, m := range mods {
 		out = append(out, m.Sources(cfg)...)
-	}
-	lms := LTISources(cfg)
-	for _, p := range cfg.LTI.Platforms {
-		out = append(out, lms[lti.SourceKey(p.Issuer, p.ClientID)])
 	}
 	if cfg.SCIM.Enabled {
 		out = append(out, SCIMSource(cfg))

@@ -11,20 +11,22 @@ import (
 )
 
 // ways are the ways in the configuration turns on, in the order the
-// sign-in page shows their buttons: the modules' (Modules), then the LMSs
-// (app/lti.go adds them); and the partner's portal, as a module that is
-// it says (wayin.HomeRule).
+// sign-in page shows their buttons (the modules' order), and the
+// partner's portal, as the module that is it says (wayin.HomeRule).
 type ways struct {
-	list []wayin.Way
-	home wayin.Home
+	list    []wayin.Way
+	home    wayin.Home
+	console bool // a way in adds a page to the console (LTI's)
 }
 
 // waysOf opens the modules' ways in. An identity provider that does not
 // answer at start is a warning, not an error: sign-in with it retries,
 // and /readyz reports it meanwhile.
-func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, logger *slog.Logger) (ways, error) {
+func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, provision func(context.Context, string, []store.Account) error,
+	logger *slog.Logger) (ways, error) {
 	var in ways
-	h := host(cfg, st, logger, o.Now, o.IdPHealthInterval)
+	h := host(cfg, o, logger)
+	h.Store, h.Provision = st, provision
 	for _, m := range o.Modules {
 		w, err := m.Open(ctx, h)
 		if err != nil {
@@ -32,6 +34,9 @@ func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, l
 		}
 		if w != nil {
 			in.list = append(in.list, w)
+			if c, ok := w.(wayin.ConsolePage); ok && c.ConsolePage() != "" {
+				in.console = true
+			}
 		}
 		if r, ok := m.(wayin.HomeRule); ok {
 			in.home = r.Home(cfg)

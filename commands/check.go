@@ -3,11 +3,8 @@ package commands
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +14,6 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/signin"
 )
 
@@ -47,18 +43,13 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	printCheck(env.Stdout, conn, report)
-	modulesOK := app.CheckModules(ctx, cfg, env.Modules, env.Stdout)
-	scimOK, ltiOK := true, true
+	modulesOK, stored := app.CheckModules(ctx, cfg, env.Modules, env.Stdout)
+	scimOK := true
 	if cfg.SCIM.Enabled {
 		scimOK = checkSCIM(env.Stdout, cfg)
 	}
-	var registered []lti.Platform
-	if cfg.LTI.Enabled() {
-		registered = registeredLMSs(ctx, env.Stdout, cfg)
-		ltiOK = checkLTI(ctx, env.Stdout, cfg, registered)
-	}
-	checkTrust(env.Stdout, app.Sources(cfg, env.Modules), registered)
-	if !report.OK() || !modulesOK || !scimOK || !ltiOK {
+	checkTrust(env.Stdout, append(app.Sources(cfg, env.Modules), stored...))
+	if !report.OK() || !modulesOK || !scimOK {
 		return cli.ErrFailed
 	}
 	return nil
@@ -76,7 +67,7 @@ func checkSCIM(w io.Writer, cfg config.Config) bool {
 		admins = "members of the group " + strconv.Quote(cfg.SCIM.AdminGroup)
 	}
 	fmt.Fprintf(w, "           partner admins: %s; platform users made ahead: %t\n", admins, cfg.SCIM.ProvisionPlatformUsers)
-	switch reach, local := app.Reach(cfg); {
+	switch reach, local := cfg.Reach(); {
 	case !reach:
 		fmt.Fprintf(w, "verdict:   SCIM NOT READY\nthe IdP would call %s over plain http, with the token in clear: set server.public_url to the https URL the IdP reaches\n", base)
 		return false
@@ -86,104 +77,6 @@ func checkSCIM(w io.Writer, cfg config.Config) bool {
 	}
 	fmt.Fprintf(w, "verdict:   SCIM OK\n")
 	return true
-}
-
-// checkLTI reads the tool's key and each platform's key set as the bridge
-// would, and says what to enter in the LMS.
-func checkLTI(ctx context.Context, w io.Writer, cfg config.Config, registered []lti.Platform) bool {
-	base := cfg.PublicURL(cfg.Server.Addr)
-	ok := true
-	fmt.Fprintf(w, "lti:       in the LMS, enter: login URL %s%s, redirect URI %s%s, target link URI %s%s, key set URL %s%s\n",
-		base, lti.LoginPath, base, lti.LaunchPath, base, lti.LaunchPath, base, lti.JWKSPath)
-	if cfg.LTI.KeyFile != "" {
-		key, _, err := app.LTIToolKey(ctx, cfg, nil)
-		if err != nil {
-			fmt.Fprintf(w, "           tool key: WRONG: %v\n", err)
-			ok = false
-		} else {
-			fmt.Fprintf(w, "           tool key: %s (kid %s)\n", cfg.LTI.KeyFile, key.KeyID())
-		}
-	} else {
-		fmt.Fprintf(w, "           tool key: generated on first start and kept in the store, the same on every instance (lti.key_file sets your own)\n")
-	}
-	for _, p := range append(app.LTIPlatforms(cfg), registered...) {
-		tool := lti.New(lti.Config{Platforms: []lti.Platform{p}, UseOnce: checkOnly{}.UseOnce, HTTPClient: cfg.OutboundPolicy().Client(nil)})
-		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := tool.Refresh(rctx)
-		cancel()
-		admins := "none"
-		if len(p.AdminRoles) > 0 {
-			admins = strings.Join(p.AdminRoles, ", ")
-		}
-		if err != nil {
-			fmt.Fprintf(w, "           %s (issuer %s, client %s): key set UNREADABLE: %v\n", p.Name, p.Issuer, p.ClientID, err)
-			ok = false
-			continue
-		}
-		fmt.Fprintf(w, "           %s (issuer %s, client %s, %d deployment(s)): key set read; partner admins: %s; accounts created: %t\n",
-			p.Name, p.Issuer, p.ClientID, len(p.DeploymentIDs), admins, p.CreateAccounts)
-		if p.TokenURL != "" {
-			var key *lti.ToolKey
-			if cfg.LTI.KeyFile != "" {
-				if k, _, err := app.LTIToolKey(ctx, cfg, nil); err == nil {
-					key = &k
-				}
-			}
-			tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			said, err := lti.CheckTokenEndpoint(tctx, cfg.OutboundPolicy().Client(nil), p, key)
-			cancel()
-			if err != nil {
-				fmt.Fprintf(w, "           %s: token endpoint %s UNUSABLE: %v (course rosters are not provisioned ahead; launches work)\n", p.Name, p.TokenURL, err)
-			} else {
-				fmt.Fprintf(w, "           %s: token endpoint %s: %s; rosters are provisioned at an instructor's launch\n", p.Name, p.TokenURL, said)
-			}
-		}
-	}
-	reach, note := app.LTIReach(cfg)
-	switch {
-	case !ok:
-		fmt.Fprintf(w, "verdict:   LTI NOT READY\n")
-		return false
-	case !reach:
-		fmt.Fprintf(w, "verdict:   LTI NOT READY\n%s\n", note)
-		return false
-	case note != "":
-		fmt.Fprintf(w, "verdict:   LTI OK (%s)\n", note)
-		return true
-	}
-	fmt.Fprintf(w, "verdict:   LTI OK (https)\n")
-	return true
-}
-
-// registeredLMSs are the LMSs registered from the console (Dynamic
-// Registration), kept in the store every instance reads: check reads
-// them as it reads the configured ones. A SQLite store not made yet has
-// none; a store that cannot be read is said and checked no further.
-func registeredLMSs(ctx context.Context, w io.Writer, cfg config.Config) []lti.Platform {
-	if cfg.Store.Driver != "postgres" {
-		if _, err := os.Stat(cfg.Store.DSN); errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-	}
-	st, err := app.OpenStore(ctx, cfg, nil)
-	if err != nil {
-		fmt.Fprintf(w, "lti:       the LMSs registered from the console are not checked: the store cannot be read: %v\n", err)
-		return nil
-	}
-	defer st.Close()
-	list, err := app.RegisteredLTIPlatforms(ctx, st)
-	if err != nil {
-		fmt.Fprintf(w, "lti:       the LMSs registered from the console are not checked: %v\n", err)
-		return nil
-	}
-	return list
-}
-
-// checkOnly is the single-use store of a check, which signs no one in.
-type checkOnly struct{}
-
-func (checkOnly) UseOnce(context.Context, string, string, time.Time) error {
-	return errors.New("check signs no one in")
 }
 
 // printCheck writes the verdict the way an admin reads it. A check of the
@@ -225,10 +118,7 @@ func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
 // checkTrust says, for each way in, which accounts it reaches: those of
 // the domains it is trusted for, or (open) only the accounts it made or
 // linked. Open is no failure: it is the safe default.
-func checkTrust(w io.Writer, sources []signin.Source, registered []lti.Platform) {
-	for _, p := range registered {
-		sources = append(sources, signin.Source{Name: "LTI: " + p.Name + " (registered from the console)", EmailDomains: p.EmailDomains, CreateAccounts: p.CreateAccounts})
-	}
+func checkTrust(w io.Writer, sources []signin.Source) {
 	if len(sources) == 0 {
 		return
 	}

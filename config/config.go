@@ -28,7 +28,6 @@ type Config struct {
 	Audit      Audit      `yaml:"audit"`
 	Log        Log        `yaml:"log"`
 	SCIM       SCIM       `yaml:"scim"`
-	LTI        LTI        `yaml:"lti"`
 	Outbound   Outbound   `yaml:"outbound"`
 
 	// modules are the modules' sections (Section), by key.
@@ -59,7 +58,6 @@ func Defaults(sections ...Sectioner) Config {
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
 		SCIM:       SCIM{ProvisionPlatformUsers: true},
 		Log:        Log{Level: "info", Format: "text"},
-		LTI:        LTI{RosterMax: 500},
 		Outbound:   outboundDefaults(),
 	}
 	c.withSections(sections)
@@ -196,8 +194,8 @@ func leaves(cfg *Config) []leaf {
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
 			name := t.Field(i).Tag.Get("yaml")
-			if name == "" {
-				continue // not a setting (the modules' sections, walked below)
+			if name == "" || name == "-" {
+				continue // not a setting (the modules' sections, walked below; a value the bridge sets)
 			}
 			key := name
 			if prefix != "" {
@@ -331,9 +329,7 @@ func (c *Config) validate() Errors {
 		c.validateAudit,
 		c.validateLog,
 		c.validateSCIM,
-		c.validateLTI,
 		c.validateOutbound,
-		c.validateEmailDomains,
 	} {
 		check(bad)
 	}
@@ -343,16 +339,4 @@ func (c *Config) validate() Errors {
 	}
 	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Key < errs[j].Key })
 	return errs
-}
-
-// validateEmailDomains checks every way in's email_domains: domains, not
-// addresses or URLs.
-func (c *Config) validateEmailDomains(bad func(key, problem string)) {
-	lists := map[string]Words{"scim.email_domains": c.SCIM.EmailDomains}
-	for i, p := range c.LTI.Platforms {
-		lists[fmt.Sprintf("lti.platforms[%d].email_domains", i)] = p.EmailDomains
-	}
-	for key, words := range lists {
-		CheckEmailDomains(key, words, bad)
-	}
 }

@@ -43,6 +43,7 @@ const minSCIMToken = 32
 
 // validateSCIM checks SCIM: its tokens, when it is on.
 func (c *Config) validateSCIM(bad func(key, problem string)) {
+	CheckEmailDomains("scim.email_domains", c.SCIM.EmailDomains, bad)
 	sc := c.SCIM
 	if !sc.Enabled {
 		return

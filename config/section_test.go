@@ -85,3 +85,46 @@ func TestModuleSectionKeyClash(t *testing.T) {
 	_, err := Parse(nil, nil, badgeSection())
 	assert.True(t, errors.Is(err, ErrInvalid), "the defaults are checked too (badge.url is empty while on)")
 }
+
+// stops is a module's list of sections, as a test declares it.
+type stop struct {
+	Name    string `yaml:"name"`
+	Staffed bool   `yaml:"staffed"`
+}
+
+type stops []stop
+
+func (stops) ListItem() (any, string, string) {
+	return &stop{Staffed: true}, "stop", `[{name: Main Street}]`
+}
+
+type route struct {
+	Stops stops `yaml:"stops"`
+}
+
+// A list of sections is read item by item, each from its defaults, in
+// the file and in its variable (YAML's or JSON's flow form); what is no
+// list, or an item that is no section, is named by key.
+func TestSectionList(t *testing.T) {
+	s := Section[route]{Key: "route"}
+	cfg, err := Parse([]byte("route:\n  stops:\n    - name: Main Street\n    - name: Elm\n      staffed: false\n"), nil, s)
+	require.NoError(t, err)
+	assert.Equal(t, stops{{Name: "Main Street", Staffed: true}, {Name: "Elm"}}, Settings(cfg, s).Stops)
+	cfg, err = Parse(nil, []string{`SSOBRIDGE_ROUTE_STOPS=[{"name": "Oak"}]`}, s)
+	require.NoError(t, err)
+	assert.Equal(t, stops{{Name: "Oak", Staffed: true}}, Settings(cfg, s).Stops)
+
+	for _, tc := range []struct{ yaml, env, want string }{
+		{"route:\n  stops: Main\n", "", `config: route.stops: line 2: expected a list of stops (- name: ...), found "Main"`},
+		{"route:\n  stops:\n    - Main\n", "", `config: route.stops[0]: line 3: expected the keys of a stop (name, ...), found "Main"`},
+		{"route:\n  stops:\n    - nme: Main\n", "", "config: route.stops[0].nme: line 3: no such setting; did you mean route.stops[0].name?"},
+		{"", "SSOBRIDGE_ROUTE_STOPS=[{", "config: SSOBRIDGE_ROUTE_STOPS: not a list of stops; e.g. [{name: Main Street}]"},
+	} {
+		var env []string
+		if tc.env != "" {
+			env = []string{tc.env}
+		}
+		_, err := Parse([]byte(tc.yaml), env, s)
+		assert.ErrorContains(t, err, tc.want)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/locale"
 )
 
@@ -109,3 +110,22 @@ func (c *Config) PublicURLSource() string {
 
 // Secure reports whether cookies must be Secure (public URL is https).
 func (c *Config) Secure() bool { return strings.HasPrefix(c.Server.PublicURL, "https://") }
+
+// Reach tells how the parties that call the bridge (an LMS's browsers, an
+// IdP's SCIM client) reach it: over https (reach), or only from this
+// machine over plain http on loopback (reach and local, a trial); plain
+// http elsewhere reaches nothing safely.
+func (c Config) Reach() (reach, local bool) {
+	u, err := url.Parse(c.PublicURL(c.Server.Addr))
+	if err != nil {
+		return false, false
+	}
+	if u.Scheme == "https" {
+		return true, false
+	}
+	listen, _, _ := net.SplitHostPort(c.Server.Addr)
+	if loopback.Host(u.Hostname()) && (c.Server.PublicURL != "" || loopback.Host(listen)) {
+		return true, true
+	}
+	return false, false
+}

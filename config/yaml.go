@@ -52,7 +52,7 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors, mor
 	fields := map[string]reflect.Value{}
 	var names []string
 	for i := range v.NumField() {
-		if name := v.Type().Field(i).Tag.Get("yaml"); name != "" {
+		if name := v.Type().Field(i).Tag.Get("yaml"); name != "" && name != "-" {
 			fields[name] = v.Field(i)
 			names = append(names, name)
 		}

@@ -172,7 +172,7 @@ log:
 		pacingOpts = nil
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{Modules: o.modules, LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
-		Now: o.now, IdPHealthInterval: o.idpHealth, LTIHTTPClient: o.ltiClient, LTIRetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS, LinePatience: o.patience})
+		Now: o.now, IdPHealthInterval: o.idpHealth, HTTPClient: o.ltiClient, RetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS, LinePatience: o.patience})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {

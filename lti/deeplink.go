@@ -20,8 +20,8 @@ const ResourceLinkType = "ltiResourceLink"
 // DeepLinkItem is a place in the editor an instructor may put in a course
 // (lti.platforms[i].deep_link_items): a project or a template.
 type DeepLinkItem struct {
-	Title string
-	Path  string // an editor path, as /open's return_to
+	Title string `yaml:"title"`
+	Path  string `yaml:"path"` // an editor path, as /open's return_to
 }
 
 // ContentItem is one item of a deep-linking answer.

@@ -556,3 +556,11 @@ func (w *Way) config(c echo.Context) error {
 	}
 	return w.k.Render(c, http.StatusOK, locale.Msg("LTI 1.3 tool settings"), func(p views.Page) templ.Component { return views.LTIConfigPage(p, cfg) })
 }
+
+// ConsolePage is its page of the admin console (wayin.ConsolePage).
+func (w *Way) ConsolePage() string {
+	if w.Registry == nil {
+		return ""
+	}
+	return ConsolePath
+}

@@ -45,15 +45,37 @@ type PasswordRule interface {
 // Host is what the bridge gives a module to open or check its way in.
 type Host struct {
 	Config config.Config
-	Store  store.Store // nil for check, which opens no store
-	Logger *slog.Logger
-	Now    func() time.Time
+	// Store is the bridge's store; for check, the store when it can be
+	// read (nil when there is none yet, or StoreProblem says why not).
+	Store        store.Store
+	StoreProblem string
+	Logger       *slog.Logger
+	Now          func() time.Time
 	// HTTPClient reaches the way's other parties, under the outbound
 	// policy (outbound:).
 	HTTPClient *http.Client
 	// PollEvery is how often a way reads again what it polls (an IdP's
 	// health); 0: the way's own period.
 	PollEvery time.Duration
+	// RetryEvery is how soon a way reads again what it could not read
+	// (an LMS's key set); 0: the way's own.
+	RetryEvery time.Duration
+	// Provision starts the console's provisioning job for accounts a way
+	// found ahead of their first arrival (a course's roster), waiting
+	// while another job runs; nil for check.
+	Provision func(ctx context.Context, startedBy string, accts []store.Account) error
+}
+
+// StoredSourcer is a module whose sources are kept in the store as well
+// (an LMS registered from the console), for check's report of who may
+// arrive as whom.
+type StoredSourcer interface {
+	StoredSources(ctx context.Context, h Host) []signin.Source
+}
+
+// ConsolePage is a way in that adds a page to the admin console.
+type ConsolePage interface {
+	ConsolePage() string
 }
 
 // Sections are the configuration sections of mods.

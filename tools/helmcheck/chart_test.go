@@ -33,6 +33,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/samlsso"
@@ -302,7 +303,7 @@ func TestScenariosCoverTheDeployments(t *testing.T) {
 		drivers[cfg.Store.Driver] = true
 		ways["oidc"] = ways["oidc"] || config.Settings(cfg, oidc.Section()).Issuer != ""
 		ways["saml"] = ways["saml"] || config.Settings(cfg, samlsso.Section()).Enabled()
-		ways["lti"] = ways["lti"] || len(cfg.LTI.Platforms) > 0
+		ways["lti"] = ways["lti"] || len(config.Settings(cfg, lti.Section()).Platforms) > 0
 		ways["scim"] = ways["scim"] || cfg.SCIM.Enabled
 		ways["portal"] = ways["portal"] || config.Settings(cfg, portal.Section()).Enabled()
 	}

@@ -1,4 +1,4 @@
-package config
+package lti
 
 import (
 	"fmt"
@@ -6,20 +6,21 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/localpath"
 )
 
-// LTI is launching from a school's LMS: the bridge as an LTI 1.3 Tool. It
-// is off while it lists no platform.
-type LTI struct {
+// Settings are the lti: section: launching from a school's LMS, the
+// bridge as an LTI 1.3 Tool. It is off while it lists no platform.
+type Settings struct {
 	// KeyFile is the tool's RSA private key (PEM), published at /lti/jwks;
 	// empty: a key generated once and kept in the store, the same on every
 	// instance.
 	KeyFile string `yaml:"key_file"`
 	// Platforms are the LMS registrations (in YAML a list; in
 	// SSOBRIDGE_LTI_PLATFORMS the same list in YAML's or JSON's flow form).
-	Platforms LTIPlatforms `yaml:"platforms"`
+	Platforms ConfiguredPlatforms `yaml:"platforms"`
 	// DynamicRegistration turns LTI on without a platform in Platforms:
 	// LMSs register themselves (LTI Dynamic Registration) from a URL the
 	// console makes. With platforms listed it is on anyway.
@@ -28,41 +29,56 @@ type LTI struct {
 	// every LMS whose own roster_max is unset (registered ones too); past
 	// it the course waits for an admin's confirmation in the console.
 	RosterMax int `yaml:"roster_max"`
+	// SampleLMS is the embedded demo's sample LMS when the bridge serves
+	// one (set by the bridge, not a setting): its configuration's origin
+	// and its issuer, a name that is no address, which Dynamic
+	// Registration takes from that origin.
+	SampleLMS struct{ Origin, Issuer string } `yaml:"-"`
 }
 
 // Enabled reports whether LTI is on: platforms are configured, or LMSs
 // may register themselves.
-func (l LTI) Enabled() bool { return len(l.Platforms) > 0 || l.DynamicRegistration }
+func (l Settings) Enabled() bool { return len(l.Platforms) > 0 || l.DynamicRegistration }
+
+// Section is the lti: section.
+func Section() config.Section[Settings] {
+	return config.Section[Settings]{Key: "lti", Defaults: Settings{RosterMax: 500}, Check: checkSettings}
+}
 
 // maxRosterMax bounds a roster cap: a larger course is confirmed by an
 // admin, not configured away.
 const maxRosterMax = 100_000
 
-// LTIPlatforms is the list of lti.platforms.
-type LTIPlatforms []LTIPlatform
+// ConfiguredPlatforms is the list of lti.platforms.
+type ConfiguredPlatforms []ConfiguredPlatform
 
-// LTIPlatform is one LMS registration: what the LMS shows once the tool is
-// added.
-type LTIPlatform struct {
-	Name          string `yaml:"name"`           // shown on pages, e.g. "Springfield Canvas"
-	Issuer        string `yaml:"issuer"`         // the platform's iss, e.g. https://canvas.instructure.com
-	ClientID      string `yaml:"client_id"`      // the LMS's client id of this tool
-	DeploymentIDs Words  `yaml:"deployment_ids"` // at least one
-	AuthURL       string `yaml:"auth_url"`       // the platform's OIDC authorization endpoint
-	JWKSURL       string `yaml:"jwks_url"`       // the platform's key set
+// ListItem: a platform, create_accounts true unless set.
+func (ConfiguredPlatforms) ListItem() (any, string, string) {
+	return &ConfiguredPlatform{CreateAccounts: true}, "platform", `[{name: Canvas, issuer: "https://canvas.instructure.com", client_id: "1000", deployment_ids: ["1:abc"], auth_url: "https://sso.canvaslms.com/api/lti/authorize_redirect", jwks_url: "https://sso.canvaslms.com/api/lti/security/jwks"}]`
+}
+
+// ConfiguredPlatform is one LMS registration in lti.platforms: what the
+// LMS shows once the tool is added.
+type ConfiguredPlatform struct {
+	Name          string       `yaml:"name"`           // shown on pages, e.g. "Springfield Canvas"
+	Issuer        string       `yaml:"issuer"`         // the platform's iss, e.g. https://canvas.instructure.com
+	ClientID      string       `yaml:"client_id"`      // the LMS's client id of this tool
+	DeploymentIDs config.Words `yaml:"deployment_ids"` // at least one
+	AuthURL       string       `yaml:"auth_url"`       // the platform's OIDC authorization endpoint
+	JWKSURL       string       `yaml:"jwks_url"`       // the platform's key set
 	// AdminRoles: LTI role URIs or short names (Administrator) whose
 	// holders become partner admins; empty: none (a teacher is no partner
 	// admin).
-	AdminRoles     Words `yaml:"admin_roles"`
-	CreateAccounts bool  `yaml:"create_accounts"` // create the account on a first launch (default true)
+	AdminRoles     config.Words `yaml:"admin_roles"`
+	CreateAccounts bool         `yaml:"create_accounts"` // create the account on a first launch (default true)
 	// EmailDomains: the domains the LMS is trusted for (its addresses
 	// reach existing accounts there; others are refused); empty: it
 	// reaches only the accounts it made or linked.
-	EmailDomains Words `yaml:"email_domains"`
+	EmailDomains config.Words `yaml:"email_domains"`
 	// FrameOrigins: the origins (https://lms.example) whose pages may
 	// frame a launch's new-tab page; empty: auth_url's origin and the
 	// launch's signed return_url's.
-	FrameOrigins Words `yaml:"frame_origins"`
+	FrameOrigins config.Words `yaml:"frame_origins"`
 	// DeepLinkItems: the places of the editor (a project, a template) an
 	// instructor may place in a course, besides the editor itself.
 	DeepLinkItems []DeepLinkItem `yaml:"deep_link_items"`
@@ -74,21 +90,11 @@ type LTIPlatform struct {
 	RosterMax int `yaml:"roster_max"`
 }
 
-// DeepLinkItem is one place an instructor may place: its title and its
-// path in the editor (as /open's return_to).
-type DeepLinkItem struct {
-	Title string `yaml:"title"`
-	Path  string `yaml:"path"`
-}
-
-// ListItem: a platform, create_accounts true unless set.
-func (LTIPlatforms) ListItem() (any, string, string) {
-	return &LTIPlatform{CreateAccounts: true}, "platform", `[{name: Canvas, issuer: "https://canvas.instructure.com", client_id: "1000", deployment_ids: ["1:abc"], auth_url: "https://sso.canvaslms.com/api/lti/authorize_redirect", jwks_url: "https://sso.canvaslms.com/api/lti/security/jwks"}]`
-}
-
-// validateLTI checks LTI: each platform's registration, the tool's key.
-func (c *Config) validateLTI(bad func(key, problem string)) {
-	l := c.LTI
+// checkSettings checks each platform's registration and the tool's key.
+func checkSettings(c *config.Config, l *Settings, bad func(key, problem string)) {
+	for i, p := range l.Platforms {
+		config.CheckEmailDomains(fmt.Sprintf("lti.platforms[%d].email_domains", i), p.EmailDomains, bad)
+	}
 	if l.RosterMax < 1 || l.RosterMax > maxRosterMax {
 		bad("lti.roster_max", fmt.Sprintf("%d: want 1..%d (the members one roster read admits before asking an admin)", l.RosterMax, maxRosterMax))
 	}

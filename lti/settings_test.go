@@ -1,8 +1,10 @@
-package config
+package lti_test
 
 import (
 	"testing"
 
+	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/lti"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,12 +29,19 @@ const ltiYAML = `lti:
       frame_origins: [https://moodle.springfield.example, https://portal.springfield.example]
 `
 
-func TestLTIPlatforms(t *testing.T) {
-	cfg, err := Parse([]byte(ltiYAML), nil)
+// settings parses yaml and env with lti's section.
+func settings(t *testing.T, yaml string, env ...string) lti.Settings {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml), env, lti.Section())
 	require.NoError(t, err)
-	require.True(t, cfg.LTI.Enabled())
-	require.Len(t, cfg.LTI.Platforms, 2)
-	c, m := cfg.LTI.Platforms[0], cfg.LTI.Platforms[1]
+	return config.Settings(cfg, lti.Section())
+}
+
+func TestSettings(t *testing.T) {
+	s := settings(t, ltiYAML)
+	require.True(t, s.Enabled())
+	require.Len(t, s.Platforms, 2)
+	c, m := s.Platforms[0], s.Platforms[1]
 	assert.Equal(t, "10000000000042", c.ClientID)
 	assert.Equal(t, []string{"42:8865aa05b4b79b64a91a86042e43af5ea8ae79eb"}, c.DeploymentIDs.List())
 	assert.Equal(t, []string{"http://purl.imsglobal.org/vocab/lis/v2/institution/person#Administrator"}, c.AdminRoles.List())
@@ -41,18 +50,17 @@ func TestLTIPlatforms(t *testing.T) {
 	assert.Equal(t, []string{"1", "2"}, m.DeploymentIDs.List())
 	assert.Equal(t, []string{"https://moodle.springfield.example", "https://portal.springfield.example"}, m.FrameOrigins.List())
 
-	off, err := Parse(nil, nil)
-	require.NoError(t, err)
-	assert.False(t, off.LTI.Enabled(), "off while no platform is listed")
+	assert.False(t, settings(t, "").Enabled(), "off while no platform is listed")
+	assert.Equal(t, 500, settings(t, "").RosterMax)
 
-	env, err := Parse(nil, []string{`SSOBRIDGE_LTI_PLATFORMS=[{"name": "Env LMS", "issuer": "https://lms.example", "client_id": "c", "deployment_ids": ["d"], "auth_url": "https://lms.example/auth", "jwks_url": "https://lms.example/jwks"}]`})
-	require.NoError(t, err)
-	require.Len(t, env.LTI.Platforms, 1)
-	assert.Equal(t, "Env LMS", env.LTI.Platforms[0].Name)
-	assert.Equal(t, []string{"d"}, env.LTI.Platforms[0].DeploymentIDs.List())
+	env := settings(t, "", `SSOBRIDGE_LTI_PLATFORMS=[{"name": "Env LMS", "issuer": "https://lms.example", "client_id": "c", "deployment_ids": ["d"], "auth_url": "https://lms.example/auth", "jwks_url": "https://lms.example/jwks"}]`)
+	require.Len(t, env.Platforms, 1)
+	assert.Equal(t, "Env LMS", env.Platforms[0].Name)
+	assert.Equal(t, []string{"d"}, env.Platforms[0].DeploymentIDs.List())
+	assert.True(t, env.Platforms[0].CreateAccounts, "create_accounts defaults to true in a variable's list too")
 }
 
-func TestLTIRefusals(t *testing.T) {
+func TestSettingsRefusals(t *testing.T) {
 	one := func(extra string) string {
 		return "lti:\n  platforms:\n    - name: LMS\n      issuer: https://lms.example\n      client_id: c\n      deployment_ids: [d]\n" +
 			"      auth_url: https://lms.example/auth\n      jwks_url: https://lms.example/jwks\n" + extra
@@ -80,11 +88,18 @@ func TestLTIRefusals(t *testing.T) {
 		{"a key file that is not there", one("  key_file: /nonexistent/tool.pem\n"), nil, "lti.key_file", "cannot read"},
 		{"a key file without platforms", "lti:\n  key_file: /etc/hostname\n", nil, "lti.key_file", "lists no platform"},
 		{"an environment value that is no list", "", []string{"SSOBRIDGE_LTI_PLATFORMS=[{"}, "SSOBRIDGE_LTI_PLATFORMS", "not a list of platforms"},
+		{"an email domain with an @", one("      email_domains: [kim@school.example]\n"), nil, "lti.platforms[0].email_domains", "is not a domain"},
+		{"an LMS on loopback without the switch", "platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret: s\n" +
+			"lti:\n  platforms:\n    - name: M\n      issuer: https://lms.example\n      client_id: c\n      deployment_ids: [d]\n      auth_url: http://127.0.0.1:9000/auth\n      jwks_url: https://lms.example/jwks\n",
+			nil, "lti.platforms[0].auth_url", "outbound.allow_local: true"},
+		{"a roster cap out of range", one("  roster_max: 0\n"), nil, "lti.roster_max", "want 1..100000"},
+		{"a deep link item off the editor", one("      deep_link_items: [{title: T, path: 'https://evil.example/'}]\n"), nil,
+			"lti.platforms[0].deep_link_items[0].path", "not a path of the editor"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Parse([]byte(tc.yaml), tc.env)
+			_, err := config.Parse([]byte(tc.yaml), tc.env, lti.Section())
 			require.Error(t, err)
-			var errs Errors
+			var errs config.Errors
 			require.ErrorAs(t, err, &errs)
 			found := false
 			for _, e := range errs {
