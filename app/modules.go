@@ -48,17 +48,21 @@ func host(cfg config.Config, o Options, logger *slog.Logger) wayin.Host {
 }
 
 // CheckModules runs each module's check, writing to w: false when one
-// would not work. The store is read when it is there (what was registered
-// from the console); stored are the sources kept in it, for the report of
-// who may arrive as whom.
+// would not work. The store is read when a module keeps sources there
+// (an LMS registered from the console) and it is there; stored are those
+// sources, for the report of who may arrive as whom.
 func CheckModules(ctx context.Context, cfg config.Config, mods []wayin.Module, w io.Writer) (ok bool, stored []signin.Source) {
 	h := host(cfg, Options{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st, problem := storeForCheck(ctx, cfg)
-	if st != nil {
-		defer st.Close()
-		h.Store = st
+	for _, m := range mods {
+		if s, is := m.(wayin.StoredSourcer); is && s.KeepsSources(cfg) {
+			st, problem := storeForCheck(ctx, cfg)
+			if st != nil {
+				defer st.Close()
+			}
+			h.Store, h.StoreProblem = st, problem
+			break
+		}
 	}
-	h.StoreProblem = problem
 	ok = true
 	for _, m := range mods {
 		ok = m.Check(ctx, h, w) && ok

@@ -99,7 +99,8 @@ func (stops) ListItem() (any, string, string) {
 }
 
 type route struct {
-	Stops stops `yaml:"stops"`
+	Stops stops  `yaml:"stops"`
+	Legs  []stop `yaml:"legs"` // a plain list of sections: items of zero values
 }
 
 // A list of sections is read item by item, each from its defaults, in
@@ -113,12 +114,16 @@ func TestSectionList(t *testing.T) {
 	cfg, err = Parse(nil, []string{`SSOBRIDGE_ROUTE_STOPS=[{"name": "Oak"}]`}, s)
 	require.NoError(t, err)
 	assert.Equal(t, stops{{Name: "Oak", Staffed: true}}, Settings(cfg, s).Stops)
+	cfg, err = Parse([]byte("route:\n  legs:\n    - name: Oak\n"), nil, s)
+	require.NoError(t, err)
+	assert.Equal(t, []stop{{Name: "Oak"}}, Settings(cfg, s).Legs, "no defaults declared: zero values")
 
 	for _, tc := range []struct{ yaml, env, want string }{
 		{"route:\n  stops: Main\n", "", `config: route.stops: line 2: expected a list of stops (- name: ...), found "Main"`},
 		{"route:\n  stops:\n    - Main\n", "", `config: route.stops[0]: line 3: expected the keys of a stop (name, ...), found "Main"`},
 		{"route:\n  stops:\n    - nme: Main\n", "", "config: route.stops[0].nme: line 3: no such setting; did you mean route.stops[0].name?"},
 		{"", "SSOBRIDGE_ROUTE_STOPS=[{", "config: SSOBRIDGE_ROUTE_STOPS: not a list of stops; e.g. [{name: Main Street}]"},
+		{"route:\n  legs: Oak\n", "", `config: route.legs: line 2: expected a list of items (- name: ...), found "Oak"`},
 	} {
 		var env []string
 		if tc.env != "" {

@@ -24,11 +24,22 @@ var sectionListType = reflect.TypeFor[SectionList]()
 // isSectionList reports whether a field's type is a SectionList.
 func isSectionList(t reflect.Type) bool { return t.Implements(sectionListType) }
 
-// decodeSectionList reads the list field f (a SectionList) from a
-// sequence node, each item a section of its element's keys.
+// listItem is a new item of the list field f: a SectionList's, with its
+// defaults and noun, or else an element of zero values, an "item".
+func listItem(f reflect.Value) (item reflect.Value, noun, example string) {
+	if l, ok := f.Interface().(SectionList); ok {
+		p, noun, example := l.ListItem()
+		return reflect.ValueOf(p).Elem(), noun, example
+	}
+	return reflect.New(f.Type().Elem()).Elem(), "item", ""
+}
+
+// decodeSectionList reads the list field f (a SectionList, or a slice of
+// structs) from a sequence node, each item a section of its element's
+// keys.
 func decodeSectionList(n *yaml.Node, key string, f reflect.Value, errs *Errors) {
-	proto, noun, _ := f.Interface().(SectionList).ListItem()
-	first := reflect.TypeOf(proto).Elem().Field(0).Tag.Get("yaml")
+	proto, noun, _ := listItem(f)
+	first := proto.Type().Field(0).Tag.Get("yaml")
 	if n.Kind != yaml.SequenceNode {
 		*errs = append(*errs, &Error{Key: key, Problem: fmt.Sprintf("line %d: expected a list of %ss (- %s: ...), found %s", n.Line, noun, first, describe(n))})
 		return
@@ -43,8 +54,7 @@ func decodeSectionList(n *yaml.Node, key string, f reflect.Value, errs *Errors) 
 			*errs = append(*errs, &Error{Key: ik, Problem: fmt.Sprintf("line %d: expected the keys of a %s (%s, ...), found %s", item.Line, noun, first, describe(item))})
 			continue
 		}
-		fresh, _, _ := f.Interface().(SectionList).ListItem()
-		elem := reflect.ValueOf(fresh).Elem()
+		elem, _, _ := listItem(f)
 		walkSection(item, ik, elem, errs, nil)
 		list = reflect.Append(list, elem)
 	}
@@ -55,7 +65,7 @@ func decodeSectionList(n *yaml.Node, key string, f reflect.Value, errs *Errors) 
 func sectionListFromEnv(name, value string, f reflect.Value) Errors {
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(value), &root); err != nil || len(root.Content) == 0 {
-		_, noun, example := f.Interface().(SectionList).ListItem()
+		_, noun, example := listItem(f)
 		return Errors{{Key: name, Problem: fmt.Sprintf("not a list of %ss; e.g. %s", noun, example)}}
 	}
 	var errs Errors

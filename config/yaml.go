@@ -90,32 +90,8 @@ func walkSection(n *yaml.Node, prefix string, v reflect.Value, errs *Errors, mor
 			walkSection(val, key, f, errs, nil)
 			continue
 		}
-		if isSectionList(f.Type()) {
-			decodeSectionList(val, key, f, errs)
-			continue
-		}
-		if f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct {
-			// A list of sections (deep_link_items): each item's keys as a
-			// section's.
-			if val.Kind != yaml.SequenceNode {
-				bad(key, val.Line, "expected a list (- %s: ...), found %s", f.Type().Elem().Field(0).Tag.Get("yaml"), describe(val))
-				continue
-			}
-			list := reflect.MakeSlice(f.Type(), 0, len(val.Content))
-			for i, item := range val.Content {
-				if item.Kind == yaml.AliasNode {
-					item = item.Alias
-				}
-				ik := fmt.Sprintf("%s[%d]", key, i)
-				if item.Kind != yaml.MappingNode {
-					bad(ik, item.Line, "expected the keys of an item (%s, ...), found %s", f.Type().Elem().Field(0).Tag.Get("yaml"), describe(item))
-					continue
-				}
-				elem := reflect.New(f.Type().Elem()).Elem()
-				walkSection(item, ik, elem, errs, nil)
-				list = reflect.Append(list, elem)
-			}
-			f.Set(list)
+		if isSectionList(f.Type()) || f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct {
+			decodeSectionList(val, key, f, errs) // lti.platforms, deep_link_items
 			continue
 		}
 		if val.Kind == yaml.SequenceNode && f.Type() == reflect.TypeOf(Words("")) {

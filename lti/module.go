@@ -280,6 +280,9 @@ func registeredForCheck(ctx context.Context, h wayin.Host, w io.Writer) []Platfo
 	return list
 }
 
+// KeepsSources: LTI is on, so LMSs may be registered from the console.
+func (Module) KeepsSources(cfg config.Config) bool { return config.Settings(cfg, Section()).Enabled() }
+
 // StoredSources are the LMSs registered from the console, for check's
 // report of who may arrive as whom.
 func (Module) StoredSources(ctx context.Context, h wayin.Host) []signin.Source {

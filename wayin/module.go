@@ -70,6 +70,9 @@ type Host struct {
 // (an LMS registered from the console), for check's report of who may
 // arrive as whom.
 type StoredSourcer interface {
+	// KeepsSources: the configuration turns on the sources the store
+	// keeps (check opens the store only then).
+	KeepsSources(cfg config.Config) bool
 	StoredSources(ctx context.Context, h Host) []signin.Source
 }
 

@@ -4,8 +4,9 @@
 // it, its background refresh, the paths it exempts from the anti-forgery
 // guards, and its button on the sign-in page. It turns what it verified
 // into a signin.Arrival and hands it to the one admission through the Kit;
-// it holds no account rule. app builds the list of ways from the
-// configuration; handlers mounts each.
+// it holds no account rule. Its package registers it as a Module (its
+// configuration section, its sources, how it opens, what check says of
+// it) in app's one list; handlers mounts each way the modules open.
 package wayin
 
 import (
