@@ -191,7 +191,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalAdminSessions: in.home.AdminSessions, PortalURL: in.home.URL, LTIConsole: in.console,
+		PortalAdminSessions: in.home.AdminSessions, PortalURL: in.home.URL,
 		Ways: in.list, PasswordForm: passwordForm(cfg, o.Modules),
 		SCIM: scimHandler,
 	})

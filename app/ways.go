@@ -14,9 +14,8 @@ import (
 // sign-in page shows their buttons (the modules' order), and the
 // partner's portal, as the module that is it says (wayin.HomeRule).
 type ways struct {
-	list    []wayin.Way
-	home    wayin.Home
-	console bool // a way in adds a page to the console (LTI's)
+	list []wayin.Way
+	home wayin.Home
 }
 
 // waysOf opens the modules' ways in. An identity provider that does not
@@ -34,9 +33,6 @@ func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, p
 		}
 		if w != nil {
 			in.list = append(in.list, w)
-			if c, ok := w.(wayin.ConsolePage); ok && c.ConsolePage() != "" {
-				in.console = true
-			}
 		}
 		if r, ok := m.(wayin.HomeRule); ok {
 			in.home = r.Home(cfg)

@@ -107,6 +107,9 @@ func (w *kioskWay) Button(next string) (string, string) {
 	return "the school kiosk", wayin.WithNext("/auth/kiosk", next)
 }
 
+// ConsolePage is its page in the console's navigation.
+func (w *kioskWay) ConsolePage() (string, string) { return "/admin/kiosk", "Kiosk" }
+
 func (w *kioskWay) Mount(r wayin.Router, k wayin.Kit) {
 	w.k = k
 	r.GET("/auth/kiosk", w.form)
@@ -200,6 +203,7 @@ func TestAWayInDefinedInATestIsAModule(t *testing.T) {
 		require.Equal(t, http.StatusOK, p.status)
 		assert.Contains(t, p.body, `id="kiosk-console"`)
 		assert.Contains(t, p.body, "1 sign-ins")
+		assert.Contains(t, admin.get("/admin/accounts").body, `<a href="/admin/kiosk">Kiosk</a>`, "linked in the console's navigation")
 		pupil := ta.browser(t)
 		pupil.login(ta.addAccount(t, "bob@partner.example", false).Email, testPassword)
 		assert.Equal(t, http.StatusForbidden, pupil.get("/admin/kiosk").status)

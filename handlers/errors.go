@@ -80,7 +80,7 @@ func (h *server) page(c echo.Context, title locale.ID) views.Page {
 // pageTitled is page with a title shown as it is, never translated nor
 // read as a message's template (an account's address, a status text).
 func (h *server) pageTitled(c echo.Context, title string) views.Page {
-	p := views.Page{Title: title, ConsoleLTI: h.LTIConsole, Contact: h.ContactName, ContactURL: h.ContactURL}
+	p := views.Page{Title: title, ConsolePages: h.consolePages, Contact: h.ContactName, ContactURL: h.ContactURL}
 	if p.Contact == "" {
 		p.Contact = locale.From(c.Request().Context()).T("your IT help desk")
 	}

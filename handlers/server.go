@@ -20,6 +20,7 @@ import (
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
+	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -32,9 +33,7 @@ type Deps struct {
 	// Languages are the catalogs of the pages people see and the
 	// languages offered (nil: every language, English first).
 	Languages *locale.Catalog
-	// LTIConsole: LTI is on, and the console links its LTI page.
-	LTIConsole bool
-	Passwords  signin.Passwords
+	Passwords signin.Passwords
 	// Regulator bans after repeated failed sign-ins (required: every
 	// sign-in is admitted by it before its password is verified).
 	Regulator signin.Regulator
@@ -109,6 +108,19 @@ func exemptions(ways []wayin.Way) []wayin.Exemption {
 	return out
 }
 
+// consolePages are the pages ways in add to the admin console.
+func consolePages(ways []wayin.Way) []views.ConsoleLink {
+	var out []views.ConsoleLink
+	for _, w := range ways {
+		if c, ok := w.(wayin.ConsolePage); ok {
+			if path, label := c.ConsolePage(); path != "" {
+				out = append(out, views.ConsoleLink{Path: path, Label: label})
+			}
+		}
+	}
+	return out
+}
+
 // DefaultLaunchTimeout bounds a launch, retries included; a stop waits this
 // long for launches in flight.
 const DefaultLaunchTimeout = 60 * time.Second
@@ -116,10 +128,11 @@ const DefaultLaunchTimeout = 60 * time.Second
 // server holds the dependencies of every route.
 type server struct {
 	Deps
-	signin   *signin.Service // the rules of signing in, sessions and new passwords
-	sessions *sessionManager
-	csrf     *csrfGuard
-	ready    *readiness
+	consolePages []views.ConsoleLink // the ways' pages in the console's navigation
+	signin       *signin.Service     // the rules of signing in, sessions and new passwords
+	sessions     *sessionManager
+	csrf         *csrfGuard
+	ready        *readiness
 	// grants seals the pending sign-ins (grant.go; no age limit of its
 	// own: a grant carries its expiry).
 	grants *seal.Sealer
@@ -157,7 +170,8 @@ func New(d Deps) *echo.Echo {
 	}
 	svc := signin.New(signin.Config{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.OneTime,
 		Passwords: d.Passwords, Regulator: d.Regulator, MaxAge: d.Sessions.MaxAge, IdleTimeout: d.Sessions.IdleTimeout, Now: d.Now})
-	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now, exemptions(d.Ways))}
+	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now, exemptions(d.Ways)),
+		consolePages: consolePages(d.Ways)}
 	h.sessions.touched = d.Metrics.sessionTouched
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Ways, d.Now, d.Logger)
 	h.grants = seal.New(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)

@@ -558,9 +558,9 @@ func (w *Way) config(c echo.Context) error {
 }
 
 // ConsolePage is its page of the admin console (wayin.ConsolePage).
-func (w *Way) ConsolePage() string {
+func (w *Way) ConsolePage() (string, string) {
 	if w.Registry == nil {
-		return ""
+		return "", ""
 	}
-	return ConsolePath
+	return ConsolePath, "LTI"
 }

@@ -8,7 +8,6 @@ const (
 	SectionAudit         = "audit"
 	SectionProvisioning  = "provisioning"
 	SectionBans          = "bans"
-	SectionLTI           = "lti"
 )
 
 // BansPage lists the sign-in bans in force.

@@ -75,8 +75,8 @@ func adminShell(p Page, section string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if p.ConsoleLTI {
-				templ_7745c5c3_Err = navLink("/admin/lti", "LTI", section == SectionLTI).Render(ctx, templ_7745c5c3_Buffer)
+			for _, l := range p.ConsolePages {
+				templ_7745c5c3_Err = navLink(l.Path, l.Label, section == l.Path).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -3333,7 +3333,7 @@ func LTIConsole(p Page, d LTIConsolePage) templ.Component {
 			}
 			return nil
 		})
-		templ_7745c5c3_Err = adminShell(p, SectionLTI).Render(templ.WithChildren(ctx, templ_7745c5c3_Var143), templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = adminShell(p, "/admin/lti").Render(templ.WithChildren(ctx, templ_7745c5c3_Var143), templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -35,8 +35,8 @@ type Page struct {
 	Refresh string
 	// Script is the page's one script (a path under /static/), or "".
 	Script string
-	// ConsoleLTI: the console has its LTI page (LTI is on).
-	ConsoleLTI bool
+	// ConsolePages are the pages ways in add to the console's navigation.
+	ConsolePages []ConsoleLink
 }
 
 // LaunchWait is the page of a user waiting in line for the platform.
@@ -270,3 +270,9 @@ type LTIStorage struct {
 
 // sortedKeys are a map's keys in order (a form's fields, stable).
 func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ConsoleLink is a page a way in adds to the admin console: its path
+// (also its section, for the navigation's current page) and its label.
+type ConsoleLink struct {
+	Path, Label string
+}

@@ -76,9 +76,10 @@ type StoredSourcer interface {
 	StoredSources(ctx context.Context, h Host) []signin.Source
 }
 
-// ConsolePage is a way in that adds a page to the admin console.
+// ConsolePage is a way in that adds a page to the admin console: its
+// path and its label in the console's navigation ("": none).
 type ConsolePage interface {
-	ConsolePage() string
+	ConsolePage() (path, label string)
 }
 
 // Sections are the configuration sections of mods.
