@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
@@ -154,8 +155,8 @@ func (m Module) Open(ctx context.Context, h wayin.Host) (wayin.Way, error) {
 	}
 	// The roster of an instructor's course is provisioned ahead (NRPS),
 	// through the admission every launch takes and the console's jobs.
-	roster := &Roster{Services: NewServices(key, h.HTTPClient, h.Now), Admit: signin.NewAdmission(h.Store, h.Logger).Admit, Provision: h.Provision,
-		Record: h.Store.Record, Courses: records, UseOnce: h.Store.UseOnce, Logger: h.Logger, Now: h.Now, Max: s.RosterMax}
+	roster := &Roster{Roster: provision.Roster{Admit: signin.NewAdmission(h.Store, h.Logger).Admit, Provision: h.Provision},
+		Services: NewServices(key, h.HTTPClient, h.Now), Record: h.Store.Record, Courses: records, UseOnce: h.Store.UseOnce, Logger: h.Logger, Now: h.Now, Max: s.RosterMax}
 	way := &Way{LMS: tool, Sources: m.sourcesByKey(h.Config), KeySet: jwks, Key: key, Roster: roster, Registry: records, HTTPClient: h.HTTPClient,
 		Logger: h.Logger, Refresh: tool.Refresh, RefreshEvery: time.Hour, RetryEvery: retry, Zone: h.Config.Zone()}
 	if sample := s.SampleLMS; sample.Origin != "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/provision"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -109,12 +110,12 @@ func TestRosterAdmitsUpToItsCap(t *testing.T) {
 	})
 	var admitted []string
 	var provisioned []store.Account
-	r := &lti.Roster{Services: s, RetryEvery: time.Millisecond,
+	r := &lti.Roster{Services: s, Roster: provision.Roster{RetryEvery: time.Millisecond,
 		Admit: func(_ context.Context, a signin.Arrival) (store.Account, error) {
 			admitted = append(admitted, a.Email)
 			return store.Account{ID: int64(len(admitted)), Email: a.Email}, nil
 		},
-		Provision: func(_ context.Context, _ string, accts []store.Account) error { provisioned = accts; return nil }}
+		Provision: func(_ context.Context, _ string, accts []store.Account) error { provisioned = accts; return nil }}}
 	id := lti.Identity{Platform: p, MembershipsURL: srv.URL + "/members", ContextID: "course-7", ContextTitle: "Media"}
 
 	res, err := r.Run(t.Context(), id, signin.Source{ID: "lti"}, 3)
