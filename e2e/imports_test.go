@@ -63,7 +63,7 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"store/sqlstore/internal/guardgen": {},
 		"scim":                             {"accounts", "regulation", "store", "mailaddr", "scim/internal/scimreq"},
 		"scim/internal/scimreq":            {"store"},
-		"lti":                              {"store", "internal/randid", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "locale", "localpath", "mailaddr", "config"},
+		"lti":                              {"store", "internal/randid", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "locale", "localpath", "mailaddr", "config", "provision"},
 		"oidc":                             {"internal/randid", "internal/groupname", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "store", "localpath", "locale", "config"},
 		"internal/outside":                 {},
 		"internal/poll":                    {},
