@@ -151,15 +151,17 @@ func TestEveryProblemInOneRound(t *testing.T) {
 }
 
 // FuzzParse: any input either parses into a valid configuration or fails
-// with ErrInvalid; it never panics.
+// with ErrInvalid; it never panics. A module's section and a list of
+// sections are read too (the test's badge: and route:).
 func FuzzParse(f *testing.F) {
 	data, _ := os.ReadFile("../config.yaml")
 	f.Add(string(data), "SSOBRIDGE_PLATFORM_TIMEOUT=3s")
 	f.Add("server:\n  addr: :1\n", "SSOBRIDGE_X=1")
 	f.Add("platform: {base_url: 'https://a.b', api_key: k, api_secret: s}", "")
 	f.Add("log:\n  level: [1,2]\n", "SSOBRIDGE_SESSION_MAX_AGE=-1h")
+	f.Add("badge:\n  url: https://b.example\nroute:\n  stops:\n    - name: A\n  legs: [{name: B}]\n", `SSOBRIDGE_ROUTE_STOPS=[{"name": "C"}]`)
 	f.Fuzz(func(t *testing.T, yamlText, env string) {
-		cfg, err := Parse([]byte(yamlText), strings.Split(env, "\n"))
+		cfg, err := Parse([]byte(yamlText), strings.Split(env, "\n"), badgeSection(), Section[route]{Key: "route"})
 		if err != nil {
 			assert.ErrorIs(t, err, ErrInvalid)
 			return
