@@ -20,15 +20,15 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/internal/version"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/wayin"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // testConfig is the embedded demo with its data in a temp dir and cheap

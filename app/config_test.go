@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/wayin"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // The shipped config.yaml is the embedded demo, read with every module's

@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/oidc"
-	"github.com/ssobridge/ssobridge/portal"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
+	"github.com/ssobridge/ssobridge/wayin/lti"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/portal"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 )
 
 // Modules are the ways in registered as modules, in the order the

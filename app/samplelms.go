@@ -4,9 +4,9 @@ import (
 	"crypto/rsa"
 
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/keptfile"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/samplelms"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // The embedded demo's sample LMS: an LTI 1.3 platform the demo serves on

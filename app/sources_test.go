@@ -7,9 +7,9 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
-	"github.com/ssobridge/ssobridge/oidc"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/wayin"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 )
 
 // Either IdP can turn the password form off: a SAML-only deployment too;

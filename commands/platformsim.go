@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/cli"
-	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 )
 
 // PlatformSimCmd is `ssobridge platform-sim`: the emulator standalone,

@@ -11,7 +11,7 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // PortalLinkCmd is `ssobridge portal-link`: it prints a /sso/jwt URL

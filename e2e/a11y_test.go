@@ -23,10 +23,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/static"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // axeSource is axe-core (testdata/axe: its version, licence and how to

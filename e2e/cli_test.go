@@ -20,8 +20,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
-	"github.com/ssobridge/ssobridge/platformsim"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 

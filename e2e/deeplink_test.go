@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
-	"github.com/ssobridge/ssobridge/samplelms"
 )
 
 // formOf reads a page's form (its action and fields) by the form's CSS

@@ -21,11 +21,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/platformsim"
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
-	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/portal"
-	"github.com/ssobridge/ssobridge/samplelms"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // A school district's first morning of term, as docs/capacity.md reports

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 )
 
 // TestFaultMatrix is one integration test per fault. Each row ends with

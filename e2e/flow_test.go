@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/internal/version"
-	"github.com/ssobridge/ssobridge/platformsim"
 )
 
 func TestSignInAndLaunchFlow(t *testing.T) {

@@ -53,8 +53,8 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"mailaddr":                         {},
 		"localpath":                        {},
 		"apiclient":                        {"mailaddr"},
-		"platformsim":                      {"internal/randid"},
-		"samplelms":                        {},
+		"demo/platformsim":                 {"internal/randid"},
+		"demo/samplelms":                   {},
 		"launch":                           {"store", "apiclient", "localpath", "pacing"},
 		"pacing":                           {"store", "internal/randid"},
 		"store/storetest":                  {"store", "internal/fakeclock", "internal/randid"},
@@ -63,14 +63,14 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"store/sqlstore/internal/guardgen": {},
 		"scim":                             {"accounts", "regulation", "store", "mailaddr", "scim/internal/scimreq"},
 		"scim/internal/scimreq":            {"store"},
-		"lti":                              {"store", "internal/randid", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "locale", "localpath", "mailaddr", "config", "provision"},
-		"oidc":                             {"internal/randid", "internal/groupname", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "store", "localpath", "locale", "config"},
+		"wayin/lti":                        {"store", "internal/randid", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "locale", "localpath", "mailaddr", "config", "provision"},
+		"wayin/oidc":                       {"internal/randid", "internal/groupname", "internal/loopback", "internal/outside", "internal/outbound", "internal/poll", "wayin", "signin", "accounts", "views", "store", "localpath", "locale", "config"},
 		"internal/outside":                 {},
 		"internal/poll":                    {},
 		"internal/seal":                    {},
 		"internal/outbound":                {"internal/loopback"},
-		"samlsso":                          {"store", "mailaddr", "internal/randid", "internal/loopback", "internal/outbound", "internal/poll", "internal/groupname", "wayin", "signin", "accounts", "views", "localpath", "locale", "config"},
-		"portal":                           {"store", "mailaddr", "internal/randid", "internal/keptfile", "wayin", "signin", "accounts", "views", "locale", "config"},
+		"wayin/samlsso":                    {"store", "mailaddr", "internal/randid", "internal/loopback", "internal/outbound", "internal/poll", "internal/groupname", "wayin", "signin", "accounts", "views", "localpath", "locale", "config"},
+		"wayin/portal":                     {"store", "mailaddr", "internal/randid", "internal/keptfile", "wayin", "signin", "accounts", "views", "locale", "config"},
 		"internal/keptfile":                {},
 		"wayin":                            {"signin", "store", "views", "locale", "config"},
 		"config":                           {"apiclient", "mailaddr", "internal/loopback", "internal/outbound", "locale"},
@@ -98,7 +98,7 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		assert.NotContains(t, []string{"apiclient", "app", "commands", "regulation", "scim"}, imp, "handlers imports %s", imp)
 		// Each way in is a package of its own behind wayin.Way: handlers
 		// mounts the list app builds and knows none of them.
-		assert.NotContains(t, []string{"portal", "oidc", "samlsso", "lti"}, imp, "handlers imports the way in %s", imp)
+		assert.NotContains(t, []string{"wayin/portal", "wayin/oidc", "wayin/samlsso", "wayin/lti"}, imp, "handlers imports the way in %s", imp)
 	}
 }
 

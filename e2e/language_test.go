@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
-	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // languagePages are the pages a person reaches in the running bridge,

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // platformYAML is one lti.platforms entry for plat.

@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 var (

@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
-	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // The first morning of term, as the capacity figures are measured

@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
-	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // answer is one request of the outage test's traffic.

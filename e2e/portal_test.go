@@ -17,8 +17,8 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/skipnote"
 	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 const (

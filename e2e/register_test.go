@@ -16,11 +16,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/internal/randid"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // localOf is a URL's path and query (the test browser's own base).

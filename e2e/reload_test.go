@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // A launch that must wait answers with its waiting page's own address

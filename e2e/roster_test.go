@@ -12,13 +12,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/platformsim"
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/loadtest"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/platformsim"
-	"github.com/ssobridge/ssobridge/samplelms"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // rosterRate is the platform's limit in the roster test (requests/s).

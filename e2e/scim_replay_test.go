@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 )
 
 // The requests Entra ID and Okta send, as github.com/elimity-com/scim's

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
-	"github.com/ssobridge/ssobridge/platformsim"
 )
 
 func TestRegulationBansAfterFailures(t *testing.T) {

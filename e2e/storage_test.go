@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // A launch inside the LMS's page in a browser that keeps no cookie of the

@@ -14,9 +14,9 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // A deep link: signed out, it asks for the sign-in and continues to itself;

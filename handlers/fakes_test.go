@@ -14,15 +14,15 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/mailaddr"
-	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/regulation"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
+	"github.com/ssobridge/ssobridge/wayin/lti"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 	"github.com/stretchr/testify/require"
 )
 

@@ -18,10 +18,10 @@ import (
 
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/oidc"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin/lti"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 )
 
 func TestPortal(t *testing.T) {

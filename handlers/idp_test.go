@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/oidc"
 	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // The login page offers the IdP, keeps next through it, and hides the

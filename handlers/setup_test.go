@@ -18,12 +18,12 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
-	"github.com/ssobridge/ssobridge/oidc"
-	"github.com/ssobridge/ssobridge/portal"
-	"github.com/ssobridge/ssobridge/samlsso"
 	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/portal"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 )
 
 // fixture is the handlers' Echo app over httptest, on a real SQLite store,

@@ -17,7 +17,7 @@ import (
 
 	"net/http/httptest"
 
-	"github.com/ssobridge/ssobridge/samplelms"
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 )
 
 // The role URIs of LTI Core's vocabulary the tests use.

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
-	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 )
 
 func startPlatform(t *testing.T) (*platformsim.Running, platformsim.Credential) {

@@ -33,10 +33,10 @@ import (
 
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/lti"
-	"github.com/ssobridge/ssobridge/oidc"
-	"github.com/ssobridge/ssobridge/portal"
-	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/wayin/lti"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
+	"github.com/ssobridge/ssobridge/wayin/portal"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 )
 
 const chartDir = "../../deploy/helm/ssobridge"

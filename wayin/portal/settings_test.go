@@ -6,7 +6,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/config/configtest"
-	"github.com/ssobridge/ssobridge/portal"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/portal"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/wayin"
+	"github.com/ssobridge/ssobridge/wayin/portal"
 )
 
 // moduleHost is what the bridge gives the module for yaml, its data

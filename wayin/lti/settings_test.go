@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

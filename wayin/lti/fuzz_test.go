@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // refusals are the classes every refused login or launch is one of.

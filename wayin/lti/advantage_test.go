@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 const dlSettings = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"

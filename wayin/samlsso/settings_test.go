@@ -8,7 +8,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/config/configtest"
-	"github.com/ssobridge/ssobridge/samlsso"
+	"github.com/ssobridge/ssobridge/wayin/samlsso"
 )
 
 func TestSettingsRefusals(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
-	"github.com/ssobridge/ssobridge/platformsim"
+	"github.com/ssobridge/ssobridge/demo/platformsim"
 )
 
 // FuzzSignVerifyRoundTrip: the emulator (its own verifier) accepts what the

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/lti"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 // LTI is ready over https or on loopback (a trial, said so); plain http

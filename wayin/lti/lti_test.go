@@ -19,8 +19,8 @@ import (
 
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/ltiplatformtest"
-	"github.com/ssobridge/ssobridge/lti"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
 const base = "https://bridge.test"

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/config/configtest"
-	"github.com/ssobridge/ssobridge/oidc"
+	"github.com/ssobridge/ssobridge/wayin/oidc"
 )
 
 func TestSettingsRefusals(t *testing.T) {
