@@ -8,9 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/internal/groupname"
 	"github.com/ssobridge/ssobridge/internal/randid"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 )
 

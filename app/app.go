@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
+	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/demo/platformsim"
@@ -25,15 +27,13 @@ import (
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/launch/pacing"
+	"github.com/ssobridge/ssobridge/launch/provision"
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/pacing"
-	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/provision"
-	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/store/storecache"
-	"github.com/ssobridge/ssobridge/waitline"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 

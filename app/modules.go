@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/lti"

@@ -5,12 +5,12 @@ import (
 	"net/http"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/regulation"
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/provision"
-	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/scim"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 

@@ -1,8 +1,8 @@
 package app
 
 import (
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 

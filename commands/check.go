@@ -11,10 +11,10 @@ import (
 
 	"github.com/ssobridge/ssobridge/app"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
-	"github.com/ssobridge/ssobridge/signin"
 )
 
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,

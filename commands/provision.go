@@ -21,7 +21,7 @@ import (
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/csvsafe"
-	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/store"
 )
 

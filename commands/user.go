@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 	"golang.org/x/term"
 )

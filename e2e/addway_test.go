@@ -22,12 +22,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/commands"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )

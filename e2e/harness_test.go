@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
@@ -26,8 +27,7 @@ import (
 	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
-	"github.com/ssobridge/ssobridge/pacing"
-	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 )

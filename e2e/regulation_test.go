@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/stretchr/testify/assert"

@@ -16,10 +16,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
+	"github.com/ssobridge/ssobridge/accounts/signin"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/mailaddr"
-	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/provision"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )

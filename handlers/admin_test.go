@@ -13,7 +13,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
-	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -9,8 +9,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/internal/outside"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )

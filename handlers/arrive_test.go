@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin/portal"

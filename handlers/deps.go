@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/store"
-	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // Store is the store as the handlers use it: one narrow part for each job.

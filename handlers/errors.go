@@ -15,13 +15,13 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
-	"github.com/ssobridge/ssobridge/waitline"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 

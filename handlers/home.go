@@ -12,10 +12,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/launch"
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
-	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // home is the bridge's start page for a signed-in user: who they are,

@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/launch/pacing"
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/store"
-	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // fixedBudget reports fixed budget stats to the line.

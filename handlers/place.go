@@ -6,8 +6,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/store"
-	"github.com/ssobridge/ssobridge/waitline"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 

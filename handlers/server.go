@@ -15,10 +15,10 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/static"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"

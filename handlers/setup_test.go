@@ -16,9 +16,9 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/oidc"

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/localpath"
-	"github.com/ssobridge/ssobridge/pacing"
 	"github.com/ssobridge/ssobridge/store"
 )
 

@@ -19,7 +19,7 @@ import (
 	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/internal/pgtest"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )

@@ -15,11 +15,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/loopback"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 )
 

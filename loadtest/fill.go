@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/cli"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )

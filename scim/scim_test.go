@@ -21,9 +21,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
+	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
-	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/regulation"
 	"github.com/ssobridge/ssobridge/scim"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"

@@ -31,7 +31,7 @@ import (
 	"github.com/elimity-com/scim/schema"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/scim/internal/scimreq"
 	"github.com/ssobridge/ssobridge/store"
 )

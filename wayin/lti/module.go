@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/provision"
-	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 )

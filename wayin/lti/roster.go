@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/ssobridge/ssobridge/provision"
-	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/accounts/signin"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/store"
 )
 

@@ -16,10 +16,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/internal/poll"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )

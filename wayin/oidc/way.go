@@ -14,9 +14,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/internal/outbound"
 	"github.com/ssobridge/ssobridge/localpath"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"

@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/keptfile"
 	"github.com/ssobridge/ssobridge/internal/randid"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/loopback"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/signin"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/samlsso"
 	"github.com/ssobridge/ssobridge/wayin/wayintest"

@@ -26,7 +26,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/store"
 )
 

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/store"
 )
 

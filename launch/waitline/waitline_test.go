@@ -14,15 +14,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/pacing"
-	"github.com/ssobridge/ssobridge/passhash"
+	"github.com/ssobridge/ssobridge/launch/pacing"
+	"github.com/ssobridge/ssobridge/launch/waitline"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
-	"github.com/ssobridge/ssobridge/waitline"
 )
 
 // launcher finishes a launch when the test lets it (release closed; nil:

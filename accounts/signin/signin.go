@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/regulation"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
+	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/store"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/ssobridge/ssobridge/accounts"
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/mailaddr"
-	"github.com/ssobridge/ssobridge/passhash"
 	"github.com/ssobridge/ssobridge/store"
 )
 

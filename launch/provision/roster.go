@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/accounts"
-	"github.com/ssobridge/ssobridge/signin"
+	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/store"
 )
 

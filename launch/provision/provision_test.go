@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/pacing"
-	"github.com/ssobridge/ssobridge/passhash"
-	"github.com/ssobridge/ssobridge/provision"
+	"github.com/ssobridge/ssobridge/launch/pacing"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
-	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 )
 

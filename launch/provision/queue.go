@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ssobridge/ssobridge/pacing"
+	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/store"
 )
 
