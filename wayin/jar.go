@@ -29,7 +29,7 @@ const JarMax = 4
 // purpose; a flow lives ttl at most and ends at expires(flow).
 // Partitioned keeps it in the frame of the site that frames the bridge
 // (CHIPS), where third-party cookies are dropped.
-func NewJar[F any](k Kit, purpose, name string, ttl time.Duration, expires func(F) time.Time, partitioned bool) *Jar[F] {
+func NewJar[F any](k Flows, purpose, name string, ttl time.Duration, expires func(F) time.Time, partitioned bool) *Jar[F] {
 	// The flow is finished by a cross-site POST, which carries a cookie
 	// only with SameSite=None.
 	return &Jar[F]{sealer: k.Sealer(purpose), cookie: NewFlowCookie(name, "/", k.Secure()).CrossSite(partitioned), ttl: ttl, expires: expires, now: k.Now}

@@ -78,14 +78,29 @@ type Landing struct {
 	ReturnTo string
 }
 
-// Kit is what the bridge lends every way in.
+// Kit is what the bridge lends every way in: its ports, each small. A
+// way keeps the ports it uses (samlsso: Admission, Arrivals, Pages).
 type Kit interface {
+	Admission
+	Arrivals
+	Pages
+	Flows
+	Sessions
+	Admin
+}
+
+// Admission is the one admission.
+type Admission interface {
 	// Admit runs the one admission. A refusal is recorded (log, audit,
 	// metric) and comes back as the error that renders its page.
 	Admit(c echo.Context, a signin.Arrival) (store.Account, error)
 	// Admissible tells, changing nothing, whether Admit would refuse a
 	// now; a refusal is recorded and comes back as Admit's would.
 	Admissible(c echo.Context, a signin.Arrival) error
+}
+
+// Arrivals sign an admitted arrival in.
+type Arrivals interface {
 	// Arrive signs in acct and goes on as l says; when another account
 	// is signed in in this browser it asks first.
 	Arrive(c echo.Context, acct store.Account, l Landing) error
@@ -96,6 +111,10 @@ type Kit interface {
 	// Resume takes what Hold sealed and arrives; a value that no longer
 	// holds is ErrHoldGone (wrapped, with why).
 	Resume(c echo.Context, held string) error
+}
+
+// Pages are the bridge's pages and refusals.
+type Pages interface {
 	// Refuse records a refusal of this way in (one log line, msg, with
 	// the reason; the audit, whose detail starts with source; the
 	// metric) and returns r.
@@ -105,6 +124,10 @@ type Kit interface {
 	// BaseURL is how browsers reach the bridge (server.public_url, else
 	// the address the connection reached; never the Host header).
 	BaseURL(c echo.Context) string
+}
+
+// Flows are what a way's flows are kept with.
+type Flows interface {
 	// Sealer seals values of one purpose under a key of their own.
 	Sealer(purpose string) Sealer
 	// Secure: the bridge is on https (cookies Secure, __Host- names).
@@ -113,15 +136,23 @@ type Kit interface {
 	// the second time).
 	UseOnce(ctx context.Context, kind, id string, until time.Time) error
 	Now() time.Time
+}
+
+// Sessions are the browser's sessions, for a way that asks before it
+// arrives (the portal's handoff, which asks before it spends its token).
+type Sessions interface {
 	// SignedIn is the account signed in in this browser, if any.
 	SignedIn(c echo.Context) (store.Account, bool)
 	// SignIn starts a session for acct (handoff: begun by the portal's
-	// handoff, which opens no console) and Launch opens its editor: the
-	// portal's handoff, which asks before it spends its token.
+	// handoff, which opens no console) and Launch opens its editor.
 	SignIn(c echo.Context, acct store.Account, how string, handoff bool) error
 	Launch(c echo.Context, acct store.Account, returnTo string) error
-	// Console guards a page of the admin console a way in adds: a signed-in
-	// partner admin only, in English, as every console page.
+}
+
+// Admin is the admin console, for a way that adds a page to it.
+type Admin interface {
+	// Console guards a page of the admin console a way in adds: a
+	// signed-in partner admin only, in English, as every console page.
 	Console(next echo.HandlerFunc) echo.HandlerFunc
 	// Audit records an admin's action in the audit log (who is signed in).
 	Audit(c echo.Context, detail string)

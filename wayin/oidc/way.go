@@ -56,7 +56,7 @@ type Way struct {
 	// WatchEvery is how often Watch checks the IdP's health (0: 15 s).
 	WatchEvery time.Duration
 
-	k      wayin.Kit
+	k      oidcKit
 	sealer wayin.Sealer
 }
 
@@ -75,6 +75,14 @@ func (w *Way) Essential() bool { return true }
 // Button is the IdP's display name, for "Sign in with <display name>".
 func (w *Way) Button(next string) (string, string) {
 	return w.DisplayName, wayin.WithNext(StartPath, next)
+}
+
+// oidcKit is the bridge's ports the way uses.
+type oidcKit interface {
+	wayin.Admission
+	wayin.Arrivals
+	wayin.Pages
+	wayin.Flows
 }
 
 // Mount adds its routes.

@@ -47,7 +47,7 @@ type Way struct {
 	// portal at DemoPath with a freshly signed token.
 	Demo func() (views.DemoPortal, error)
 
-	k wayin.Kit
+	k portalKit
 }
 
 // Name is its key in logs.
@@ -67,6 +67,13 @@ func (w *Way) Button(string) (string, string) { return "", "" }
 
 // Watch: nothing to read again.
 func (w *Way) Watch(context.Context, *slog.Logger) {}
+
+// portalKit is the bridge's ports the way uses.
+type portalKit interface {
+	wayin.Admission
+	wayin.Pages
+	wayin.Sessions
+}
 
 // Mount adds its routes.
 func (w *Way) Mount(r wayin.Router, k wayin.Kit) {

@@ -50,7 +50,7 @@ type Way struct {
 	// (0: an hour; every 15 s while it has never been read).
 	RefreshEvery time.Duration
 
-	k     wayin.Kit
+	k     samlKit
 	flows *wayin.Jar[Flow]
 }
 
@@ -71,6 +71,13 @@ func (w *Way) Essential() bool { return true }
 // Button is the IdP's display name, for "Sign in with <display name>".
 func (w *Way) Button(next string) (string, string) {
 	return w.DisplayName, wayin.WithNext(StartPath, next)
+}
+
+// samlKit is the bridge's ports the way uses.
+type samlKit interface {
+	wayin.Admission
+	wayin.Arrivals
+	wayin.Pages
 }
 
 // Mount adds its routes.
