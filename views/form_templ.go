@@ -5,10 +5,8 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-)
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
 
 // FieldError is a form's error about one field: the summary links to the
 // field (its id), and the field is marked invalid and described by it.
