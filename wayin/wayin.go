@@ -113,6 +113,20 @@ type Arrivals interface {
 	Resume(c echo.Context, held string) error
 }
 
+// Enter admits what a way verified and, admitted, arrives as l says: the
+// one call of a way that signs in and goes on. A refusal comes back as
+// Admit's, recorded, rendering its page.
+func Enter(c echo.Context, k interface {
+	Admission
+	Arrivals
+}, a signin.Arrival, l Landing) error {
+	acct, err := k.Admit(c, a)
+	if err != nil {
+		return err
+	}
+	return k.Arrive(c, acct, l)
+}
+
 // Pages are the bridge's pages and refusals.
 type Pages interface {
 	// Refuse records a refusal of this way in (one log line, msg, with

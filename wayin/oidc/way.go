@@ -172,12 +172,9 @@ func (w *Way) callback(c echo.Context) error {
 	if !id.EmailVerified && !w.AllowUnverifiedEmail {
 		return w.refused(c, ErrUnverified, id.Email)
 	}
-	acct, err := w.k.Admit(c, signin.Arrival{Source: w.Source, Subject: id.Subject, Email: id.Email,
-		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin})
-	if err != nil {
-		return err
-	}
-	return w.k.Arrive(c, acct, wayin.Landing{How: "identity provider", Via: w.DisplayName, Next: localpath.SafeNext(flow.Next)})
+	return wayin.Enter(c, w.k, signin.Arrival{Source: w.Source, Subject: id.Subject, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin},
+		wayin.Landing{How: "identity provider", Via: w.DisplayName, Next: localpath.SafeNext(flow.Next)})
 }
 
 // refused records a refused sign-in and answers its page.

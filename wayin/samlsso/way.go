@@ -150,18 +150,15 @@ func (w *Way) acs(c echo.Context) error {
 	if err != nil {
 		return w.refused(c, err, "")
 	}
-	acct, err := w.k.Admit(c, signin.Arrival{Source: w.Source, Subject: id.NameID, Email: id.Email,
-		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin})
-	if err != nil {
-		return err
-	}
 	next := "/"
 	if !id.Unsolicited {
 		next = localpath.SafeNext(id.Flow.Next)
 	}
 	// An IdP-initiated sign-in asks too before it replaces another
 	// account's session: any page can post an IdP's response here.
-	return w.k.Arrive(c, acct, wayin.Landing{How: "SAML identity provider", Via: w.DisplayName, Next: next})
+	return wayin.Enter(c, w.k, signin.Arrival{Source: w.Source, Subject: id.NameID, Email: id.Email,
+		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin},
+		wayin.Landing{How: "SAML identity provider", Via: w.DisplayName, Next: next})
 }
 
 // refused records a refused sign-in (one log line and the audit say why)
