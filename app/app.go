@@ -25,6 +25,7 @@ import (
 	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/handlers/metrics"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/launch/pacing"
@@ -57,7 +58,7 @@ type App struct {
 	client      *apiclient.Client
 	sim         *platformsim.Running // nil unless the platform is embedded
 	handler     http.Handler
-	metrics     *handlers.Metrics
+	metrics     *metrics.Metrics
 	closers     []func() error
 	// stopping is set when Serve begins to drain; /readyz reads it.
 	stopping atomic.Bool
@@ -145,7 +146,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if a.hasher, err = NewHasher(cfg.Password, cfg.Password.HashConcurrency); err != nil {
 		return nil, err
 	}
-	a.metrics = handlers.NewMetrics()
+	a.metrics = metrics.New()
 	a.metrics.WatchStore(a.guard.Stats)
 	a.startBudget(o)
 	if err := a.connect(o); err != nil {
@@ -226,9 +227,9 @@ func (a *App) startBudget(o Options) {
 	budgetCtx, stopBudget := context.WithCancel(context.Background())
 	go a.budget.Run(budgetCtx)
 	a.closers = append(a.closers, func() error { stopBudget(); return nil })
-	a.metrics.WatchPlatformBudget(func() handlers.PlatformBudget {
+	a.metrics.WatchPlatformBudget(func() metrics.PlatformBudget {
 		st := a.budget.Stats()
-		return handlers.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused, Waiting: st.Waiting}
+		return metrics.PlatformBudget{Rate: st.Rate, Share: st.Share, Instances: st.Live, Paused: st.Paused, Waiting: st.Waiting}
 	})
 }
 

@@ -87,7 +87,7 @@ func (h *server) recordRefusal(c echo.Context, msg, source, email string, err er
 	}
 	h.Logger.Warn(msg, attrs...)
 	h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, 254), Outcome: "failed", Detail: truncate(detail, 300)})
-	h.Metrics.login("failed")
+	h.Metrics.Login("failed")
 }
 
 func admissionRefusal(err error) bool {

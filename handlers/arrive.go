@@ -52,7 +52,7 @@ func (h *server) signIn(c echo.Context, acct store.Account, how string, f sessio
 	c.Set(ctxAccount, acct)
 	c.Set(ctxSessionID, sid) // the launch that may follow is this session's
 	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: acct.ID, Email: acct.Email, Outcome: "ok", Detail: how})
-	h.Metrics.login("ok")
+	h.Metrics.Login("ok")
 	return nil
 }
 

@@ -99,7 +99,7 @@ func (h *server) login(c echo.Context) error {
 		// Refused even with the right password; says only when to come back.
 		h.audit(c, store.Event{Kind: store.KindLogin, Email: truncate(email, signin.MaxEmail), Outcome: "banned", Detail: "too many failed sign-ins"})
 		h.Logger.Warn("sign-in refused: banned", "email", truncate(email, signin.MaxEmail), "client_ip", c.RealIP(), "until", banned.Until.UTC(), "request_id", requestID(c))
-		h.Metrics.login("banned")
+		h.Metrics.Login("banned")
 		left := banned.Until.Sub(h.Now())
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int((left+time.Second-1)/time.Second)))
 		return h.render(c, http.StatusTooManyRequests, views.Login(h.page(c, locale.Msg("Sign in")), h.loginForm(c, views.LoginForm{Email: email, Next: next, Error: bannedMessage(locale.From(c.Request().Context()), left)})))
@@ -126,7 +126,7 @@ func (h *server) loginFailure(c echo.Context, failed *signin.FailedError, email,
 		h.Logger.Warn("sign-in ban started: too many failed sign-ins", "email", email, "client_ip", c.RealIP(), "request_id", requestID(c))
 	}
 	h.audit(c, store.Event{Kind: store.KindLogin, AccountID: failed.AccountID, Email: email, Outcome: "failed", Detail: reason})
-	h.Metrics.login("failed")
+	h.Metrics.Login("failed")
 	// One message for every failed sign-in: it does not tell whether the
 	// email has an account.
 	msg := locale.From(c.Request().Context()).T("Email or password is incorrect.")

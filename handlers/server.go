@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
+	"github.com/ssobridge/ssobridge/handlers/metrics"
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/seal"
 	"github.com/ssobridge/ssobridge/locale"
@@ -48,7 +49,7 @@ type Deps struct {
 	Provisioning Provisioning
 	Platform     Platform
 	Sessions     SessionConfig
-	Metrics      *Metrics
+	Metrics      *metrics.Metrics
 	// MetricsElsewhere: /metrics is served on a listener of its own
 	// (server.metrics_addr), not here.
 	MetricsElsewhere bool
@@ -153,7 +154,7 @@ func New(d Deps) *echo.Echo {
 		d.Now = time.Now
 	}
 	if d.Metrics == nil {
-		d.Metrics = NewMetrics()
+		d.Metrics = metrics.New()
 	}
 	if d.LaunchTimeout <= 0 {
 		d.LaunchTimeout = DefaultLaunchTimeout
@@ -172,7 +173,7 @@ func New(d Deps) *echo.Echo {
 		Passwords: d.Passwords, Regulator: d.Regulator, MaxAge: d.Sessions.MaxAge, IdleTimeout: d.Sessions.IdleTimeout, Now: d.Now})
 	h := &server{Deps: d, signin: svc, sessions: newSessionManager(d.Sessions, svc, d.Now), csrf: newCSRFGuard(d.Sessions, d.Now, exemptions(d.Ways)),
 		consolePages: consolePages(d.Ways)}
-	h.sessions.touched = d.Metrics.sessionTouched
+	h.sessions.touched = d.Metrics.SessionTouched
 	h.ready = newReadiness(d.Store.Health, func(ctx context.Context) error { return d.Platform.Check(ctx).Err }, d.Ways, d.Now, d.Logger)
 	h.grants = seal.New(purposeGrant, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
 	h.places = seal.New(purposePlace, d.Sessions.keys(), d.Sessions.previousKeys(), 0, d.Now)
@@ -301,7 +302,7 @@ func (h *server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 		if p := req.URL.Path; (p == "/healthz" || p == "/readyz") && req.Method == http.MethodGet {
 			// A probe every few seconds is no log line (a change of
 			// readiness is, once): counted instead.
-			h.Metrics.probe(p, c.Response().Status)
+			h.Metrics.Probe(p, c.Response().Status)
 			return nil
 		}
 		if !h.Logger.Enabled(req.Context(), slog.LevelInfo) {

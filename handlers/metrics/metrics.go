@@ -1,4 +1,7 @@
-package handlers
+// Package metrics holds the bridge's Prometheus metrics, on a registry of
+// their own: launches, sign-ins, the platform's calls and retries, the
+// line, probes, the store's errors and the shared budget.
+package metrics
 
 import (
 	"net/http"
@@ -35,13 +38,13 @@ type Metrics struct {
 	probes           *prometheus.CounterVec
 }
 
-// probe counts a health or readiness probe.
-func (m *Metrics) probe(path string, status int) {
+// Probe counts a health or readiness probe.
+func (m *Metrics) Probe(path string, status int) {
 	m.probes.WithLabelValues(path, strconv.Itoa(status)).Inc()
 }
 
-// NewMetrics registers the metrics on a new registry.
-func NewMetrics() *Metrics {
+// New registers the metrics on a new registry.
+func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.launches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ssobridge_launches_total", Help: "Launches by outcome and path."}, []string{"outcome", "path"})
 	m.launchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ssobridge_launch_duration_seconds", Help: "Launch latency, click to redirect.",
@@ -209,7 +212,8 @@ func (m *Metrics) PlatformRetry(endpoint, reason string, _ time.Duration) {
 	m.platformRetries.WithLabelValues(endpoint, reason).Inc()
 }
 
-func (m *Metrics) login(outcome string) { m.logins.WithLabelValues(outcome).Inc() }
+// Login counts a sign-in by its outcome.
+func (m *Metrics) Login(outcome string) { m.logins.WithLabelValues(outcome).Inc() }
 
-// sessionTouched counts a write of a session's last-seen time.
-func (m *Metrics) sessionTouched() { m.sessionTouches.Inc() }
+// SessionTouched counts a write of a session's last-seen time.
+func (m *Metrics) SessionTouched() { m.sessionTouches.Inc() }
