@@ -261,3 +261,51 @@ func BenchmarkRosterOfAMillion(b *testing.B) {
 	b.ReportMetric(loadtest.PeakRSS(), "peak_rss_MiB")
 	b.ReportMetric(members*float64(b.N)/b.Elapsed().Seconds(), "members/s")
 }
+
+// On two instances sharing PostgreSQL: an instructor's launch on A reads
+// the course's roster; a launch of the course on B within 10 minutes
+// reads nothing again; B's console lists the course with A's read (the
+// course and its roster's read are records every instance reads), and
+// B's "provision now" reads it again, which A's console then shows.
+func TestLTIRosterOnceAcrossInstances(t *testing.T) {
+	plat := startLMS(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	public := "http://" + ln.Addr().String()
+	plat.SetTool(public)
+	member := func(i int) samplelms.Member {
+		return samplelms.Member{UserID: fmt.Sprintf("pupil-%02d", i), Email: fmt.Sprintf("pupil%02d@school.example", i), GivenName: "Pupil",
+			FamilyName: fmt.Sprintf("%02d", i), Roles: []string{ltiplatformtest.RoleLearner}}
+	}
+	teacher := samplelms.Member{UserID: ltiTeacher.Sub, Email: ltiTeacher.Email, GivenName: "Tom", FamilyName: "Teacher", Roles: []string{ltiplatformtest.RoleInstructor}}
+	plat.OfferRoster([]samplelms.Member{teacher, member(1), member(2), member(3)}, 10)
+	a, b := instancePair(t, testOptions{listener: ln, yaml: "server:\n  public_url: " + public + "\n" + ltiYAML(plat, plat.JWKSURL()) +
+		"      token_url: " + plat.TokenURL() + "\n      email_domains: [school.example]\n"})
+
+	r, _ := a.browser(t).lmsLaunch(t, plat, "teacher")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	require.Eventually(t, func() bool {
+		job, err := b.store.LatestProvisionJob(t.Context())
+		return err == nil && job.State == store.JobDone && job.Total == 4
+	}, time.Minute, 20*time.Millisecond, "A's read provisions the class, seen from B")
+	_, reads, _ := plat.RosterStats()
+	require.Positive(t, reads)
+
+	r, _ = b.browser(t).lmsLaunch(t, plat, "teacher")
+	require.Equal(t, http.StatusSeeOther, r.status, r.body)
+	_, again, _ := plat.RosterStats()
+	assert.Equal(t, reads, again, "read once in 10 minutes, whichever instance the launch reaches")
+
+	b.addAccount(t, "root@partner.example", true)
+	onB := b.browser(t)
+	require.Equal(t, http.StatusSeeOther, onB.login("root@partner.example", testPassword).status)
+	require.Eventually(t, func() bool { return strings.Contains(onB.get("/admin/lti").body, "4 members: 4 accounts provisioned") },
+		10*time.Second, 20*time.Millisecond, "B's console shows the course and A's read")
+
+	plat.OfferRoster([]samplelms.Member{teacher, member(1), member(2), member(3), member(4)}, 10)
+	form := url.Values{"_csrf": {onB.csrf("/admin/lti")}, "issuer": {plat.Issuer}, "client_id": {plat.ClientID}, "context_id": {"course-7"}}
+	require.Equal(t, http.StatusOK, onB.post("/admin/lti/courses/provision", form).status)
+	onA := onB.on(a)
+	require.Eventually(t, func() bool { return strings.Contains(onA.get("/admin/lti").body, "5 members: 5 accounts provisioned") },
+		30*time.Second, 20*time.Millisecond, "B's new read shows on A's console")
+}
