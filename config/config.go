@@ -111,15 +111,12 @@ func Parse(yamlData []byte, environ []string, sections ...Sectioner) (Config, er
 		if path == "" {
 			return
 		}
-		b, err := os.ReadFile(path)
+		v, err := readSettingFile(path, trim)
 		if err != nil {
-			errs = append(errs, &Error{Key: key, Problem: "cannot read: " + err.Error()})
+			errs = append(errs, &Error{Key: key, Problem: err.Error()})
 			return
 		}
-		*into = string(b)
-		if trim {
-			*into = strings.TrimSpace(*into)
-		}
+		*into = v
 	}
 	readFile("platform.api_secret_file", cfg.Platform.APISecretFile, &cfg.Platform.APISecret, true)
 	if cfg.SCIM.TokenFile != "" && cfg.SCIM.Token != "" {
@@ -145,12 +142,20 @@ func Parse(yamlData []byte, environ []string, sections ...Sectioner) (Config, er
 // ReadSecretFile reads a secret from the file a *_file key names, its
 // surrounding white space trimmed; the error is a problem to report
 // under that key.
-func ReadSecretFile(path string) (string, error) {
+func ReadSecretFile(path string) (string, error) { return readSettingFile(path, true) }
+
+// readSettingFile is the file a *_file key names, trimmed of surrounding
+// white space when trim is set; the error is a problem to report under
+// that key.
+func readSettingFile(path string, trim bool) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", errors.New("cannot read: " + err.Error())
 	}
-	return strings.TrimSpace(string(b)), nil
+	if trim {
+		return strings.TrimSpace(string(b)), nil
+	}
+	return string(b), nil
 }
 
 // Load reads path and the environment, as Parse.
