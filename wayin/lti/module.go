@@ -21,16 +21,16 @@ import (
 // KeyName is where a generated tool key is kept in the store.
 const KeyName = "lti-tool-key"
 
-// KeyStore keeps the generated tool key for every instance.
-type KeyStore interface {
+// keyStore keeps the generated tool key for every instance.
+type keyStore interface {
 	KeptValue(ctx context.Context, name string) (string, error)
 	KeepValue(ctx context.Context, name, value string) (string, error)
 }
 
-// LoadToolKey is the tool's key: lti.key_file, else the key kept in the
+// loadToolKey is the tool's key: lti.key_file, else the key kept in the
 // store (generated and kept by the first instance to start, so every
 // instance publishes the same). source says which.
-func LoadToolKey(ctx context.Context, cfg config.Config, st KeyStore) (key ToolKey, source string, err error) {
+func loadToolKey(ctx context.Context, cfg config.Config, st keyStore) (key ToolKey, source string, err error) {
 	if f := config.Settings(cfg, Section()).KeyFile; f != "" {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -134,7 +134,7 @@ func (m Module) Open(ctx context.Context, h wayin.Host) (wayin.Way, error) {
 	if !s.Enabled() {
 		return nil, nil
 	}
-	key, source, err := LoadToolKey(ctx, h.Config, h.Store)
+	key, source, err := loadToolKey(ctx, h.Config, h.Store)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +198,7 @@ func (Module) Check(ctx context.Context, h wayin.Host, w io.Writer) bool {
 		base, LoginPath, base, LaunchPath, base, LaunchPath, base, JWKSPath)
 	var key *ToolKey
 	if s.KeyFile != "" {
-		k, _, err := LoadToolKey(ctx, h.Config, nil)
+		k, _, err := loadToolKey(ctx, h.Config, nil)
 		if err != nil {
 			fmt.Fprintf(w, "           tool key: WRONG: %v\n", err)
 			ok = false

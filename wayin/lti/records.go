@@ -22,8 +22,8 @@ type Records struct {
 	Store store.ModuleRecords
 }
 
-// RecordModule is lti's name in the store's record space.
-const RecordModule = "lti"
+// recordModule is lti's name in the store's record space.
+const recordModule = "lti"
 
 // The kinds of lti's records.
 const (
@@ -103,12 +103,12 @@ func (r *Records) put(ctx context.Context, kind, key string, at time.Time, v any
 	if err != nil {
 		return err
 	}
-	return r.Store.PutRecord(ctx, store.Record{Module: RecordModule, Kind: kind, Key: key, Value: value, At: at}, mode)
+	return r.Store.PutRecord(ctx, store.Record{Module: recordModule, Kind: kind, Key: key, Value: value, At: at}, mode)
 }
 
 // list reads lti's records of kind q selects into a T each, with its time.
 func list[T any](ctx context.Context, st store.ModuleRecords, q store.RecordQuery, at func(*T, time.Time)) ([]T, []string, error) {
-	q.Module = RecordModule
+	q.Module = recordModule
 	recs, err := st.Records(ctx, q)
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +179,7 @@ func (r *Records) DeletePlatform(ctx context.Context, issuer, clientID string) e
 	if err != nil {
 		return err
 	}
-	return r.Store.DeleteRecord(ctx, RecordModule, kindPlatform, key)
+	return r.Store.DeleteRecord(ctx, recordModule, kindPlatform, key)
 }
 
 // SeeCourse records a course an instructor launched from (its roster's

@@ -125,13 +125,13 @@ func (Module) Sources(cfg config.Config) []signin.Source {
 		CreateAccounts: s.CreateAccounts, AdminAuthority: s.AdminGroup != ""}}
 }
 
-// NewSP is the service provider cfg describes (its metadata not read
+// newSP is the service provider cfg describes (its metadata not read
 // yet); used records the assertions taken.
-func NewSP(cfg config.Config, used OneTime, h wayin.Host) (*SP, error) {
+func newSP(cfg config.Config, used OneTime, h wayin.Host) (*SP, error) {
 	sc := config.Settings(cfg, Section())
 	c := Config{MetadataURL: sc.IdPMetadataURL, MetadataFile: sc.IdPMetadataFile, EntityID: EntityID(cfg), ACSURL: ACSURL(cfg),
 		EmailAttribute: sc.EmailAttribute, FirstNameAttribute: sc.FirstNameAttribute, LastNameAttribute: sc.LastNameAttribute,
-		GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup, AllowIDPInitiated: sc.AllowIDPInitiated, Skew: Skew, Now: h.Now,
+		GroupsAttribute: sc.GroupsAttribute, AdminGroup: sc.AdminGroup, AllowIDPInitiated: sc.AllowIDPInitiated, Skew: skew, Now: h.Now,
 		Used: used, HTTPClient: h.HTTPClient}
 	if sc.SPCertFile != "" {
 		key, cert, err := LoadKeyPair(sc.SPCertFile, sc.SPKeyFile)
@@ -143,9 +143,9 @@ func NewSP(cfg config.Config, used OneTime, h wayin.Host) (*SP, error) {
 	return New(c)
 }
 
-// Skew is the clock difference allowed on an assertion's validity: the
+// skew is the clock difference allowed on an assertion's validity: the
 // 30 s every way in allows.
-const Skew = 30 * time.Second
+const skew = 30 * time.Second
 
 // Open is the way in, its metadata read at once (metadata that cannot be
 // read is a warning: sign-in shows the unavailable page until it is).
@@ -154,7 +154,7 @@ func (m Module) Open(ctx context.Context, h wayin.Host) (wayin.Way, error) {
 	if !sc.Enabled() {
 		return nil, nil
 	}
-	sp, err := NewSP(h.Config, h.Store, h)
+	sp, err := newSP(h.Config, h.Store, h)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +181,7 @@ func (Module) Check(ctx context.Context, h wayin.Host, w io.Writer) bool {
 	if !sc.Enabled() {
 		return true
 	}
-	sp, err := NewSP(h.Config, checkOnly{}, h)
+	sp, err := newSP(h.Config, checkOnly{}, h)
 	if err == nil {
 		rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		err = sp.Refresh(rctx)
