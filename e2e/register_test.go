@@ -271,6 +271,10 @@ func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
 				http.Error(w, "internal-hostname-7 says no", http.StatusTeapot)
 			},
 			said: "it answered with an error", never: []string{"418", "internal-hostname-7"}},
+		{name: "the client id holds a line break",
+			reg: func(w http.ResponseWriter, _ *http.Request) {
+				_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "client\nsecond-line"})
+			}, said: "its answer holds no usable client_id", never: []string{"second-line"}},
 		{name: "nothing listens there", configURL: "http://127.0.0.1:1/config",
 			said: "it could not be read", never: []string{"connection refused", "dial tcp"}},
 	} {

@@ -243,7 +243,9 @@ func (w *Way) postRegistration(ctx context.Context, pc platformConfiguration, to
 	if err := w.fetchJSON(req, &reg); err != nil {
 		return reg, refusedAs(ErrRegistrationRefused, "its registration endpoint refused or could not be reached: "+fetchReason(err), err)
 	}
-	if reg.ClientID == "" || len(reg.ClientID) > store.MaxKey || len(reg.ToolConfig.DeploymentID) > store.MaxKey {
+	// A client id with a line break could not be told apart in the
+	// record's key (lti.Records), so it is no client id to keep.
+	if reg.ClientID == "" || len(reg.ClientID) > store.MaxKey || len(reg.ToolConfig.DeploymentID) > store.MaxKey || strings.ContainsAny(reg.ClientID, "\r\n") {
 		return reg, refusedAs(ErrRegistrationRefused, "its answer holds no usable client_id", nil)
 	}
 	return reg, nil
