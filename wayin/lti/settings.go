@@ -121,6 +121,11 @@ func checkSettings(c *config.Config, l *Settings, bad func(key, problem string))
 		if p.ClientID == "" {
 			bad(key("client_id"), "empty; the client id the LMS gave this tool")
 		}
+		for k, v := range map[string]string{"issuer": p.Issuer, "client_id": p.ClientID} {
+			if strings.ContainsAny(v, "\r\n") {
+				bad(key(k), "holds a line break; give it on one line, as the LMS shows it")
+			}
+		}
 		if p.RosterMax < 0 || p.RosterMax > maxRosterMax {
 			bad(key("roster_max"), fmt.Sprintf("%d: want 1..%d, or 0 for lti.roster_max", p.RosterMax, maxRosterMax))
 		}

@@ -92,6 +92,8 @@ func TestSettingsRefusals(t *testing.T) {
 		{"an LMS on loopback without the switch", "platform:\n  base_url: https://v.example\n  api_key: k\n  api_secret: s\n" +
 			"lti:\n  platforms:\n    - name: M\n      issuer: https://lms.example\n      client_id: c\n      deployment_ids: [d]\n      auth_url: http://127.0.0.1:9000/auth\n      jwks_url: https://lms.example/jwks\n",
 			nil, "lti.platforms[0].auth_url", "outbound.allow_local: true"},
+		{"a client id with a line break", "lti:\n  platforms:\n    - {name: LMS, issuer: 'https://l.example', client_id: \"c\\nd\", deployment_ids: d, auth_url: 'https://l.example/a', jwks_url: 'https://l.example/j'}\n", nil,
+			"lti.platforms[0].client_id", "holds a line break"},
 		{"a roster cap out of range", one("  roster_max: 0\n"), nil, "lti.roster_max", "want 1..100000"},
 		{"a deep link item off the editor", one("      deep_link_items: [{title: T, path: 'https://evil.example/'}]\n"), nil,
 			"lti.platforms[0].deep_link_items[0].path", "not a path of the editor"},
