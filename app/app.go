@@ -35,6 +35,7 @@ import (
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/store/sqlstore"
 	"github.com/ssobridge/ssobridge/store/storecache"
+	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -192,7 +193,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
-		PortalAdminSessions: in.home.AdminSessions, PortalURL: in.home.URL,
+		HomeAdminSessions: in.home.AdminSessions, Home: views.WayBack{URL: in.home.URL, Label: in.home.Label},
 		Ways: in.list, PasswordForm: passwordForm(cfg, o.Modules),
 		SCIM: scimHandler,
 	})

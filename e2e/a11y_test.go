@@ -23,9 +23,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
 	"github.com/ssobridge/ssobridge/static"
+	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/lti"
 )
 
@@ -229,7 +231,7 @@ func galleryServer(t *testing.T) gallery {
 	t.Helper()
 	pages := map[string]templ.Component{}
 	var names, variants []string
-	for _, p := range viewgallery.Pages(nil) {
+	for _, p := range viewgallery.Pages(nil, wayin.Wordings(app.Modules())) {
 		pages[p.Name] = p.View
 		if p.Variant {
 			variants = append(variants, p.Name)

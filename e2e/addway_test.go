@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"html"
 	"io"
@@ -87,8 +86,9 @@ func (kioskModule) Check(_ context.Context, h wayin.Host, w io.Writer) bool {
 	return true
 }
 
-// errWrongCode is the kiosk's refusal.
-var errWrongCode = errors.New("kiosk: the code is not the kiosk's")
+// errWrongCode is the kiosk's refusal, of the refusal set: its page and
+// its words in every language are the ones the ways share.
+var errWrongCode = wayin.NewRefusal(views.RefusedDenied, "kiosk: the code is not the kiosk's")
 
 // kioskWay is the kiosk as a way in.
 type kioskWay struct {
@@ -137,8 +137,7 @@ func (w *kioskWay) form(c echo.Context) error {
 func (w *kioskWay) signIn(c echo.Context) error {
 	email := strings.TrimSpace(c.FormValue("email"))
 	if c.FormValue("code") != w.code {
-		return w.k.Refuse(c, "kiosk sign-in refused", "school kiosk", email, &wayin.Refusal{Err: errWrongCode, Status: http.StatusForbidden,
-			Page: views.IdPDenied, Class: "kiosk_refused"})
+		return w.k.Refuse(c, "kiosk sign-in refused", "school kiosk", email, wayin.Refused(errWrongCode, "kiosk_refused"))
 	}
 	err := wayin.Enter(c, w.k, signin.Arrival{Source: w.source, Subject: email, Email: email, Names: accounts.Names{Given: "Kiosk", Family: "Pupil"}},
 		wayin.Landing{How: "school kiosk", Via: "the school kiosk", Next: "/"})
@@ -191,6 +190,7 @@ func TestAWayInDefinedInATestIsAModule(t *testing.T) {
 		r = other.post("/auth/kiosk", url.Values{"_csrf": {other.csrf("/auth/kiosk")}, "email": {"pia@school.example"}, "code": {"wrong code!"}})
 		assert.Equal(t, http.StatusForbidden, r.status)
 		assert.Contains(t, r.body, `id="error-page"`, "its refusal on the bridge's error page")
+		assert.Contains(t, r.body, `data-class="idp-denied"`, "in the words the ways share")
 		assert.Contains(t, ta.logs.String(), "kiosk sign-in refused")
 		assert.NotContains(t, other.get("/").body, `id="signed-in-as"`, "refused: not signed in")
 	})

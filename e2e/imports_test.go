@@ -48,7 +48,7 @@ func TestImportGraphRunsOneWay(t *testing.T) {
 		"accounts/passhash":                {},
 		"accounts/regulation":              {"store"},
 		"accounts":                         {"store", "accounts/passhash", "mailaddr", "internal/randid", "internal/groupname"},
-		"accounts/signin":                  {"store", "accounts", "accounts/passhash", "accounts/regulation", "mailaddr"},
+		"accounts/signin":                  {"store", "accounts", "accounts/passhash", "accounts/regulation", "mailaddr", "locale"},
 		"internal/groupname":               {},
 		"mailaddr":                         {},
 		"localpath":                        {},

@@ -1,10 +1,7 @@
 package handlers
 
 import (
-	"strings"
-
 	"errors"
-	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -13,6 +10,7 @@ import (
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // admissionError is an arrival the admission refused (signin.Admit), for
@@ -35,7 +33,7 @@ func (h *server) admit(c echo.Context, a signin.Arrival) (store.Account, error) 
 		// source's admin rule granted the role now, or the account's role is
 		// the IdP's directory's (SCIM) and the IdP itself signs it in.
 		byRule := a.Source.AdminAuthority && a.Admin
-		byDirectory := acct.ManagedBy == store.ManagedBySCIM && sourceKind(a.Source) == "idp"
+		byDirectory := acct.ManagedBy == store.ManagedBySCIM && a.Source.Directory
 		c.Set(ctxConsoleBy, consoleGrant{account: acct.ID, ok: acct.Admin && (byRule || byDirectory)})
 	}
 	if err := h.refusedArrival(c, a, err); err != nil {
@@ -53,20 +51,6 @@ func (h *server) refusedArrival(c echo.Context, a signin.Arrival, err error) err
 	}
 	h.recordRefusal(c, "arrival refused", a.Source.Name, a.Email, err)
 	return admissionError{err: err, src: a.Source}
-}
-
-// sourceKind is what a person knows a way in as: "portal", "idp" (their
-// organisation's sign-in, OIDC or SAML), "lti", or "" (SCIM, none).
-func sourceKind(src signin.Source) string {
-	switch id := src.ID; {
-	case strings.HasPrefix(id, "portal:"):
-		return "portal"
-	case strings.HasPrefix(id, "oidc:"), id == "saml", strings.HasPrefix(id, "saml:"):
-		return "idp"
-	case strings.HasPrefix(id, "lti:"):
-		return "lti"
-	}
-	return ""
 }
 
 // recordRefusal records a refused arrival of any way in: one WARN line
@@ -99,29 +83,25 @@ func admissionRefusal(err error) bool {
 	return false
 }
 
-// admissionPage is the page of a refused arrival, whichever way it came.
-// The detail names the configuration key to change, never why an
-// account could not be taken (that it has a password or is an admin is
-// not the arriving person's to learn: the log says it).
+// admissionPage is the page of a refused arrival, whichever way it came:
+// the refusal's kind in the page family, with the source's name. The
+// detail names the configuration key to change, never why an account
+// could not be taken (that it has a password or is an admin is not the
+// arriving person's to learn: the log says it).
 func admissionPage(e admissionError, info views.ErrorInfo) (int, func(views.Page, views.ErrorInfo) templ.Component, views.ErrorInfo) {
+	r := wayin.Refused(e.err, "")
+	ri := r.Info
+	ri.RequestID, ri.WayBack = info.RequestID, info.WayBack
+	ri.Source, ri.SourceName, ri.SourceNoun = e.src.Name, e.src.Title, e.src.Noun
 	switch {
 	case errors.Is(e.err, signin.ErrDisabled):
-		info.ByIdP = errors.Is(e.err, store.ErrDisabledByIdP)
-		return http.StatusForbidden, views.AccountDisabled, info
-	case errors.Is(e.err, signin.ErrBadAddress):
-		info.Detail = e.err.Error()
-		return http.StatusBadRequest, views.IdPInvalidAnswer, info
+		ri.ByIdP, ri.Detail = errors.Is(e.err, store.ErrDisabledByIdP), ""
 	case errors.Is(e.err, signin.ErrNoAccount):
-		info.Detail = "no account has this address, and " + e.src.Key + ".create_accounts is off"
-		return http.StatusForbidden, views.IdPDenied, info
+		ri.Detail = "no account has this address, and " + e.src.Key + ".create_accounts is off"
 	case errors.Is(e.err, signin.ErrNotTrusted):
-		info.Detail = "the address is not of a domain in " + e.src.Key + ".email_domains"
-	default: // signin.ErrNotAdoptable
-		info.Detail = "the account of this address belongs to another way in; " + e.src.Key + ".email_domains does not list its domain"
+		ri.Detail = "the address is not of a domain in " + e.src.Key + ".email_domains"
+	case errors.Is(e.err, signin.ErrNotAdoptable):
+		ri.Detail = "the account of this address belongs to another way in; " + e.src.Key + ".email_domains does not list its domain"
 	}
-	info.Source, info.SourceKind = e.src.Name, sourceKind(e.src)
-	if info.SourceKind == "lti" {
-		info.LMS = strings.TrimPrefix(e.src.Name, "LTI: ")
-	}
-	return http.StatusForbidden, views.ArrivalRefused, info
+	return r.Status, views.Refused, ri
 }

@@ -153,14 +153,3 @@ func TestConsoleShowsTheWaysInOfAnAccount(t *testing.T) {
 	r = admin.get("/admin/accounts/" + strconv.FormatInt(boss.ID, 10))
 	assert.Contains(t, r.text("#account-ways-in"), "none linked")
 }
-
-// The kinds of ways in a person knows, from the admission's source IDs as
-// app builds them (SAML's is "saml" alone).
-func TestSourceKind(t *testing.T) {
-	for id, want := range map[string]string{
-		"portal:https://portal.example": "portal", "oidc:https://idp.example": "idp", "saml": "idp",
-		"lti:https://lms.example|c1": "lti", "scim": "", "": "",
-	} {
-		assert.Equal(t, want, sourceKind(signin.Source{ID: id}), id)
-	}
-}

@@ -87,11 +87,11 @@ func (h *server) pageTitled(c echo.Context, title string) views.Page {
 	if secret, ok := c.Get(ctxCSRFSecret).([]byte); ok {
 		p.CSRF = mask(secret)
 	}
-	p.PortalURL, p.FromPortal = h.PortalURL, true
+	p.Home, p.FromHome = h.Home, true
 	if a, ok := account(c); ok {
 		p.User = &views.User{Name: a.Name(), Email: a.Email, Admin: a.Admin}
 		handoff, _ := c.Get(ctxHandoff).(bool)
-		p.FromPortal = handoff
+		p.FromHome = handoff
 	}
 	return p
 }
@@ -117,10 +117,10 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 		if rf.Status != 0 {
 			ri := rf.Info
 			ri.RequestID, ri.Detail = info.RequestID, outside.Trim(ri.Detail, maxReason)
-			return rf.Status, rf.Page, ri
+			return rf.Status, views.Refused, ri
 		}
-		err = rf.Err                       // of no class of the way in's (the store's, say): its own page
-		info.CourseURL = rf.Info.CourseURL // with the way in's way back, if it has one
+		err = rf.Err                   // of no kind of the refusal set (the store's, say): its own page
+		info.WayBack = rf.Info.WayBack // with the way in's way back, if it has one
 	}
 	var ae admissionError
 	if errors.As(err, &ae) {
@@ -136,8 +136,8 @@ func (h *server) errorPage(c echo.Context, err error) (int, func(views.Page, vie
 	case errors.Is(err, errAdminOnly):
 		return http.StatusForbidden, views.Forbidden, info
 	case errors.Is(err, wayin.ErrHoldGone):
-		info.Detail = err.Error()
-		return http.StatusBadRequest, views.IdPStateMismatch, info
+		info.Detail, info.Refusal = err.Error(), views.RefusedBadState
+		return http.StatusBadRequest, views.Refused, info
 	case errors.Is(err, passhash.ErrBusy), errors.Is(err, store.ErrBusy), errors.Is(err, store.ErrStoreBusy):
 		info.RetryAfter = int(busyRetry / time.Second)
 		info.Detail = err.Error() // says which: hashing slots or the database lock; no secret

@@ -159,65 +159,65 @@ func ltiLaunchAnswering(err error) func(f *fixture, c *client) *response {
 // arrivalErrorPageCases are the pages of the ways in and of the store.
 func arrivalErrorPageCases() []errorPageCase {
 	return []errorPageCase{
-		{name: "IdP refused", page: "IdPDenied", class: "idp-denied", status: 403, mention: "did not let you in",
+		{name: "IdP refused", page: "Refused idp-denied", class: "idp-denied", status: 403, mention: "did not let you in",
 			request: func(f *fixture, c *client) *response {
 				f.idp.finishErr = fmt.Errorf("%w: access_denied", oidc.ErrDenied)
 				return idpAnswer(c, "&error=access_denied")
 			}},
-		{name: "IdP answer not of this browser", page: "IdPStateMismatch", class: "idp-state", status: 400, mention: "could not be completed",
+		{name: "IdP answer not of this browser", page: "Refused idp-state", class: "idp-state", status: 400, mention: "could not be completed",
 			request: func(f *fixture, c *client) *response { return c.get("/auth/oidc/callback?state=forged&code=x") }},
-		{name: "IdP flow expired", page: "IdPExpired", class: "idp-expired", status: 400, mention: "10 minutes",
+		{name: "IdP flow expired", page: "Refused idp-expired", class: "idp-expired", status: 400, mention: "10 minutes",
 			request: func(f *fixture, c *client) *response {
 				f.idp.finishErr = oidc.ErrExpired
 				return idpAnswer(c, "&code=x")
 			}},
-		{name: "IdP unreachable", page: "IdPUnavailable", class: "idp-unavailable", status: 502, mention: "could not reach",
+		{name: "IdP unreachable", page: "Refused idp-unavailable", class: "idp-unavailable", status: 502, mention: "could not reach",
 			request: func(f *fixture, c *client) *response {
 				f.idp.startErr = fmt.Errorf("%w: discovery: connection refused", oidc.ErrUnavailable)
 				return c.get("/auth/oidc")
 			}},
-		{name: "SAML answer outside its time", page: "IdPClock", class: "idp-clock", status: 400, mention: "clocks",
+		{name: "SAML answer outside its time", page: "Refused idp-clock", class: "idp-clock", status: 400, mention: "clocks",
 			request: func(f *fixture, c *client) *response {
 				f.saml.finishErr = fmt.Errorf("%w: NotOnOrAfter has passed", samlsso.ErrExpired)
 				return samlAnswer(c)
 			}},
-		{name: "SAML answer refused", page: "IdPInvalidAnswer", class: "idp-invalid", status: 400, mention: "did not pass ssobridge's checks",
+		{name: "SAML answer refused", page: "Refused idp-invalid", class: "idp-invalid", status: 400, mention: "did not pass ssobridge's checks",
 			request: func(f *fixture, c *client) *response {
 				f.saml.finishErr = fmt.Errorf("%w: cannot validate signature on Response", samlsso.ErrInvalid)
 				return samlAnswer(c)
 			}},
-		{name: "SAML metadata never read", page: "IdPUnavailable", class: "idp-unavailable", status: 503, retryAfter: "30", mention: "could not reach",
+		{name: "SAML metadata never read", page: "Refused idp-unavailable", class: "idp-unavailable", status: 503, retryAfter: "30", mention: "could not reach",
 			request: func(f *fixture, c *client) *response {
 				f.saml.startErr = fmt.Errorf("%w: reading https://idp.example/metadata: connection refused", samlsso.ErrUnavailable)
 				return c.get("/auth/saml")
 			}},
-		{name: "IdP email unverified", page: "IdPUnverified", class: "idp-unverified", status: 403, mention: "not been verified",
+		{name: "IdP email unverified", page: "Refused idp-unverified", class: "idp-unverified", status: 403, mention: "not been verified",
 			request: func(f *fixture, c *client) *response {
 				f.idp.id = oidc.Identity{Email: "new@example.com", EmailVerified: false}
 				return idpAnswer(c, "&code=x")
 			}},
-		{name: "LTI login from an unregistered LMS", page: "LTIRefused", class: "lti-refused", status: 400, mention: "did not pass ssobridge's checks",
+		{name: "LTI login from an unregistered LMS", page: "Refused lti-refused", class: "lti-refused", status: 400, mention: "did not pass ssobridge's checks",
 			request: func(f *fixture, c *client) *response {
 				f.withLTI(&fakeLTI{loginErr: fmt.Errorf("%w: issuer %q", lti.ErrUnknownPlatform, "https://lms.other.example")})
 				return c.post("/lti/login", url.Values{"iss": {"https://lms.other.example"}})
 			}},
-		{name: "LTI launch used before", page: "LTIStale", class: "lti-stale", status: 400, mention: "works once",
+		{name: "LTI launch used before", page: "Refused lti-stale", class: "lti-stale", status: 400, mention: "works once",
 			request: ltiLaunchAnswering(lti.ErrReplayed)},
-		{name: "LTI launch outside its time", page: "LTIClock", class: "lti-clock", status: 400, mention: "NTP",
+		{name: "LTI launch outside its time", page: "Refused lti-clock", class: "lti-clock", status: 400, mention: "NTP",
 			request: ltiLaunchAnswering(fmt.Errorf("%w: token is expired", lti.ErrClock))},
-		{name: "LTI launch without an email", page: "LTINoEmail", class: "lti-no-email", status: 400, mention: "Share launcher's email with tool",
+		{name: "LTI launch without an email", page: "Refused lti-no-email", class: "lti-no-email", status: 400, mention: "Share launcher's email with tool",
 			request: ltiLaunchAnswering(lti.ErrNoEmail)},
-		{name: "LTI launch of no account, create_accounts off", page: "LTIDenied", class: "lti-denied", status: 403, mention: "does not create accounts",
+		{name: "LTI launch of no account, create_accounts off", page: "Refused lti-denied", class: "lti-denied", status: 403, mention: "does not create accounts",
 			request: func(f *fixture, c *client) *response {
 				f.withLTI(&fakeLTI{id: lti.Identity{Subject: "s-9", Email: "nobody@school.example",
 					Platform: lti.Platform{Name: "Springfield LMS", Issuer: "https://lms.example", CreateAccounts: false}}})
 				return c.post("/lti/launch", url.Values{"id_token": {"x"}, "state": {"s"}})
 			}},
-		{name: "LTI key set unreadable", page: "LTIUnavailable", class: "lti-unavailable", status: 503, retryAfter: "30", mention: "could not read the signing keys",
+		{name: "LTI key set unreadable", page: "Refused lti-unavailable", class: "lti-unavailable", status: 503, retryAfter: "30", mention: "could not read the signing keys",
 			request: ltiLaunchAnswering(fmt.Errorf("%w: https://lms.example/jwks answered 503", lti.ErrKeysUnavailable))},
-		{name: "LTI launch signed by a key not read yet", page: "LTIKeyChanged", class: "lti-key-changed", status: 503, retryAfter: "60", mention: "try again in a minute",
+		{name: "LTI launch signed by a key not read yet", page: "Refused lti-key-changed", class: "lti-key-changed", status: 503, retryAfter: "60", mention: "try again in a minute",
 			request: ltiLaunchAnswering(fmt.Errorf("%w: key \"k2\" is not in the key set read 3s ago", lti.ErrKeyChanged))},
-		{name: "portal token refused", page: "PortalRefused", class: "portal-refused", status: 401,
+		{name: "portal token refused", page: "Refused portal-refused", class: "portal-refused", status: 401,
 			request: func(f *fixture, c *client) *response { return c.get("/sso/jwt?jwt=not.a.token") }},
 		{name: "launch without a session", page: "SessionExpired", class: "session-expired", status: 401, ownClient: true,
 			request: func(f *fixture, c *client) *response {
@@ -299,7 +299,7 @@ func TestErrorPagesCoverTheDocumentedTable(t *testing.T) {
 	text := string(doc)
 	start := strings.Index(text, "## Status codes of the error pages")
 	require.GreaterOrEqual(t, start, 0, "the table's heading")
-	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `(\\w+)`[^|]* \\| ([0-9 /]+) \\|$")
+	row := regexp.MustCompile("(?m)^\\| [^|]+ \\| `([^`]+)`[^|]* \\| ([0-9 /]+) \\|$")
 	documented := map[string]bool{}
 	for _, m := range row.FindAllStringSubmatch(text[start:], -1) {
 		for _, status := range strings.Split(m[2], "/") {

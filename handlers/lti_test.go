@@ -284,9 +284,9 @@ func TestLTIRefusalPages(t *testing.T) {
 			// A launch the platform signed carries its course page as
 			// return_url: the page's way back, not the bridge's start page.
 			if fromCourse[tc.name] {
-				assert.Equal(t, plat.URL()+"/course", r.doc.Find("#back-to-course").AttrOr("href", ""))
+				assert.Equal(t, plat.URL()+"/course", r.doc.Find("#way-back").AttrOr("href", ""))
 			} else {
-				assert.Empty(t, r.doc.Find("#back-to-course").Nodes)
+				assert.Empty(t, r.doc.Find("#way-back").Nodes)
 			}
 		})
 	}
@@ -452,6 +452,6 @@ func TestLTIAdmissionRefusalLeadsBackToTheCourse(t *testing.T) {
 	r := ltiLaunchAs(t, c, plat, "learner")
 	assert.Equal(t, http.StatusForbidden, r.status)
 	assert.Equal(t, "arrival-refused", r.class())
-	assert.Equal(t, plat.URL()+"/course", r.doc.Find("#back-to-course").AttrOr("href", ""))
+	assert.Equal(t, plat.URL()+"/course", r.doc.Find("#way-back").AttrOr("href", ""))
 	assert.NotContains(t, r.text("#error-page .meta"), "Back to the start page", "not the bridge's start page, where a pupil has no password")
 }

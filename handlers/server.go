@@ -63,10 +63,10 @@ type Deps struct {
 	// Stopping reports that the process is draining: /readyz answers 503
 	// at once. nil: never.
 	Stopping func() bool
-	// PortalAdminSessions lets a session begun by the handoff open the
-	// admin console (portal.admin_sessions); off, an admin who arrived
+	// HomeAdminSessions lets a session begun by a handoff from Home (the
+	// partner's portal) open the admin console; off, an admin who arrived
 	// that way signs in with a password or the IdP first.
-	PortalAdminSessions bool
+	HomeAdminSessions bool
 	// PublicURL is how browsers reach the bridge (server.public_url), for
 	// links it hands out; empty: the request's own scheme and host.
 	PublicURL string
@@ -81,9 +81,9 @@ type Deps struct {
 	// (server.contact_name, server.contact_url); empty: the catalog's
 	// "your IT help desk".
 	ContactName, ContactURL string
-	// PortalURL is the partner's portal (portal.url): "back" links of users
-	// who came from it lead there. Empty: none.
-	PortalURL string
+	// Home is the partner's portal: "back" links of users who came from it
+	// lead there. Its URL empty: none.
+	Home views.WayBack
 	// SCIM serves /scim/v2/... (with /scim stripped): the identity
 	// provider's account provisioning, bearer-token authenticated, no
 	// session or anti-forgery token; nil: off.

@@ -404,7 +404,7 @@ func (h *server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		handoff, _ := c.Get(ctxHandoff).(bool)
 		noConsole, _ := c.Get(ctxNoConsole).(bool)
-		if handoff && !h.PortalAdminSessions || noConsole && !handoff {
+		if handoff && !h.HomeAdminSessions || noConsole && !handoff {
 			next := "/admin/"
 			if c.Request().Method == http.MethodGet {
 				next = c.Request().URL.RequestURI()

@@ -62,9 +62,10 @@ func sourceMessages(t *testing.T) (map[string]sourceMsg, []string) {
 			return err
 		}
 		// Forwarders pass a text through: the views' helpers, Date (the
-		// month names), the page title (given with Msg), and Name (a name
-		// that may be a catalog's default, given with Msg).
-		forwards := map[string]bool{"t": true, "tn": true, "tm": true, "Date": true, "page": true, "Name": true}
+		// month names), the page title (given with Msg), Name (a name
+		// that may be a catalog's default, given with Msg), and the refusal
+		// pages' worded and wordedMarked (a way's wording, given with Msg).
+		forwards := map[string]bool{"t": true, "tn": true, "tm": true, "Date": true, "page": true, "Name": true, "worded": true, "wordedMarked": true}
 		var inFunc string
 		ast.Inspect(f, func(n ast.Node) bool {
 			if fd, ok := n.(*ast.FuncDecl); ok {

@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/internal/viewgallery"
 	"github.com/ssobridge/ssobridge/locale"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 func renderIn(t *testing.T, l *locale.Localizer, p viewgallery.Page) string {
@@ -29,7 +31,7 @@ func TestPseudoLanguageLeavesNoEnglish(t *testing.T) {
 	pseudo, ok := c.Lookup("en-XA")
 	require.True(t, ok)
 	checked := 0
-	for _, p := range viewgallery.Pages(pseudo) {
+	for _, p := range viewgallery.Pages(pseudo, wayin.Wordings(app.Modules())) {
 		if p.Admin {
 			continue
 		}
@@ -74,7 +76,7 @@ func TestEveryLanguageLeavesNoEnglishSentence(t *testing.T) {
 			require.True(t, ok)
 			english, err := viewgallery.NewEnglish(o.Tag)
 			require.NoError(t, err)
-			for _, p := range viewgallery.Pages(l) {
+			for _, p := range viewgallery.Pages(l, wayin.Wordings(app.Modules())) {
 				if p.Admin {
 					continue
 				}

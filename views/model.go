@@ -17,13 +17,13 @@ type Page struct {
 	Title string
 	User  *User  // nil when signed out
 	CSRF  string // token for the forms on the page
-	// PortalURL is the partner's portal (portal.url), where "back" links
-	// take a user who came from it; empty: none is configured.
-	PortalURL string
-	// FromPortal: the visitor is not signed in here with a password (signed
-	// out, or a session the portal's handoff began), so "back" means the
-	// partner's portal.
-	FromPortal bool
+	// Home is the place people who do not sign in here with a password
+	// come from (the partner's portal), where "back" links take them;
+	// its URL is empty when none is configured.
+	Home WayBack
+	// FromHome: the visitor is not signed in here with a password (signed
+	// out, or a session a handoff from Home began), so "back" means Home.
+	FromHome bool
 	// Contact is whom a person asks for help, as pages name it
 	// (server.contact_name, else the catalog's "your IT help desk" in the
 	// person's language); ContactURL, when set, where to reach them.
@@ -140,6 +140,12 @@ type Home struct {
 	PlatformUserID string    // empty if not linked yet
 }
 
+// WayBack is a link back to where a person came from.
+type WayBack struct {
+	URL   string
+	Label locale.ID // "Back to your portal"
+}
+
 // ErrorInfo is what an error page shows beyond its fixed text.
 type ErrorInfo struct {
 	Status     int
@@ -155,22 +161,26 @@ type ErrorInfo struct {
 	// Handoff: the request carried a one-time handoff token from the
 	// portal, which cannot be sent again; the way on is a fresh one.
 	Handoff bool
-	// OtherAudience: the portal's token was made for another service.
-	OtherAudience bool
-	// LMS names the LMS of a refused LTI launch ("" if unknown).
-	LMS string
 	// Public: the detail describes what another system sent (never a
-	// token) and is shown to anyone: the person who set the LMS up reads
-	// it there.
+	// token) and is shown to anyone: the person who set that system up
+	// reads it there.
 	Public bool
-	// Source names the way in of a refused arrival ("LTI: Canvas"), for
-	// the log; SourceKind is what a person knows it as: "portal", "idp"
-	// (the organisation's sign-in), "lti" (then LMS names the LMS).
-	Source, SourceKind string
-	// CourseURL is the LMS's course page a refused launch came from (its
-	// signed return_url, on the platform's origin): the page's way back,
-	// instead of the bridge's start page a pupil has no password for.
-	CourseURL string
+	// Refusal is the kind of a refused arrival, of the one set every way
+	// in wraps; Wording is its way's own text for it (zero: the text the
+	// ways share).
+	Refusal Refusal
+	Wording Wording
+	// Source names the way in of a refused arrival for the log ("LTI:
+	// Canvas"). SourceName is its name as a person knows it, shown as it
+	// is ("Springfield Canvas"); SourceNoun what the pages call it when it
+	// has no such name ("your portal", translated).
+	Source     string
+	SourceName string
+	SourceNoun locale.ID
+	// WayBack is where a refused arrival's page sends the person (the
+	// course page a launch came from) instead of the bridge's start page,
+	// which a pupil has no password for.
+	WayBack WayBack
 	// ByIdP: the account was disabled by the partner's identity provider
 	// (SCIM), not in the console.
 	ByIdP bool

@@ -92,21 +92,3 @@ func switchURL(tag, back string) string {
 	}
 	return back + sep + "lang=" + url.QueryEscape(tag)
 }
-
-// wayName is a refused arrival's way in as the person knows it, in their
-// language: their portal, their organisation's sign-in, or the LMS by
-// its name.
-func wayName(ctx context.Context, e ErrorInfo) string {
-	switch e.SourceKind {
-	case "portal":
-		return t(ctx, "your portal")
-	case "idp":
-		return t(ctx, "your organisation's sign-in")
-	case "lti":
-		if e.LMS != "" {
-			return e.LMS
-		}
-		return t(ctx, "your course's learning platform")
-	}
-	return e.Source
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -173,12 +174,14 @@ func TestErrorPages(t *testing.T) {
 		{Forbidden, "forbidden", "You do not have access to this page", false, false, false},
 		{InternalError, "internal", "Something went wrong on our side", false, false, false},
 		{Busy, "busy", "The service is busy right now", false, false, false},
-		{PortalRefused, "portal-refused", "This sign-in link was not accepted", false, false, false},
-		{IdPDenied, "idp-denied", "Your organisation's sign-in did not let you in", false, false, false},
-		{IdPStateMismatch, "idp-state", "This sign-in could not be completed", false, false, false},
-		{IdPExpired, "idp-expired", "The sign-in took too long", false, false, false},
-		{IdPUnavailable, "idp-unavailable", "Your organisation's sign-in is not reachable right now", false, false, false},
-		{IdPUnverified, "idp-unverified", "Your email address is not verified", false, false, false},
+		{refusedAs(RefusedDenied), "idp-denied", "Your organisation's sign-in did not let you in", false, false, false},
+		{refusedAs(RefusedNoAccount), "idp-denied", "Your organisation's sign-in did not let you in", false, false, false},
+		{refusedAs(RefusedBadState), "idp-state", "This sign-in could not be completed", false, false, false},
+		{refusedAs(RefusedReplayed), "idp-state", "This sign-in could not be completed", false, false, false},
+		{refusedAs(RefusedExpired), "idp-expired", "The sign-in took too long", false, false, false},
+		{refusedAs(RefusedUnavailable), "idp-unavailable", "Your organisation's sign-in is not reachable right now", false, false, false},
+		{refusedAs(RefusedNoAddress), "idp-unverified", "Your email address is not verified", false, false, false},
+		{refusedAs(RefusedDisabled), "account-disabled", "This account is disabled", false, false, false},
 	}
 	for _, p := range pages {
 		t.Run(p.class, func(t *testing.T) {
@@ -217,6 +220,65 @@ func TestErrorPages(t *testing.T) {
 			assert.Empty(t, bare.Find("#error-detail, #request-id").Nodes, "nothing shown that was not given")
 		})
 	}
+}
+
+// refusedAs is the refusal page family for one kind, in the words the
+// ways share.
+func refusedAs(kind Refusal) func(Page, ErrorInfo) templ.Component {
+	return func(p Page, e ErrorInfo) templ.Component {
+		e.Refusal = kind
+		return Refused(p, e)
+	}
+}
+
+// TestRefusedPageFamily: one page renders every refusal. Every kind of
+// the set has the ways' shared words; a way's own wording replaces them
+// whole (class, title, lead, items), with the source's name, its marks
+// and the way back filled in.
+func TestRefusedPageFamily(t *testing.T) {
+	for _, kind := range Refusals() {
+		doc := render(t, refusedAs(kind)(user, ErrorInfo{Status: 400, Source: "kiosk"}))
+		assert.NotEmpty(t, doc.Find("#error-page").AttrOr("data-class", ""), kind)
+		assert.NotEmpty(t, text(doc, "#error-title"), kind)
+		assert.NotContains(t, doc.Text(), "{{", "%s: every placeholder filled", kind)
+	}
+
+	own := Wording{Class: "kiosk-no-card", Title: "No card was read", Lead: "**{{.Source}}** read no card. Ask {{.Contact}}.",
+		Items: []locale.ID{"Hold the card `flat`.", "Try again."}, Again: "Back to the kiosk"}
+	info := ErrorInfo{Status: 400, Refusal: RefusedNoAddress, Wording: own, SourceName: "Hall <kiosk>",
+		WayBack: WayBack{URL: "https://kiosk.example/start", Label: "Back to the kiosk"}}
+	withContact := user
+	withContact.Contact = "the school office"
+	doc := render(t, Refused(withContact, info))
+	assert.Equal(t, "kiosk-no-card", doc.Find("#error-page").AttrOr("data-class", ""))
+	assert.Equal(t, "No card was read", text(doc, "#error-title"))
+	assert.Equal(t, "Hall <kiosk>", text(doc, "#refusal-lead strong"), "the source's name, escaped, in the marked words")
+	assert.Contains(t, text(doc, "#refusal-lead"), "Ask the school office.")
+	assert.Equal(t, 2, doc.Find("#refusal-items li").Length())
+	assert.Equal(t, "flat", text(doc, "#refusal-items code"))
+	assert.Equal(t, "https://kiosk.example/start", doc.Find("#again").AttrOr("href", ""), "the way back, as the wording's button")
+	assert.Equal(t, "https://kiosk.example/start", doc.Find("#way-back").AttrOr("href", ""))
+	assert.Zero(t, doc.Find(`#error-page a[href="/"]`).Length(), "no start page a pupil has no password for")
+
+	for _, tt := range []struct {
+		info ErrorInfo
+		want string
+	}{
+		{ErrorInfo{SourceName: "Springfield Canvas", SourceNoun: "your portal", Source: "LTI: Springfield Canvas"}, "You arrived through Springfield Canvas,"},
+		{ErrorInfo{SourceNoun: "your portal", Source: "portal"}, "You arrived through your portal,"},
+		{ErrorInfo{Source: "kiosk"}, "You arrived through kiosk,"},
+	} {
+		tt.info.Refusal = RefusedNotTrusted
+		doc := render(t, Refused(signedOut, tt.info))
+		assert.Equal(t, "arrival-refused", doc.Find("#error-page").AttrOr("data-class", ""))
+		assert.Contains(t, text(doc, "#refusal-lead"), tt.want)
+	}
+
+	home := signedOut
+	home.Home, home.FromHome = WayBack{URL: "https://portal.example/", Label: "Back to your portal"}, true
+	doc = render(t, Refused(home, ErrorInfo{Refusal: RefusedExpired}))
+	assert.Equal(t, "https://portal.example/", doc.Find("#back-home").AttrOr("href", ""), "a visitor from the portal goes back there")
+	assert.Zero(t, doc.Find("#again").Length(), "the shared words offer no button")
 }
 
 func TestErrorPageDetails(t *testing.T) {
@@ -400,11 +462,6 @@ func TestLTIPages(t *testing.T) {
 	assert.Equal(t, "sealed", form.Find(`input[name="continuation"]`).AttrOr("value", ""))
 	assert.Contains(t, doc.Text(), "Launched from Springfield Canvas")
 	assertForms(t, doc)
-
-	doc = render(t, LTINoEmail(signedOut, ErrorInfo{Status: 400, LMS: "Springfield Moodle", Detail: "lti: the launch carries no email address", Public: true}))
-	assert.Equal(t, 5, doc.Find("#lti-email-settings li").Length(), "Canvas, Moodle, Schoology, Blackboard, Brightspace")
-	assert.Contains(t, doc.Text(), "Springfield Moodle sent none")
-	assert.Equal(t, "lti: the launch carries no email address", text(doc, "#error-detail"), "the reason, for whoever set the LMS up")
 
 	doc = render(t, LTIConfigPage(signedOut, LTIConfig{LoginURL: "https://sso.example/lti/login", RedirectURI: "https://sso.example/lti/launch",
 		TargetLinkURI: "https://sso.example/lti/launch", JWKSURL: "https://sso.example/lti/jwks", Platforms: []string{"A", "B", "C"}}))

@@ -9,7 +9,9 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
 )
 
 // Module is a way in as the bridge registers it: one entry of app's list
@@ -82,6 +84,28 @@ type ConsolePage interface {
 	ConsolePage() (path, label string)
 }
 
+// OrganisationSignIn is what pages call a source that has no name of its
+// own: the person's organisation's sign-in, which every way in is.
+func OrganisationSignIn() locale.ID { return locale.Msg("your organisation's sign-in") }
+
+// Worded is a way in whose refusals have words of their own (a course
+// and its LMS, not a sign-in): the page gallery's accessibility and
+// language tests render each.
+type Worded interface {
+	Wordings() []views.Wording
+}
+
+// Wordings are the refusal wordings of mods, in their order.
+func Wordings(mods []Module) []views.Wording {
+	var out []views.Wording
+	for _, m := range mods {
+		if w, ok := m.(Worded); ok {
+			out = append(out, w.Wordings()...)
+		}
+	}
+	return out
+}
+
 // Sections are the configuration sections of mods.
 func Sections(mods []Module) []config.Sectioner {
 	var out []config.Sectioner
@@ -103,6 +127,8 @@ type Home struct {
 	// URL is where the "back" links of people who came from the portal
 	// lead ("": none).
 	URL string
+	// Label is the "back" links' text ("Back to your portal").
+	Label locale.ID
 	// AdminSessions: a session the portal began may open the console.
 	AdminSessions bool
 	// SamplePath is where the bridge serves a sample portal of its own

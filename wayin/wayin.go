@@ -11,7 +11,6 @@ package wayin
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -175,18 +174,19 @@ type Admin interface {
 // ErrHoldGone: a held arrival that does not open, was used, expired, was
 // offered to another browser, or whose account signed out everywhere,
 // was disabled or removed since.
-var ErrHoldGone = errors.New("this sign-in can no longer be completed")
+var ErrHoldGone = NewRefusal(views.RefusedBadState, "this sign-in can no longer be completed")
 
-// Refusal is a way in's refusal with its page: the status, the page of
-// its class, and what the page may say. The bridge renders it as every
-// other error page.
+// Refusal is a way in's refusal as the bridge answers it: the status
+// and what its page (of the family views.Refused) says. Status 0: Err is
+// of no kind of the refusal set (the store's, say) and keeps its own
+// page, with Info's way back.
 type Refusal struct {
 	Err    error
 	Status int
-	Page   func(views.Page, views.ErrorInfo) templ.Component
 	// Class names it in the request's log line ("lti_refused").
 	Class string
-	// Info is what the page says beyond the request id.
+	// Info is what the page says beyond the request id: the refusal's
+	// kind and wording, the source's name, the detail, the way back.
 	Info views.ErrorInfo
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/accounts/passhash"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
 )
@@ -56,8 +57,13 @@ type Source struct {
 	// "saml:<entity id>", "portal:<issuer>", "lti:<issuer>|<client id>",
 	// "scim".
 	ID string
-	// Name is what pages, logs and the audit call it ("LTI: Canvas").
+	// Name is what logs and the audit call it ("LTI: Canvas").
 	Name string
+	// Title is its name as a person knows it, shown on pages as it is
+	// ("Springfield Canvas"); "" when it has none, and pages call it Noun
+	// ("your portal", a message of the catalogs).
+	Title string
+	Noun  locale.ID
 	// Key is the configuration section that sets its rules ("oidc",
 	// "lti.platforms[0]"): refusals name the key to change.
 	Key string
@@ -70,6 +76,10 @@ type Source struct {
 	// LMS's admin_roles), so an arrival's Admin grants and removes the
 	// role.
 	AdminAuthority bool
+	// Directory: the source is the partner's identity provider, whose
+	// directory (SCIM) keeps the accounts; an account the directory made
+	// an admin opens the console when this source signs it in.
+	Directory bool
 }
 
 // Trusts reports whether the source is trusted for the address: it lists

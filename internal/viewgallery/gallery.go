@@ -9,6 +9,7 @@ package viewgallery
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,23 +41,20 @@ type Page struct {
 }
 
 // Pages is the gallery, sorted by name; l writes the texts a handler
-// gives a view (a refused password, what arrives) in its language.
-func Pages(l *locale.Localizer) []Page {
+// gives a view (a refused password, what arrives) in its language. The
+// refusal page family is rendered for every kind of the refusal set in
+// the words the ways share, and in each of the ways' own wordings.
+func Pages(l *locale.Localizer, wordings []views.Wording) []Page {
 	user := views.Page{Title: "Error", User: &views.User{Name: "Bob Builder", Email: "bob.builder@partner.example"}, CSRF: "token"}
 	adminPage := views.Page{Title: "Error", User: &views.User{Name: "Ada Admin", Email: "ada.admin@partner.example", Admin: true}, CSRF: "token"}
 	info := views.ErrorInfo{Status: 503, RequestID: "4f2a9c1d0e7b3a65", Detail: "platform answered 503 on POST /api/5/public/users", RetryAfter: 30,
-		ClockSkew: "6m12s ahead", Endpoint: "create_user", LMS: "Springfield Canvas", Source: "LTI: Springfield Canvas", SourceKind: "lti", Public: true,
-		CourseURL: "https://canvas.example/courses/7"}
+		ClockSkew: "6m12s ahead", Endpoint: "create_user", SourceName: "Springfield Canvas", Source: "LTI: Springfield Canvas", Public: true,
+		WayBack: views.WayBack{URL: "https://canvas.example/courses/7", Label: "Back to the course"}}
 	errorPages := map[string]func(views.Page, views.ErrorInfo) templ.Component{
 		"PlatformForbidden": views.PlatformForbidden, "PlatformUnauthorized": views.PlatformUnauthorized, "PlatformClockSkew": views.PlatformClockSkew,
 		"PlatformUnavailable": views.PlatformUnavailable, "PlatformBusy": views.PlatformBusy, "BadRequest": views.BadRequest, "NotFound": views.NotFound,
 		"CSRFFailed": views.CSRFFailed, "SessionExpired": views.SessionExpired, "AccountDisabled": views.AccountDisabled, "Forbidden": views.Forbidden,
 		"InternalError": views.InternalError, "PlatformMisconfigured": views.PlatformMisconfigured, "Busy": views.Busy, "StoreUnavailable": views.StoreUnavailable,
-		"PortalRefused": views.PortalRefused, "IdPDenied": views.IdPDenied, "ArrivalRefused": views.ArrivalRefused, "IdPStateMismatch": views.IdPStateMismatch,
-		"IdPExpired": views.IdPExpired, "IdPUnavailable": views.IdPUnavailable, "IdPClock": views.IdPClock, "IdPInvalidAnswer": views.IdPInvalidAnswer,
-		"IdPUnverified": views.IdPUnverified, "LTIRefused": views.LTIRefused, "LTIStale": views.LTIStale, "LTIClock": views.LTIClock,
-		"LTINoEmail": views.LTINoEmail, "LTIDenied": views.LTIDenied, "LTIUnavailable": views.LTIUnavailable, "LTIKeyChanged": views.LTIKeyChanged,
-		"LTIInstructorsOnly": views.LTIInstructorsOnly, "LTIRegistrationRefused": views.LTIRegistrationRefused,
 	}
 	signedOut := views.Page{Title: l.T("Sign in"), CSRF: "token"}
 	pages := []Page{
@@ -98,6 +96,16 @@ func Pages(l *locale.Localizer) []Page {
 			views.LTIStorage{Target: "_parent", Origin: "https://canvas.example", Key: "k", Next: "/lti/launch", Fields: map[string]string{"id_token": "t", "state": "s"}})},
 		{Name: "sample partner portal", View: views.DemoPortalPage(views.Page{Title: l.T("Sample partner portal"), CSRF: "token"},
 			views.DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "t", DeepLink: "/open?return_to=%2Feditor"})},
+	}
+	for _, kind := range views.Refusals() {
+		errorPages["Refused: "+string(kind)] = refused(views.ErrorInfo{Refusal: kind})
+	}
+	for _, w := range wordings {
+		name := "Refused: " + w.Class
+		for n := 2; errorPages[name] != nil; n++ { // one class, two leads (the portal's)
+			name = "Refused: " + w.Class + " #" + strconv.Itoa(n)
+		}
+		errorPages[name] = refused(views.ErrorInfo{Refusal: views.RefusedInvalid, Wording: w})
 	}
 	for name, page := range errorPages {
 		pages = append(pages,
@@ -262,4 +270,13 @@ func splitPlaceholders(s string) []string {
 		}
 	}
 	return out
+}
+
+// refused renders the refusal page family with the kind and wording of
+// r over the info a page is given.
+func refused(r views.ErrorInfo) func(views.Page, views.ErrorInfo) templ.Component {
+	return func(p views.Page, e views.ErrorInfo) templ.Component {
+		e.Refusal, e.Wording = r.Refusal, r.Wording
+		return views.Refused(p, e)
+	}
 }

@@ -37,7 +37,7 @@ const maxItemTitle = 200
 
 // ErrNotInstructor: a deep-linking request from someone whose roles do not
 // let them place content (a learner): 403.
-var ErrNotInstructor = errors.New("lti: only an instructor may place the tool in a course (a deep-linking request from a learner)")
+var ErrNotInstructor = wayin.NewRefusal(views.RefusedDenied, "lti: only an instructor may place the tool in a course (a deep-linking request from a learner)")
 
 // deepLinkRequest is a deep-linking request as the page carries it,
 // sealed: what the answer needs, and the frame it may be shown in.
@@ -58,8 +58,8 @@ type deepLinkRequest struct {
 // refused; an instructor's opens the page to choose what to place.
 func (w *Way) deepLinkPage(c echo.Context, id Identity) error {
 	if !MayPlace(id.Roles) && !id.Admin {
-		r := &wayin.Refusal{Err: ErrNotInstructor, Status: http.StatusForbidden, Page: views.LTIInstructorsOnly, Class: "lti_refused",
-			Info: views.ErrorInfo{Detail: ErrNotInstructor.Error(), LMS: id.Platform.Name, Public: true, CourseURL: id.ReturnURL}}
+		r := page(ErrNotInstructor, id.Platform.Name)
+		r.Info.WayBack.URL = id.ReturnURL
 		noSwitch(c)
 		return w.k.Refuse(c, "LTI deep linking refused", refusedSource(id.Platform.Name), id.Email, r)
 	}

@@ -28,6 +28,8 @@ import (
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // The paths of the Tool, under the bridge's public URL.
@@ -69,39 +71,39 @@ const (
 	version13                  = "1.3.0"
 )
 
-// Errors of a login or launch; each class has its own page.
+// Errors of a login or launch, of the refusal set; each has its wording.
 var (
 	// ErrUnknownPlatform: the issuer, client id or deployment is not one
 	// the configuration registers (400: what the LMS sent).
-	ErrUnknownPlatform = errors.New("lti: the platform, client or deployment is not registered")
+	ErrUnknownPlatform = wayin.NewRefusal(views.RefusedInvalid, "lti: the platform, client or deployment is not registered")
 	// ErrBadRequest: a login or launch form is incomplete or malformed, or
 	// its target is not on this bridge (400).
-	ErrBadRequest = errors.New("lti: the request is not a valid LTI 1.3 login or launch")
+	ErrBadRequest = wayin.NewRefusal(views.RefusedInvalid, "lti: the request is not a valid LTI 1.3 login or launch")
 	// ErrBadState: the launch does not belong to a login this browser
 	// started (another browser's state, the flow cookie gone, the form
 	// posted twice) or its nonce is not the one its login asked for (400).
-	ErrBadState = errors.New("lti: the launch does not match a login started in this browser")
+	ErrBadState = wayin.NewRefusal(views.RefusedBadState, "lti: the launch does not match a login started in this browser")
 	// ErrReplayed: the nonce was used before, here or on another instance
 	// (400).
-	ErrReplayed = errors.New("lti: the launch was used before")
+	ErrReplayed = wayin.NewRefusal(views.RefusedReplayed, "lti: the launch was used before")
 	// ErrFlowExpired: the login is older than FlowTTL (400).
-	ErrFlowExpired = errors.New("lti: the launch took too long")
+	ErrFlowExpired = wayin.NewRefusal(views.RefusedExpired, "lti: the launch took too long")
 	// ErrInvalid: the id_token does not verify (another key, an unknown
 	// kid, alg none or HS256, another audience or issuer, malformed) or
 	// is not a resource-link launch of LTI 1.3 (400).
-	ErrInvalid = errors.New("lti: the id_token is refused")
+	ErrInvalid = wayin.NewRefusal(views.RefusedInvalid, "lti: the id_token is refused")
 	// ErrClock: the id_token has expired or was issued in the future, past
 	// the skew allowance (400).
-	ErrClock = errors.New("lti: the id_token is outside its validity (expired, or the platform's clock is off)")
+	ErrClock = wayin.NewRefusal(views.RefusedClock, "lti: the id_token is outside its validity (expired, or the platform's clock is off)")
 	// ErrNoEmail: the launch carries no email claim: the LMS does not
 	// share the user's email with the tool (400).
-	ErrNoEmail = errors.New("lti: the launch carries no email address")
+	ErrNoEmail = wayin.NewRefusal(views.RefusedNoAddress, "lti: the launch carries no email address")
 	// ErrKeysUnavailable: the platform's key set cannot be read (503).
-	ErrKeysUnavailable = errors.New("lti: the platform's key set cannot be read")
+	ErrKeysUnavailable = wayin.NewRefusal(views.RefusedUnavailable, "lti: the platform's key set cannot be read")
 	// ErrKeyChanged: the id_token names a key the platform's key set did
 	// not hold when it was read moments ago: the LMS may have just changed
 	// its key, and the set is read again within seconds (503, try again).
-	ErrKeyChanged = errors.New("lti: the LMS signed with a key its key set did not hold moments ago (it may have changed its key)")
+	ErrKeyChanged = wayin.NewRefusal(views.RefusedUnavailable, "lti: the LMS signed with a key its key set did not hold moments ago (it may have changed its key)")
 )
 
 // Platform is one LMS registration: the values the LMS shows once the tool

@@ -109,7 +109,7 @@ func (Module) Section() config.Sectioner { return Section() }
 func (Module) Sources(cfg config.Config) []signin.Source {
 	var out []signin.Source
 	for i, p := range config.Settings(cfg, Section()).Platforms {
-		out = append(out, signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Key: platformKey(i), EmailDomains: p.EmailDomains.List(),
+		out = append(out, signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Title: p.Name, Noun: lmsNoun(), Key: platformKey(i), EmailDomains: p.EmailDomains.List(),
 			CreateAccounts: p.CreateAccounts, AdminAuthority: len(p.AdminRoles.List()) > 0})
 	}
 	return out

@@ -47,13 +47,13 @@ const (
 var (
 	// ErrRegistrationCode: the registration URL's code is missing, does
 	// not open, has expired or was used.
-	ErrRegistrationCode = errors.New("lti: the registration URL is not valid (its code is missing, expired or used); make a new one in the console")
+	ErrRegistrationCode = wayin.NewRefusal(views.RefusedInvalid, "lti: the registration URL is not valid (its code is missing, expired or used); make a new one in the console")
 	// ErrRegistrationConfig: the LMS's OpenID configuration cannot be
 	// read or used (another origin's issuer, plain http, a field missing).
-	ErrRegistrationConfig = errors.New("lti: the LMS's OpenID configuration cannot be used")
+	ErrRegistrationConfig = wayin.NewRefusal(views.RefusedInvalid, "lti: the LMS's OpenID configuration cannot be used")
 	// ErrRegistrationRefused: the LMS's registration endpoint refused the
 	// tool's registration, or answered without a client id.
-	ErrRegistrationRefused = errors.New("lti: the LMS did not register the tool")
+	ErrRegistrationRefused = wayin.NewRefusal(views.RefusedInvalid, "lti: the LMS did not register the tool")
 )
 
 // registrationCode is what a registration URL's code holds, sealed: who
@@ -308,8 +308,10 @@ func (w *Way) register(c echo.Context) error {
 // page (400; the reason is the LMS admin's to read).
 func (w *Way) registrationRefused(c echo.Context, err error) error {
 	noSwitch(c)
-	return w.k.Refuse(c, "LTI registration refused", "LTI registration", "", &wayin.Refusal{Err: err, Status: http.StatusBadRequest,
-		Page: views.LTIRegistrationRefused, Class: "lti_registration_refused", Info: views.ErrorInfo{Detail: publicDetail(err), Public: true}})
+	r := wayin.Refused(err, "lti_registration_refused")
+	r.Status, r.Info.Refusal, r.Info.Wording = http.StatusBadRequest, views.RefusedInvalid, registrationWording()
+	r.Info.Detail, r.Info.Public = publicDetail(err), true
+	return w.k.Refuse(c, "LTI registration refused", "LTI registration", "", r)
 }
 
 func nonEmpty(s string) []string {

@@ -303,7 +303,7 @@ func (w *Way) launch(c echo.Context) error {
 	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), flows, form)
 	if err != nil {
 		r := page(err, id.Platform.Name)
-		r.Info.CourseURL = w.LMS.CourseURL(form)
+		r.Info.WayBack.URL = w.LMS.CourseURL(form)
 		if _, none := c.Cookie(w.keyCookie().Name()); errors.Is(err, ErrBadState) && none != nil {
 			switch {
 			case !w.k.Secure():
@@ -415,13 +415,13 @@ func (w *Way) arrival(id Identity) signin.Arrival {
 	if !ok && p.Registered {
 		// An LMS registered by Dynamic Registration: the rules its
 		// registration URL carried.
-		src, ok = signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Key: p.Key, EmailDomains: p.EmailDomains,
+		src, ok = signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Title: p.Name, Noun: lmsNoun(), Key: p.Key, EmailDomains: p.EmailDomains,
 			CreateAccounts: p.CreateAccounts}, true
 	}
 	if !ok {
 		// A platform the wiring did not describe: it creates and adopts
 		// nothing it did not link, and grants no admin.
-		src = signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Key: "lti.platforms"}
+		src = signin.Source{ID: SourceID(p.Issuer, p.ClientID), Name: "LTI: " + p.Name, Title: p.Name, Noun: lmsNoun(), Key: "lti.platforms"}
 	}
 	return signin.Arrival{Source: src, Subject: id.Subject, Email: id.Email,
 		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin}
@@ -467,50 +467,6 @@ const plainHTTPHint = "no LTI login cookie came with this launch. The bridge run
 const secureOverHTTPHint = "no LTI login cookie came with this launch. The bridge's cookies are marked Secure (server.public_url is https), " +
 	"and browsers do not send Secure cookies over plain http, as this launch came: give the LMS the bridge's https URLs (the page /lti/config lists them), " +
 	"and behind a proxy that ends TLS, let it set X-Forwarded-Proto: https"
-
-// page maps a refused launch to its page; an error of no LTI class (the
-// store's, say) keeps its own page (Status 0).
-func page(err error, lms string) *wayin.Refusal {
-	r := &wayin.Refusal{Err: err, Class: "lti_refused", Info: views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true}}
-	switch {
-	case errors.Is(err, ErrKeysUnavailable):
-		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIUnavailable, 30
-		// The log keeps the transport's words; the page says only why.
-		r.Info.Detail = ErrKeysUnavailable.Error() + ": " + fetchReason(err)
-	case errors.Is(err, ErrKeyChanged):
-		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.LTIKeyChanged, 60
-	case errors.Is(err, ErrBadState), errors.Is(err, ErrReplayed), errors.Is(err, ErrFlowExpired):
-		r.Status, r.Page = http.StatusBadRequest, views.LTIStale
-	case errors.Is(err, ErrClock):
-		r.Status, r.Page = http.StatusBadRequest, views.LTIClock
-	case errors.Is(err, ErrNoEmail):
-		r.Status, r.Page = http.StatusBadRequest, views.LTINoEmail
-	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrInvalid), errors.Is(err, ErrUnknownPlatform):
-		r.Status, r.Page = http.StatusBadRequest, views.LTIRefused
-	default:
-		r.Info = views.ErrorInfo{}
-	}
-	return r
-}
-
-// admissionPage gives two of the admission's refusals the LMS's own
-// pages (which name the LMS); the others keep the page every way in
-// shares.
-func admissionPage(err error, lms, course string) error {
-	info := views.ErrorInfo{Detail: err.Error(), LMS: lms, Public: true, CourseURL: course}
-	switch {
-	case errors.Is(err, signin.ErrNoAccount):
-		return &wayin.Refusal{Err: err, Status: http.StatusForbidden, Page: views.LTIDenied, Class: "arrival_refused", Info: info}
-	case errors.Is(err, signin.ErrBadAddress):
-		return &wayin.Refusal{Err: err, Status: http.StatusBadRequest, Page: views.LTIRefused, Class: "arrival_refused", Info: info}
-	}
-	if course != "" {
-		// The admission's shared page (Status 0: its own), with the way
-		// back to the course.
-		return &wayin.Refusal{Err: err, Info: views.ErrorInfo{CourseURL: course}}
-	}
-	return err
-}
 
 // httpClient reaches the LMSs that register.
 func (w *Way) httpClient() *http.Client {

@@ -89,7 +89,7 @@ func (Module) Sources(cfg config.Config) []signin.Source {
 	if !o.Enabled() {
 		return nil
 	}
-	return []signin.Source{{ID: "oidc:" + o.Issuer, Name: "identity provider (" + o.DisplayName + ")", Key: "oidc", EmailDomains: o.EmailDomains.List(),
+	return []signin.Source{{ID: "oidc:" + o.Issuer, Name: "identity provider (" + o.DisplayName + ")", Noun: wayin.OrganisationSignIn(), Directory: true, Key: "oidc", EmailDomains: o.EmailDomains.List(),
 		CreateAccounts: o.CreateAccounts, AdminAuthority: o.AdminGroup != ""}}
 }
 

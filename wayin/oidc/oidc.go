@@ -23,6 +23,8 @@ import (
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/poll"
 	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 	"golang.org/x/oauth2"
 )
 
@@ -33,18 +35,18 @@ const FlowTTL = 10 * time.Minute
 var (
 	// ErrDenied: the IdP answered with an error (the user declined,
 	// access_denied, or the IdP refused the request).
-	ErrDenied = errors.New("oidc: the identity provider refused the sign-in")
+	ErrDenied = wayin.NewRefusal(views.RefusedDenied, "oidc: the identity provider refused the sign-in")
 	// ErrBadState: the answer does not belong to this browser's flow (a
 	// forged or replayed callback, or the flow cookie is gone).
-	ErrBadState = errors.New("oidc: the answer does not match a sign-in started in this browser")
+	ErrBadState = wayin.NewRefusal(views.RefusedBadState, "oidc: the answer does not match a sign-in started in this browser")
 	// ErrExpired: the flow is older than FlowTTL.
-	ErrExpired = errors.New("oidc: the sign-in took too long")
+	ErrExpired = wayin.NewRefusal(views.RefusedExpired, "oidc: the sign-in took too long")
 	// ErrUnavailable: the IdP could not be reached (discovery, token or
 	// key endpoints).
-	ErrUnavailable = errors.New("oidc: the identity provider is unavailable")
+	ErrUnavailable = wayin.NewRefusal(views.RefusedUnavailable, "oidc: the identity provider is unavailable")
 	// ErrInvalidToken: the IdP's ID token did not verify (signature,
 	// issuer, audience, expiry, nonce) or lacks an email.
-	ErrInvalidToken = errors.New("oidc: the identity provider's token did not verify")
+	ErrInvalidToken = wayin.NewRefusal(views.RefusedUnavailable, "oidc: the identity provider's token did not verify")
 )
 
 // Config is the relying party.

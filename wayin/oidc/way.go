@@ -41,7 +41,7 @@ const (
 
 // ErrUnverified: the IdP's email is not verified (and unverified emails
 // are not allowed).
-var ErrUnverified = errors.New("oidc: the email is not verified")
+var ErrUnverified = wayin.NewRefusal(views.RefusedNoAddress, "oidc: the email is not verified")
 
 // Way is sign-in with the partner's OpenID Connect IdP as a way in
 // (wayin.Way): GET /auth/oidc?next=P starts it, the callback checks the
@@ -182,26 +182,16 @@ func (w *Way) refused(c echo.Context, err error, email string) error {
 	return w.k.Refuse(c, "identity provider sign-in refused", "identity provider", email, page(err))
 }
 
-// page is the page of an IdP sign-in's refusal; an error of no sign-in
-// class keeps its own page (Status 0).
+// page is the page of an IdP sign-in's refusal, in the words every way
+// in shares; an error of no kind keeps its own page (Status 0).
 func page(err error) *wayin.Refusal {
-	r := &wayin.Refusal{Err: err, Class: "idp_refused", Info: views.ErrorInfo{Detail: err.Error()}}
-	switch {
-	case errors.Is(err, ErrUnverified):
-		r.Status, r.Page = http.StatusForbidden, views.IdPUnverified
-	case errors.Is(err, ErrDenied):
-		r.Status, r.Page = http.StatusForbidden, views.IdPDenied
-	case errors.Is(err, ErrBadState):
-		r.Status, r.Page = http.StatusBadRequest, views.IdPStateMismatch
-	case errors.Is(err, ErrExpired):
-		r.Status, r.Page = http.StatusBadRequest, views.IdPExpired
-	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrInvalidToken):
-		r.Status, r.Page = http.StatusBadGateway, views.IdPUnavailable
+	r := wayin.Refused(err, "idp_refused")
+	if r.Info.Refusal == views.RefusedUnavailable {
+		// The provider did not answer, or answered what does not verify.
+		r.Status, r.Info.RetryAfter = http.StatusBadGateway, 0
 		if errors.Is(err, ErrUnavailable) { // the log keeps the transport's words
 			r.Info.Detail = ErrUnavailable.Error() + ": " + outbound.Reason(err)
 		}
-	default: // of no sign-in class (the store's, say): its own page
-		r.Info.Detail = ""
 	}
 	return r
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/store"
-	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/wayintest"
 )
@@ -204,7 +203,7 @@ func TestReplayedCallbackRefused(t *testing.T) {
 // The admission's refusal is the bridge's to render: the way hands it on.
 func TestAdmissionRefusalHandedOn(t *testing.T) {
 	k := wayintest.NewKit()
-	refused := &wayin.Refusal{Err: signin.ErrDisabled, Status: http.StatusForbidden, Class: "disabled", Page: views.IdPDenied}
+	refused := wayin.Refused(signin.ErrDisabled, "disabled")
 	k.Decide = func(signin.Arrival) (store.Account, error) { return store.Account{}, refused }
 	srv := wayintest.Serve(t, newWay(&fakeRP{identity: Identity{Subject: "s", Email: "a@school.example", EmailVerified: true}}), k)
 	resp := callback(t, signInStarted(t, srv.URL, "/"), srv.URL, "state=state-1")

@@ -21,6 +21,8 @@ import (
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // The rules of a portal token (docs/portal.md, "The token").
@@ -34,11 +36,11 @@ const (
 
 // ErrRefused is every verification failure: the page says no more, the
 // error's text (for the log) says which rule failed.
-var ErrRefused = errors.New("portal: token refused")
+var ErrRefused = wayin.NewRefusal(views.RefusedInvalid, "portal: token refused")
 
 // ErrOtherAudience is a refusal (it wraps ErrRefused too) of a token
 // whose audience is not this bridge's: a link made for another service.
-var ErrOtherAudience = errors.New("portal: the token is meant for another audience")
+var ErrOtherAudience = wayin.NewRefusal(views.RefusedInvalid, "portal: the token is meant for another audience")
 
 // Config is how tokens are verified: an HS256 Secret or a PublicKey
 // (RS256, ES256 or EdDSA by its type), the issuer and the audience.

@@ -13,6 +13,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/internal/keptfile"
 	"github.com/ssobridge/ssobridge/internal/randid"
+	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )
@@ -134,7 +135,7 @@ func (Module) Section() config.Sectioner { return Section() }
 // demo's sample portal is trusted for its one domain, portal.example.
 func (Module) Sources(cfg config.Config) []signin.Source {
 	p := config.Settings(cfg, Section())
-	s := signin.Source{ID: "portal:" + p.JWTIssuer, Name: "portal", Key: "portal", EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts}
+	s := signin.Source{ID: "portal:" + p.JWTIssuer, Name: "portal", Noun: locale.Msg("your portal"), Key: "portal", EmailDomains: p.EmailDomains.List(), CreateAccounts: p.CreateAccounts}
 	switch {
 	case demo(cfg):
 		s.ID, s.EmailDomains, s.CreateAccounts = "portal:"+demoIssuer, []string{"portal.example"}, true
@@ -188,7 +189,7 @@ func (Module) Check(context.Context, wayin.Host, io.Writer) bool { return true }
 // portal), and whether a session the handoff began may open the console.
 func (Module) Home(cfg config.Config) wayin.Home {
 	p := config.Settings(cfg, Section())
-	home := wayin.Home{URL: p.URL, AdminSessions: p.AdminSessions}
+	home := wayin.Home{URL: p.URL, Label: locale.Msg("Back to your portal"), AdminSessions: p.AdminSessions}
 	if demo(cfg) {
 		home.SamplePath = DemoPath
 		if home.URL == "" {

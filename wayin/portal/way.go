@@ -144,9 +144,23 @@ func (w *Way) handoff(c echo.Context, token string, confirmed bool) error {
 // every other refusal keeps the page all ways share.
 func admissionPage(err error) error {
 	if errors.Is(err, signin.ErrNoAccount) {
-		return &wayin.Refusal{Err: err, Status: http.StatusUnauthorized, Page: views.PortalRefused, Class: "portal_refused"}
+		return refusal(err)
 	}
 	return err
+}
+
+// refusal is the portal's 401 page of a refused link, which does not say
+// why, save a link made for another service: that is the partner's to
+// mend.
+func refusal(err error) *wayin.Refusal {
+	r := wayin.Refused(err, "portal_refused")
+	r.Status, r.Info.Detail = http.StatusUnauthorized, ""
+	r.Info.Wording = views.Wording{Class: "portal-refused", Title: locale.Msg("This sign-in link was not accepted"), Again: locale.Msg("Back to your portal"),
+		Lead: locale.Msg("The link from your portal could not be used: it may have expired or been used already. Nothing was changed. Go back to your portal and click again.")}
+	if errors.Is(err, ErrOtherAudience) {
+		r.Info.Wording.Lead = locale.Msg("The link from your portal was made for another service, not for this one (the token's audience is not this ssobridge's). Nothing was changed. Tell {{.Contact}}: the portal must sign its links for this ssobridge's address (portal.jwt_audience).")
+	}
+	return r
 }
 
 // refused answers a portal token that did not verify: one 401 page that
@@ -156,8 +170,7 @@ func (w *Way) refused(c echo.Context, err error) error {
 	if !errors.Is(err, ErrRefused) {
 		return err
 	}
-	return w.k.Refuse(c, "portal token refused", "", "", &wayin.Refusal{Err: err, Status: http.StatusUnauthorized, Page: views.PortalRefused,
-		Class: "portal_refused", Info: views.ErrorInfo{OtherAudience: errors.Is(err, ErrOtherAudience)}})
+	return w.k.Refuse(c, "portal token refused", "", "", refusal(err))
 }
 
 // demo is the embedded demo's sample partner portal: its button sends a
@@ -180,4 +193,9 @@ func (w *Way) demoOpen(c echo.Context) error {
 		return err
 	}
 	return w.handoff(c, d.Token, false)
+}
+
+// Wordings are the portal's own refusal pages, for the page gallery.
+func (Module) Wordings() []views.Wording {
+	return []views.Wording{refusal(ErrRefused).Info.Wording, refusal(ErrOtherAudience).Info.Wording}
 }

@@ -130,7 +130,8 @@ func TestHandoffRefusals(t *testing.T) {
 			require.Len(t, k.Refused(), 1)
 			r := k.Refused()[0].Refusal
 			assert.ErrorIs(t, r, portal.ErrRefused)
-			assert.Equal(t, tt.otherAudience, r.Info.OtherAudience, "the page tells a link made for another service apart")
+			assert.Equal(t, tt.otherAudience, strings.Contains(string(r.Info.Wording.Lead), "made for another service"), "the page tells a link made for another service apart")
+			assert.Equal(t, "portal-refused", r.Info.Wording.Class)
 			assert.Empty(t, k.Admitted())
 		})
 	}
@@ -172,7 +173,7 @@ func TestHandoffAdmissionRefusals(t *testing.T) {
 		class  string
 	}{
 		{"no account", signin.ErrNoAccount, http.StatusUnauthorized, "portal_refused"},
-		{"disabled", &wayin.Refusal{Err: signin.ErrDisabled, Status: http.StatusForbidden, Page: views.PortalRefused, Class: "disabled"}, http.StatusForbidden, "disabled"},
+		{"disabled", wayin.Refused(signin.ErrDisabled, "disabled"), http.StatusForbidden, "disabled"},
 	}
 	for _, tt := range tests {
 		for _, signedIn := range []bool{false, true} {

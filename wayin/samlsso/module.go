@@ -121,7 +121,7 @@ func (Module) Sources(cfg config.Config) []signin.Source {
 	if !s.Enabled() {
 		return nil
 	}
-	return []signin.Source{{ID: "saml", Name: "SAML identity provider (" + s.DisplayName + ")", Key: "saml", EmailDomains: s.EmailDomains.List(),
+	return []signin.Source{{ID: "saml", Name: "SAML identity provider (" + s.DisplayName + ")", Noun: wayin.OrganisationSignIn(), Directory: true, Key: "saml", EmailDomains: s.EmailDomains.List(),
 		CreateAccounts: s.CreateAccounts, AdminAuthority: s.AdminGroup != ""}}
 }
 

@@ -39,6 +39,8 @@ import (
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/mailaddr"
 	"github.com/ssobridge/ssobridge/store"
+	"github.com/ssobridge/ssobridge/views"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // FlowTTL is how long a sign-in started at the IdP may take.
@@ -57,29 +59,29 @@ const AssertionKind = "saml-assertion"
 var (
 	// ErrUnavailable: the IdP's metadata has never been read (unreachable
 	// or invalid since start).
-	ErrUnavailable = errors.New("saml: the identity provider's metadata is not available")
+	ErrUnavailable = wayin.NewRefusal(views.RefusedUnavailable, "saml: the identity provider's metadata is not available")
 	// ErrDenied: the IdP answered with a status other than Success (the
 	// user cancelled, or the IdP refused).
-	ErrDenied = errors.New("saml: the identity provider refused the sign-in")
+	ErrDenied = wayin.NewRefusal(views.RefusedDenied, "saml: the identity provider refused the sign-in")
 	// ErrBadState: the answer does not belong to a sign-in this browser
 	// started (another browser's, unsolicited, or the flow cookie is gone).
-	ErrBadState = errors.New("saml: the answer does not match a sign-in started in this browser")
+	ErrBadState = wayin.NewRefusal(views.RefusedBadState, "saml: the answer does not match a sign-in started in this browser")
 	// ErrReplayed: the assertion was accepted before, here or on another
 	// instance.
-	ErrReplayed = errors.New("saml: the assertion was used before")
+	ErrReplayed = wayin.NewRefusal(views.RefusedReplayed, "saml: the assertion was used before")
 	// ErrFlowExpired: the sign-in is older than FlowTTL.
-	ErrFlowExpired = errors.New("saml: the sign-in took too long")
+	ErrFlowExpired = wayin.NewRefusal(views.RefusedExpired, "saml: the sign-in took too long")
 	// ErrExpired: the assertion's validity has ended (past the skew
 	// allowance).
-	ErrExpired = errors.New("saml: the assertion has expired")
+	ErrExpired = wayin.NewRefusal(views.RefusedClock, "saml: the assertion has expired")
 	// ErrNotYetValid: the assertion is not valid yet (past the skew
 	// allowance): the IdP's clock is ahead of the bridge's.
-	ErrNotYetValid = errors.New("saml: the assertion is not yet valid")
+	ErrNotYetValid = wayin.NewRefusal(views.RefusedClock, "saml: the assertion is not yet valid")
 	// ErrInvalid: the answer is not one the bridge accepts: a signature
 	// that does not verify against the metadata's certificates (or none),
 	// another audience, destination, recipient or issuer, a malformed or
 	// oversized body, a DTD, or no email.
-	ErrInvalid = errors.New("saml: the identity provider's answer was refused")
+	ErrInvalid = wayin.NewRefusal(views.RefusedInvalid, "saml: the identity provider's answer was refused")
 )
 
 // Common names of the attributes a user's details come in: the short

@@ -15,7 +15,6 @@ import (
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/internal/outbound"
 	"github.com/ssobridge/ssobridge/localpath"
-	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -167,28 +166,13 @@ func (w *Way) refused(c echo.Context, err error, email string) error {
 	return w.k.Refuse(c, "SAML sign-in refused", "SAML identity provider", email, page(err))
 }
 
-// page is the page of a SAML sign-in's refusal; an error of no SAML class
-// (the store's, say) keeps its own page (Status 0).
+// page is the page of a SAML sign-in's refusal, in the words every way
+// in shares; an error of no kind (the store's, say) keeps its own page
+// (Status 0).
 func page(err error) *wayin.Refusal {
-	r := &wayin.Refusal{Err: err, Class: "idp_refused", Info: views.ErrorInfo{Detail: err.Error()}}
-	switch {
-	case errors.Is(err, ErrUnavailable):
-		r.Status, r.Page, r.Info.RetryAfter = http.StatusServiceUnavailable, views.IdPUnavailable, 30
-		if errors.Is(err, ErrUnavailable) { // the log keeps the transport's words
-			r.Info.Detail = ErrUnavailable.Error() + ": " + outbound.Reason(err)
-		}
-	case errors.Is(err, ErrDenied):
-		r.Status, r.Page = http.StatusForbidden, views.IdPDenied
-	case errors.Is(err, ErrBadState), errors.Is(err, ErrReplayed):
-		r.Status, r.Page = http.StatusBadRequest, views.IdPStateMismatch
-	case errors.Is(err, ErrFlowExpired):
-		r.Status, r.Page = http.StatusBadRequest, views.IdPExpired
-	case errors.Is(err, ErrExpired), errors.Is(err, ErrNotYetValid):
-		r.Status, r.Page = http.StatusBadRequest, views.IdPClock
-	case errors.Is(err, ErrInvalid):
-		r.Status, r.Page = http.StatusBadRequest, views.IdPInvalidAnswer
-	default:
-		r.Info.Detail = ""
+	r := wayin.Refused(err, "idp_refused")
+	if errors.Is(err, ErrUnavailable) { // the log keeps the transport's words
+		r.Info.Detail = ErrUnavailable.Error() + ": " + outbound.Reason(err)
 	}
 	return r
 }

@@ -287,7 +287,7 @@ func NewServer(t testing.TB) *Server {
 			c.Response().Header().Set("X-Refusal", r.Class)
 			c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
 			c.Response().WriteHeader(r.Status)
-			_ = r.Page(views.Page{}, r.Info).Render(c.Request().Context(), c.Response())
+			_ = views.Refused(views.Page{}, r.Info).Render(c.Request().Context(), c.Response())
 		case errors.As(err, &he):
 			_ = c.String(he.Code, fmt.Sprint(he.Message))
 		default:
