@@ -231,7 +231,7 @@ func galleryServer(t *testing.T) gallery {
 	t.Helper()
 	pages := map[string]templ.Component{}
 	var names, variants []string
-	for _, p := range viewgallery.Pages(nil, wayin.Wordings(app.Modules())) {
+	for _, p := range viewgallery.Pages(nil, wayin.Wordings(app.Modules()), wayin.Samples(app.Modules(), nil)) {
 		pages[p.Name] = p.View
 		if p.Variant {
 			variants = append(variants, p.Name)

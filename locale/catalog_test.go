@@ -64,8 +64,9 @@ func sourceMessages(t *testing.T) (map[string]sourceMsg, []string) {
 		// Forwarders pass a text through: the views' helpers, Date (the
 		// month names), the page title (given with Msg), Name (a name
 		// that may be a catalog's default, given with Msg), and the refusal
-		// pages' worded and wordedMarked (a way's wording, given with Msg).
-		forwards := map[string]bool{"t": true, "tn": true, "tm": true, "Date": true, "page": true, "Name": true, "worded": true, "wordedMarked": true}
+		// pages' worded and wordedMarked (a way's wording, given with Msg), and
+		// views.T (a way's own pages' t, its texts literal where it calls it).
+		forwards := map[string]bool{"t": true, "tn": true, "tm": true, "Date": true, "page": true, "Name": true, "worded": true, "wordedMarked": true, "T": true}
 		var inFunc string
 		ast.Inspect(f, func(n ast.Node) bool {
 			if fd, ok := n.(*ast.FuncDecl); ok {

@@ -188,30 +188,3 @@ type ProvisioningPage struct {
 	// Still: the admin stopped the page's reloads while the job runs.
 	Still bool
 }
-
-// LTIConsolePage is the console's LTI page.
-type LTIConsolePage struct {
-	Courses                []LTIConsoleCourse
-	Configured, Registered []LTIConsolePlatform
-	URL, URLExpires        string // a registration URL just made
-	EmailDomains           string // the form's
-	CreateAccounts         bool
-	Notice, Error          string
-}
-
-// LTIConsolePlatform is an LMS as the console lists it.
-type LTIConsolePlatform struct {
-	Name, Issuer, ClientID, Deployment, RegisteredAt, RegisteredBy string
-	Disabled                                                       bool
-}
-
-// LTIConsoleCourse is a course an instructor launched from, with its last
-// roster read.
-type LTIConsoleCourse struct {
-	Title, LMS, Issuer, ClientID, ContextID string
-	LastLaunch, LaunchedBy                  string
-	LastRoster, LastRosterAt                string // "" if never read
-	// Waiting is how many people the last read found past the cap (0:
-	// none), Cap the platform's cap.
-	Waiting, Cap int
-}

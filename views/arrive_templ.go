@@ -115,7 +115,7 @@ func SetPassword(p Page, f SetPasswordForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = errorSummary(f.errors()).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = ErrorSummary(f.errors()).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -175,7 +175,7 @@ func SetPassword(p Page, f SetPasswordForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = fieldError(f.errors(), "new-password").Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = FieldMessage(f.errors(), "new-password").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -183,7 +183,7 @@ func SetPassword(p Page, f SetPasswordForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templ.RenderAttributes(ctx, templ_7745c5c3_Buffer, invalid(f.errors(), "new-password"))
+				templ_7745c5c3_Err = templ.RenderAttributes(ctx, templ_7745c5c3_Buffer, Invalid(f.errors(), "new-password"))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

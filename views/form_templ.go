@@ -15,10 +15,10 @@ type FieldError struct {
 	Message string // in the person's language
 }
 
-// errorSummary lists a form's errors above it, as GOV.UK's design system
+// ErrorSummary lists a form's errors above it, as GOV.UK's design system
 // does: it takes focus when the page loads (autofocus, no script), so a
 // screen reader reads it first, and each error links to its field.
-func errorSummary(errs []FieldError) templ.Component {
+func ErrorSummary(errs []FieldError) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -98,9 +98,9 @@ func errorSummary(errs []FieldError) templ.Component {
 	})
 }
 
-// fieldError is the message beside an invalid field (its id is the
-// field's id with "-error": what invalid's aria-describedby names).
-func fieldError(errs []FieldError, field string) templ.Component {
+// FieldMessage is the message beside an invalid field (its id is the
+// field's id with "-error": what Invalid's aria-describedby names).
+func FieldMessage(errs []FieldError, field string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -172,9 +172,9 @@ func fieldError(errs []FieldError, field string) templ.Component {
 	})
 }
 
-// invalid marks a field that has an error: aria-invalid, described by its
+// Invalid marks a field that has an error: aria-invalid, described by its
 // message.
-func invalid(errs []FieldError, field string) templ.Attributes {
+func Invalid(errs []FieldError, field string) templ.Attributes {
 	for _, e := range errs {
 		if e.Field == field {
 			return templ.Attributes{"aria-invalid": "true", "aria-describedby": field + "-error"}

@@ -31,7 +31,7 @@ func TestPseudoLanguageLeavesNoEnglish(t *testing.T) {
 	pseudo, ok := c.Lookup("en-XA")
 	require.True(t, ok)
 	checked := 0
-	for _, p := range viewgallery.Pages(pseudo, wayin.Wordings(app.Modules())) {
+	for _, p := range viewgallery.Pages(pseudo, wayin.Wordings(app.Modules()), wayin.Samples(app.Modules(), pseudo)) {
 		if p.Admin {
 			continue
 		}
@@ -76,7 +76,7 @@ func TestEveryLanguageLeavesNoEnglishSentence(t *testing.T) {
 			require.True(t, ok)
 			english, err := viewgallery.NewEnglish(o.Tag)
 			require.NoError(t, err)
-			for _, p := range viewgallery.Pages(l, wayin.Wordings(app.Modules())) {
+			for _, p := range viewgallery.Pages(l, wayin.Wordings(app.Modules()), wayin.Samples(app.Modules(), l)) {
 				if p.Admin {
 					continue
 				}

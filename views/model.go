@@ -186,55 +186,6 @@ type ErrorInfo struct {
 	ByIdP bool
 }
 
-// LTIFramed is the page a launch framed in an LMS page gets: one button
-// opens the editor in a new tab.
-type LTIFramed struct {
-	LMS   string // the platform's name
-	Token string // the sealed one-time continuation, posted by the button
-}
-
-// DeepLinkPath is where the deep-linking page posts.
-const DeepLinkPath = "/lti/deep-link"
-
-// LTIDeepLink is the deep-linking page's state.
-type LTIDeepLink struct {
-	LMS      string
-	Context  string // the sealed request, posted back
-	Items    []LTIDeepLinkItem
-	CanPlace bool   // the LMS accepts the tool's links (ltiResourceLink)
-	Chosen   string // the choice posted: "editor", "item-<i>", "path"
-	Path     string // a path typed
-	Title    string // a title typed
-	Error    string // a refused path (in the person's language)
-}
-
-// LTIDeepLinkItem is one of the platform's listed places.
-type LTIDeepLinkItem struct{ Title, Path string }
-
-func (d LTIDeepLink) errors() []FieldError {
-	if d.Error == "" {
-		return nil
-	}
-	return []FieldError{{Field: "deep-link-path", Message: d.Error}}
-}
-
-// choiceValue is the radio value of the ith listed place.
-func choiceValue(i int) string { return "item-" + strconv.Itoa(i) }
-
-// LTIDeepLinkReturn posts a deep-linking answer back to the LMS.
-type LTIDeepLinkReturn struct {
-	LMS    string
-	Action string // the request's deep_link_return_url
-	JWT    string // the signed LtiDeepLinkingResponse
-	Placed string // the title placed; "": cancelled
-}
-
-// LTIConfig is what an LMS's "add a tool" form asks for.
-type LTIConfig struct {
-	LoginURL, RedirectURI, TargetLinkURI, JWKSURL, DeepLinkExample string
-	Platforms                                                      []string // the registered platforms' names
-}
-
 // count says n things as a person would: "1 account", "2 accounts".
 func count(n int, one, many string) string {
 	if n == 1 {
@@ -255,8 +206,8 @@ func titled(p Page, title string) Page {
 	return p
 }
 
-// joinNames lists names as a sentence does: "A", "A and B", "A, B and C".
-func joinNames(names []string) string {
+// JoinNames lists names as a sentence does: "A", "A and B", "A, B and C".
+func JoinNames(names []string) string {
 	switch len(names) {
 	case 0:
 		return ""
@@ -264,18 +215,6 @@ func joinNames(names []string) string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-// LTIRegistered is the end of a Dynamic Registration.
-type LTIRegistered struct{ LMS string }
-
-// LTIStorage is a page that keeps (put) or reads (get) the browser's key
-// in the LMS's frame.
-type LTIStorage struct {
-	Target, Origin, Key string
-	Value               string            // put: the browser's key
-	Next                string            // put: the LMS's authorization URL; get: where the form posts
-	Fields              map[string]string // get: the launch's fields
 }
 
 // sortedKeys are a map's keys in order (a form's fields, stable).

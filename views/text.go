@@ -18,6 +18,11 @@ func t(ctx context.Context, id locale.ID, data ...any) string {
 	return locale.From(ctx).T(id, data...)
 }
 
+// T is t for the pages a way in renders itself (LTI's): its texts are
+// messages of the same catalogs, written literally where its own t is
+// called.
+func T(ctx context.Context, id locale.ID, data ...any) string { return t(ctx, id, data...) }
+
 // tn translates a text with plural forms; n is its {{.Count}}.
 func tn(ctx context.Context, one, other locale.ID, n int, data ...any) string {
 	return locale.From(ctx).N(one, other, n, data...)

@@ -454,21 +454,6 @@ func TestLoginWithIdP(t *testing.T) {
 	assert.Zero(t, render(t, Login(signedOut, LoginForm{})).Find("#idp-sign-in").Length(), "no IdP: no button")
 }
 
-func TestLTIPages(t *testing.T) {
-	doc := render(t, LTIFramedPage(signedOut, LTIFramed{LMS: "Springfield Canvas", Token: "sealed"}))
-	form := doc.Find("#lti-framed form")
-	assert.Equal(t, "/lti/continue", form.AttrOr("action", ""))
-	assert.Equal(t, "_blank", form.AttrOr("target", ""), "the editor opens in a tab of its own")
-	assert.Equal(t, "sealed", form.Find(`input[name="continuation"]`).AttrOr("value", ""))
-	assert.Contains(t, doc.Text(), "Launched from Springfield Canvas")
-	assertForms(t, doc)
-
-	doc = render(t, LTIConfigPage(signedOut, LTIConfig{LoginURL: "https://sso.example/lti/login", RedirectURI: "https://sso.example/lti/launch",
-		TargetLinkURI: "https://sso.example/lti/launch", JWKSURL: "https://sso.example/lti/jwks", Platforms: []string{"A", "B", "C"}}))
-	assert.Equal(t, "https://sso.example/lti/jwks", text(doc, "#lti-jwks-url"))
-	assert.Contains(t, doc.Text(), "Registered: A, B and C.")
-}
-
 // TestAuditLogSaysHowFarItSearches: the page names the window its filters
 // and counts cover, its thousands grouped.
 func TestAuditLogSaysHowFarItSearches(t *testing.T) {

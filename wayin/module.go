@@ -106,6 +106,24 @@ func Wordings(mods []Module) []views.Wording {
 	return out
 }
 
+// Sampled is a way in that renders pages of its own: the page gallery's
+// accessibility and language tests render each sample (l writes the
+// texts a handler gives a page, in its language; nil: English).
+type Sampled interface {
+	Samples(l *locale.Localizer) []views.Sample
+}
+
+// Samples are the sample pages of mods, in their order.
+func Samples(mods []Module, l *locale.Localizer) []views.Sample {
+	var out []views.Sample
+	for _, m := range mods {
+		if s, ok := m.(Sampled); ok {
+			out = append(out, s.Samples(l)...)
+		}
+	}
+	return out
+}
+
 // Sections are the configuration sections of mods.
 func Sections(mods []Module) []config.Sectioner {
 	var out []config.Sectioner

@@ -43,8 +43,9 @@ type Page struct {
 // Pages is the gallery, sorted by name; l writes the texts a handler
 // gives a view (a refused password, what arrives) in its language. The
 // refusal page family is rendered for every kind of the refusal set in
-// the words the ways share, and in each of the ways' own wordings.
-func Pages(l *locale.Localizer, wordings []views.Wording) []Page {
+// the words the ways share, and in each of the ways' own wordings;
+// samples are the pages ways in render themselves.
+func Pages(l *locale.Localizer, wordings []views.Wording, samples []views.Sample) []Page {
 	user := views.Page{Title: "Error", User: &views.User{Name: "Bob Builder", Email: "bob.builder@partner.example"}, CSRF: "token"}
 	adminPage := views.Page{Title: "Error", User: &views.User{Name: "Ada Admin", Email: "ada.admin@partner.example", Admin: true}, CSRF: "token"}
 	info := views.ErrorInfo{Status: 503, RequestID: "4f2a9c1d0e7b3a65", Detail: "platform answered 503 on POST /api/5/public/users", RetryAfter: 30,
@@ -62,10 +63,6 @@ func Pages(l *locale.Localizer, wordings []views.Wording) []Page {
 			views.LaunchWait{Seconds: 40, WaitedSecs: 12, Next: "/launch/wait/abc", Every: 5})},
 		{Name: "waiting page, reloads stopped", View: views.LaunchWaiting(views.Page{Title: l.T("Opening the video editor"), User: user.User, CSRF: "token", Script: "/static/wait.js"},
 			views.LaunchWait{Seconds: 40, WaitedSecs: 12, Next: "/launch/wait/abc", Every: 5, Still: true})},
-		{Name: "LTI framed page", View: views.LTIFramedPage(views.Page{Title: l.T("Video editor")}, views.LTIFramed{LMS: "Springfield Canvas", Token: "sealed"})},
-		{Name: "LTI tool settings", View: views.LTIConfigPage(views.Page{Title: l.T("LTI 1.3 tool settings")}, views.LTIConfig{LoginURL: "https://bridge.example/lti/login",
-			RedirectURI: "https://bridge.example/lti/launch", TargetLinkURI: "https://bridge.example/lti/launch", JWKSURL: "https://bridge.example/lti/jwks",
-			DeepLinkExample: "https://bridge.example/open?return_to=/editor/projects"})},
 		{Name: "set-password, gone", View: views.SetPassword(views.Page{Title: l.T("Set your password")}, views.SetPasswordForm{Gone: true})},
 		{Name: "set-password", View: views.SetPassword(views.Page{Title: l.T("Set your password"), CSRF: "token"}, views.SetPasswordForm{Token: "t", Email: "bob.builder@partner.example"})},
 		{Name: "set-password, refused", View: views.SetPassword(views.Page{Title: l.T("Set your password"), CSRF: "token"},
@@ -78,24 +75,11 @@ func Pages(l *locale.Localizer, wordings []views.Wording) []Page {
 			views.Home{LastLaunch: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), PlatformUserID: "9007199254740993"})},
 		{Name: "switch accounts", View: views.HandoffSwitchPage(views.Page{Title: l.T("Switch accounts?"), User: user.User, CSRF: "token"},
 			views.HandoffSwitch{SignedIn: "bob.builder@partner.example", Arriving: "g@example.com", Via: l.T("The link from your portal signs in another account:"), Action: "/portal/confirm", Field: "jwt", Token: "t"})},
-		{Name: "LTI deep linking", View: views.LTIDeepLinkPage(views.Page{Title: l.T("Place the video editor in your course"), CSRF: "token"},
-			views.LTIDeepLink{LMS: "Springfield Canvas", Context: "sealed", CanPlace: true, Items: []views.LTIDeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}})},
-		{Name: "LTI deep linking, a refused path", View: views.LTIDeepLinkPage(views.Page{Title: l.T("Place the video editor in your course"), CSRF: "token"},
-			views.LTIDeepLink{LMS: "Springfield Canvas", Context: "sealed", CanPlace: true, Chosen: "path", Path: "//elsewhere",
-				Error: l.T("This is not a path of the editor: it must start with a single /, such as /editor/projects/42, without a host, a backslash or dot segments.")})},
-		{Name: "LTI deep linking, nothing to offer", View: views.LTIDeepLinkPage(views.Page{Title: l.T("Place the video editor in your course"), CSRF: "token"},
-			views.LTIDeepLink{LMS: "Springfield Canvas", Context: "sealed"})},
-		{Name: "LTI deep linking, back to the LMS", View: views.LTIDeepLinkReturnPage(views.Page{Title: l.T("Back to the course")},
-			views.LTIDeepLinkReturn{LMS: "Springfield Canvas", Action: "https://canvas.example/deep-link-return", JWT: "signed", Placed: "Make a trailer"})},
-		{Name: "LTI deep linking, cancelled", View: views.LTIDeepLinkReturnPage(views.Page{Title: l.T("Back to the course")},
-			views.LTIDeepLinkReturn{LMS: "Springfield Canvas", Action: "https://canvas.example/deep-link-return", JWT: "signed"})},
-		{Name: "LTI registered", View: views.LTIRegisteredPage(views.Page{Title: l.T("The video editor is registered")}, views.LTIRegistered{LMS: "Springfield Canvas"})},
-		{Name: "LTI platform storage, login", View: views.LTIStorageLoginPage(views.Page{Title: l.T("Opening the video editor")},
-			views.LTIStorage{Target: "_parent", Origin: "https://canvas.example", Key: "k", Value: "v", Next: "https://canvas.example/auth"})},
-		{Name: "LTI platform storage, launch", View: views.LTIStorageLaunchPage(views.Page{Title: l.T("Opening the video editor")},
-			views.LTIStorage{Target: "_parent", Origin: "https://canvas.example", Key: "k", Next: "/lti/launch", Fields: map[string]string{"id_token": "t", "state": "s"}})},
 		{Name: "sample partner portal", View: views.DemoPortalPage(views.Page{Title: l.T("Sample partner portal"), CSRF: "token"},
 			views.DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "t", DeepLink: "/open?return_to=%2Feditor"})},
+	}
+	for _, p := range samples {
+		pages = append(pages, Page{Name: p.Name, View: p.View})
 	}
 	for _, kind := range views.Refusals() {
 		errorPages["Refused: "+string(kind)] = refused(views.ErrorInfo{Refusal: kind})

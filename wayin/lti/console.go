@@ -21,21 +21,21 @@ const ConsolePath = "/admin/lti"
 
 // consolePage is GET /admin/lti.
 func (w *Way) consolePage(c echo.Context) error {
-	return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true})
+	return w.renderConsole(c, http.StatusOK, consoleData{CreateAccounts: true})
 }
 
-func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) error {
+func (w *Way) renderConsole(c echo.Context, status int, d consoleData) error {
 	list, err := w.Registry.Platforms(c.Request().Context())
 	if err != nil {
 		return err
 	}
 	for _, p := range list {
-		d.Registered = append(d.Registered, views.LTIConsolePlatform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, Deployment: p.DeploymentID,
+		d.Registered = append(d.Registered, consolePlatform{Name: store.Cut(p.Name, store.MaxName), Issuer: p.Issuer, ClientID: p.ClientID, Deployment: p.DeploymentID,
 			RegisteredAt: p.RegisteredAt.In(w.zone()).Format(timeLayout), RegisteredBy: p.RegisteredBy, Disabled: p.Disabled})
 	}
 	for _, p := range w.LMS.Platforms() {
 		if !p.Registered {
-			d.Configured = append(d.Configured, views.LTIConsolePlatform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID})
+			d.Configured = append(d.Configured, consolePlatform{Name: p.Name, Issuer: p.Issuer, ClientID: p.ClientID})
 		}
 	}
 	if w.Roster != nil {
@@ -44,7 +44,7 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 			return err
 		}
 		for _, cr := range courses {
-			row := views.LTIConsoleCourse{Title: cr.Title, LMS: w.platformName(cr.Issuer), Issuer: cr.Issuer, ClientID: cr.ClientID, ContextID: cr.ContextID,
+			row := consoleCourse{Title: cr.Title, LMS: w.platformName(cr.Issuer), Issuer: cr.Issuer, ClientID: cr.ClientID, ContextID: cr.ContextID,
 				LastLaunch: cr.LastLaunchAt.In(w.zone()).Format(timeLayout), LaunchedBy: cr.LaunchedBy, LastRoster: cr.LastRoster, Waiting: cr.RosterWaiting}
 			if p, err := findPlatform(w.LMS.Platforms(), cr.Issuer, cr.ClientID); err == nil {
 				row.Cap = w.Roster.cap(p)
@@ -55,7 +55,7 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 			d.Courses = append(d.Courses, row)
 		}
 	}
-	return w.k.Render(c, status, "LTI", func(p views.Page) templ.Component { return views.LTIConsole(p, d) })
+	return w.k.Render(c, status, "LTI", func(p views.Page) templ.Component { return consolePage(p, d) })
 }
 
 // consoleRegistrationURL is POST /admin/lti/registration-url: a new
@@ -63,7 +63,7 @@ func (w *Way) renderConsole(c echo.Context, status int, d views.LTIConsolePage) 
 func (w *Way) consoleRegistrationURL(c echo.Context) error {
 	domains := strings.Fields(c.FormValue("email_domains"))
 	create := c.FormValue("create_accounts") != ""
-	d := views.LTIConsolePage{EmailDomains: strings.Join(domains, " "), CreateAccounts: create}
+	d := consoleData{EmailDomains: strings.Join(domains, " "), CreateAccounts: create}
 	for _, dom := range domains {
 		if !mailaddr.Valid("someone@" + dom) {
 			d.Error = "“" + dom + "” is not an email domain; list domains such as school.example, separated by spaces."
@@ -110,7 +110,7 @@ func (w *Way) consoleProvisionCourse(c echo.Context) error {
 		}
 		p, err := findPlatform(w.LMS.Platforms(), issuer, client)
 		if err != nil || p.TokenURL == "" {
-			return w.renderConsole(c, http.StatusConflict, views.LTIConsolePage{CreateAccounts: true,
+			return w.renderConsole(c, http.StatusConflict, consoleData{CreateAccounts: true,
 				Error: "The LMS of " + cr.Title + " is not registered now, or has no token_url: its roster cannot be read."})
 		}
 		confirmed := 0
@@ -120,9 +120,9 @@ func (w *Way) consoleProvisionCourse(c echo.Context) error {
 			n, err := strconv.Atoi(raw)
 			switch {
 			case err != nil || n <= 0:
-				return w.renderConsole(c, http.StatusBadRequest, views.LTIConsolePage{CreateAccounts: true, Error: "The number of people to confirm is not a number."})
+				return w.renderConsole(c, http.StatusBadRequest, consoleData{CreateAccounts: true, Error: "The number of people to confirm is not a number."})
 			case n != cr.RosterWaiting:
-				return w.renderConsole(c, http.StatusConflict, views.LTIConsolePage{CreateAccounts: true,
+				return w.renderConsole(c, http.StatusConflict, consoleData{CreateAccounts: true,
 					Error: "The roster of " + cr.Title + " was read again since: confirm the number its row shows now."})
 			}
 			confirmed = n
@@ -135,10 +135,10 @@ func (w *Way) consoleProvisionCourse(c echo.Context) error {
 		} else {
 			w.k.Audit(c, "LTI: provision the class of "+cr.Title+" ("+p.Name+")")
 		}
-		return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true,
+		return w.renderConsole(c, http.StatusOK, consoleData{CreateAccounts: true,
 			Notice: "Reading the roster of " + cr.Title + ": the Provisioning page shows the job, and this page the result."})
 	}
-	return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No such course."})
+	return w.renderConsole(c, http.StatusNotFound, consoleData{CreateAccounts: true, Error: "No such course."})
 }
 
 // consolePlatform is POST /admin/lti/platforms/{disable,enable,remove}.
@@ -155,14 +155,14 @@ func (w *Way) consolePlatform(c echo.Context) error {
 	case "remove":
 		err, done = w.Registry.DeletePlatform(ctx, issuer, client), "Removed"
 	default:
-		return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No such action."})
+		return w.renderConsole(c, http.StatusNotFound, consoleData{CreateAccounts: true, Error: "No such action."})
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return w.renderConsole(c, http.StatusNotFound, views.LTIConsolePage{CreateAccounts: true, Error: "No registered LMS has this issuer and client id (removed meanwhile?)."})
+		return w.renderConsole(c, http.StatusNotFound, consoleData{CreateAccounts: true, Error: "No registered LMS has this issuer and client id (removed meanwhile?)."})
 	case err != nil:
 		return err
 	}
 	w.k.Audit(c, "LTI: "+strings.ToLower(done)+" the registered LMS "+issuer+" (client id "+client+")")
-	return w.renderConsole(c, http.StatusOK, views.LTIConsolePage{CreateAccounts: true, Notice: done + " the LMS " + issuer + " (client id " + client + ")."})
+	return w.renderConsole(c, http.StatusOK, consoleData{CreateAccounts: true, Notice: done + " the LMS " + issuer + " (client id " + client + ")."})
 }

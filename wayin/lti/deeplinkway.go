@@ -24,7 +24,7 @@ import (
 
 // DeepLinkPath is where the deep-linking page posts the instructor's
 // choice (from the bridge's own page inside the LMS's frame).
-const DeepLinkPath = views.DeepLinkPath
+const DeepLinkPath = "/lti/deep-link"
 
 // DeepLinkTTL is how long an instructor may take to choose.
 const DeepLinkTTL = 30 * time.Minute
@@ -71,20 +71,18 @@ func (w *Way) deepLinkPage(c echo.Context, id Identity) error {
 	if err != nil {
 		return err
 	}
-	return w.renderDeepLink(c, http.StatusOK, req, views.LTIDeepLink{Context: sealed})
+	return w.renderDeepLink(c, http.StatusOK, req, deepLinkData{Context: sealed})
 }
 
 // renderDeepLink answers the choosing page, framable as a framed launch's.
-func (w *Way) renderDeepLink(c echo.Context, status int, req deepLinkRequest, d views.LTIDeepLink) error {
+func (w *Way) renderDeepLink(c echo.Context, status int, req deepLinkRequest, d deepLinkData) error {
 	d.LMS, d.CanPlace = req.LMS, req.Accepts
-	for _, it := range w.items(req) {
-		d.Items = append(d.Items, views.LTIDeepLinkItem{Title: it.Title, Path: it.Path})
-	}
+	d.Items = w.items(req)
 	wayin.NoStore(c)
 	frameable(c, req.Frame)
 	rePostSwitch(c, DeepLinkPath, map[string]string{"context": d.Context})
 	return w.k.Render(c, status, locale.Msg("Place the video editor in your course"), func(p views.Page) templ.Component {
-		return views.LTIDeepLinkPage(p, d)
+		return deepLinkPage(p, d)
 	})
 }
 
@@ -113,7 +111,7 @@ func (w *Way) deepLink(c echo.Context) error {
 	w.postedLanguage(c)
 	if switching(c) {
 		// The page again, in the language chosen: nothing is placed.
-		return w.renderDeepLink(c, http.StatusOK, req, views.LTIDeepLink{Context: c.Request().PostFormValue("context")})
+		return w.renderDeepLink(c, http.StatusOK, req, deepLinkData{Context: c.Request().PostFormValue("context")})
 	}
 	l := locale.From(c.Request().Context())
 	form := c.Request().PostForm
@@ -122,7 +120,7 @@ func (w *Way) deepLink(c echo.Context) error {
 	if form.Get("cancel") == "" && req.Accepts {
 		title, path := strings.TrimSpace(form.Get("title")), ""
 		choice := form.Get("choice")
-		again := views.LTIDeepLink{Context: form.Get("context"), Chosen: choice, Path: form.Get("path"), Title: form.Get("title")}
+		again := deepLinkData{Context: form.Get("context"), Chosen: choice, Path: form.Get("path"), Title: form.Get("title")}
 		switch items := w.items(req); {
 		case choice == "editor" || choice == "":
 			title = cmp.Or(title, l.T("Video editor"))
@@ -168,7 +166,7 @@ func (w *Way) deepLink(c echo.Context) error {
 	hd["Content-Security-Policy"] = []string{formAction.ReplaceAllString(hd.Get("Content-Security-Policy"), "form-action $1 "+Origin(req.ReturnURL)+";")}
 	return w.k.Render(c, http.StatusOK, locale.Msg("Back to the course"), func(p views.Page) templ.Component {
 		p.Script = "/static/autopost.js"
-		return views.LTIDeepLinkReturnPage(p, views.LTIDeepLinkReturn{LMS: req.LMS, Action: req.ReturnURL, JWT: jwt, Placed: placed})
+		return deepLinkReturnPage(p, deepLinkReturn{LMS: req.LMS, Action: req.ReturnURL, JWT: jwt, Placed: placed})
 	})
 }
 

@@ -300,7 +300,7 @@ func (w *Way) register(c echo.Context) error {
 	noSwitch(c)
 	return w.k.Render(c, http.StatusOK, locale.Msg("The video editor is registered"), func(pg views.Page) templ.Component {
 		pg.Script = "/static/register-close.js"
-		return views.LTIRegisteredPage(pg, views.LTIRegistered{LMS: p.Name})
+		return registeredPage(pg, registeredData{LMS: p.Name})
 	})
 }
 

@@ -54,7 +54,7 @@ func (w *Way) storageLogin(c echo.Context, s *platformStorage, key, next, iss st
 	w.storagePage(c, s, iss)
 	return w.k.Render(c, http.StatusOK, locale.Msg("Opening the video editor"), func(p views.Page) templ.Component {
 		p.Script = storageScript
-		return views.LTIStorageLoginPage(p, views.LTIStorage{Target: s.Target, Origin: s.Origin, Key: s.Key, Value: key, Next: next})
+		return storageLoginPage(p, storageData{Target: s.Target, Origin: s.Origin, Key: s.Key, Value: key, Next: next})
 	})
 }
 
@@ -66,7 +66,7 @@ func (w *Way) storageLaunch(c echo.Context, s *platformStorage, form url.Values)
 	fields := map[string]string{"id_token": form.Get("id_token"), "state": form.Get("state")}
 	return w.k.Render(c, http.StatusOK, locale.Msg("Opening the video editor"), func(p views.Page) templ.Component {
 		p.Script = storageScript
-		return views.LTIStorageLaunchPage(p, views.LTIStorage{Target: s.Target, Origin: s.Origin, Key: s.Key, Next: LaunchPath, Fields: fields})
+		return storageLaunchPage(p, storageData{Target: s.Target, Origin: s.Origin, Key: s.Key, Next: LaunchPath, Fields: fields})
 	})
 }
 

@@ -369,7 +369,7 @@ func (w *Way) framedPage(c echo.Context, s framedState) error {
 	wayin.NoStore(c)
 	rePostSwitch(c, ContinuePath, map[string]string{"framed": sealed})
 	return w.k.Render(c, http.StatusOK, locale.Msg("Video editor"), func(p views.Page) templ.Component {
-		return views.LTIFramedPage(p, views.LTIFramed{LMS: s.LMS, Token: s.Token})
+		return framedPage(p, framedData{LMS: s.LMS, Token: s.Token})
 	})
 }
 
@@ -494,7 +494,7 @@ func (w *Way) jwks(c echo.Context) error {
 // as a page, or as JSON when asked with Accept: application/json.
 func (w *Way) config(c echo.Context) error {
 	base := w.k.BaseURL(c)
-	cfg := views.LTIConfig{LoginURL: base + LoginPath, RedirectURI: base + LaunchPath, TargetLinkURI: base + LaunchPath,
+	cfg := configData{LoginURL: base + LoginPath, RedirectURI: base + LaunchPath, TargetLinkURI: base + LaunchPath,
 		JWKSURL: base + JWKSPath, DeepLinkExample: base + "/open?return_to=/editor/projects"}
 	// The URLs are anyone's (an LMS admin copies them); which schools are
 	// registered is the partner admin's to know.
@@ -510,7 +510,7 @@ func (w *Way) config(c echo.Context) error {
 		}
 		return c.JSON(http.StatusOK, out)
 	}
-	return w.k.Render(c, http.StatusOK, locale.Msg("LTI 1.3 tool settings"), func(p views.Page) templ.Component { return views.LTIConfigPage(p, cfg) })
+	return w.k.Render(c, http.StatusOK, locale.Msg("LTI 1.3 tool settings"), func(p views.Page) templ.Component { return configPage(p, cfg) })
 }
 
 // ConsolePage is its page of the admin console (wayin.ConsolePage).
