@@ -23,7 +23,6 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/demo/platformsim"
-	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/handlers/metrics"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
@@ -63,11 +62,9 @@ type App struct {
 	closers     []func() error
 	// stopping is set when Serve begins to drain; /readyz reads it.
 	stopping atomic.Bool
-	// samplePortal is where the embedded demo's sample partner portal is
-	// served ("": it is not).
-	samplePortal string
-	// lms is the embedded demo's sample LMS (nil unless served).
-	lms *samplelms.Running
+	// demos are the samples the ways in brought into the embedded demo
+	// (the sample portal, the sample LMS).
+	demos []*wayin.Demo
 	// afterStart: INFO lines Serve logs after its start-up lines.
 	afterStart []startNote
 	// stopped writes the final line of a Serve that ended well; Close
@@ -110,9 +107,10 @@ type Options struct {
 	// RetryEvery is how soon a way reads again what it could not read (an
 	// LMS's key set); default: the way's own (15 s).
 	RetryEvery time.Duration
-	// NoSampleLMS leaves the embedded demo's sample LMS out (tests that
-	// do not launch from it: it costs two RSA keys and a listener).
-	NoSampleLMS bool
+	// SkipDemos leaves the samples of the modules of these sections out
+	// of the embedded demo (tests that do not use the sample LMS, "lti":
+	// it costs two RSA keys and a listener).
+	SkipDemos []string
 	// Modules are the ways in registered as modules (nil: Modules()); the
 	// configuration is read with their sections.
 	Modules []wayin.Module
@@ -153,12 +151,14 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err := a.connect(o); err != nil {
 		return nil, err
 	}
-	if sampleLMSOn(cfg) && !o.NoSampleLMS {
-		if cfg, a.lms, err = startSampleLMS(cfg, cfg.PublicURL(cfg.Server.Addr)); err != nil {
-			return nil, err
+	if cfg, a.demos, err = startDemos(cfg, o.Modules, o.SkipDemos); err != nil {
+		return nil, err
+	}
+	a.cfg = cfg
+	for _, d := range a.demos {
+		if d.Close != nil {
+			a.closers = append(a.closers, d.Close)
 		}
-		a.cfg = cfg
-		a.closers = append(a.closers, a.lms.Close)
 	}
 	keys, err := a.sessionKeys()
 	if err != nil {
@@ -179,7 +179,6 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	if err != nil {
 		return nil, err
 	}
-	a.samplePortal = in.home.SamplePath
 	a.watch(in.list)
 	languages, err := locale.New(cfg.Server.Languages.List())
 	if err != nil {
@@ -315,8 +314,16 @@ func openStoreLogged(ctx context.Context, cfg config.Config, now func() time.Tim
 // Handler serves the bridge's routes.
 func (a *App) Handler() http.Handler { return a.handler }
 
-// SampleLMS is the embedded demo's sample LMS (nil unless it is served).
-func (a *App) SampleLMS() *samplelms.Running { return a.lms }
+// Demo is the sample of that name a way in brought into the embedded demo
+// (nil unless it is served).
+func (a *App) Demo(name string) *wayin.Demo {
+	for _, d := range a.demos {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
 
 // Store is the account store the bridge uses.
 func (a *App) Store() store.Store { return a.store }

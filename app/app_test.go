@@ -22,6 +22,7 @@ import (
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/demo/platformsim"
+	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/internal/version"
@@ -526,11 +527,13 @@ func TestSampleLMSAndPlainHTTPWarning(t *testing.T) {
 	var logs syncbuf.Buffer
 	a, err := New(context.Background(), testConfig(t, ""), Options{LogOutput: &logs})
 	require.NoError(t, err)
-	require.NotNil(t, a.lms, "the demo's sample LMS")
+	demo := a.Demo("sample LMS")
+	require.NotNil(t, demo, "the demo's sample LMS")
+	lms := demo.Double.(*samplelms.Running)
 	platforms := config.Settings(a.cfg, lti.Section()).Platforms
 	require.Len(t, platforms, 1)
-	assert.Equal(t, SampleLMSName, platforms[0].Name)
-	assert.Equal(t, a.lms.AuthURL(), platforms[0].AuthURL)
+	assert.Equal(t, lti.SampleLMSName, platforms[0].Name)
+	assert.Equal(t, lms.AuthURL(), platforms[0].AuthURL)
 	resp, err := http.Get(platforms[0].JWKSURL)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -548,5 +551,5 @@ func TestSampleLMSAndPlainHTTPWarning(t *testing.T) {
 	c, err := New(context.Background(), testConfig(t, "lti:\n  platforms:\n    - {name: Canvas, issuer: \"https://canvas.example\", client_id: \"1\", deployment_ids: [d], auth_url: \"https://canvas.example/auth\", jwks_url: \"https://canvas.example/jwks\"}\n"), Options{LogOutput: io.Discard})
 	require.NoError(t, err)
 	defer c.Close()
-	assert.Nil(t, c.lms)
+	assert.Nil(t, c.Demo("sample LMS"))
 }

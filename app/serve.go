@@ -14,7 +14,6 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/handlers"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/internal/version"
@@ -68,14 +67,9 @@ func (a *App) Serve(ctx context.Context, ln net.Listener, out io.Writer) error {
 	if a.sim != nil {
 		say("platform emulator (embedded) at "+a.sim.URL, "platform emulator (embedded)", "url", a.sim.URL)
 	}
-	if a.samplePortal != "" {
-		u := url + a.samplePortal
-		say("sample partner portal (demo; its button signs in with no password) at "+u, "sample partner portal (demo)", "url", u)
-	}
-	if a.lms != nil {
-		a.lms.SetTool(url)
-		u := a.lms.URL() + samplelms.CoursePath
-		say("sample LMS (demo; its course page launches with LTI 1.3, no password) at "+u, "sample LMS (demo)", "url", u)
+	for _, d := range a.demos {
+		u := d.Listening(url)
+		say(d.Name+" (demo; "+d.Note+") at "+u, d.Name+" (demo)", "url", u)
 	}
 	for _, note := range a.afterStart {
 		a.logger.Info(note.msg, note.attrs...)

@@ -5,6 +5,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,6 +29,31 @@ type Env struct {
 	// Modules are the ways in registered as modules; the configuration
 	// is read with their sections.
 	Modules []wayin.Module
+}
+
+// Commander is a module that adds sub-commands to the command line (the
+// portal's portal-link): the command line runs them by name and lists
+// them in its help.
+type Commander interface {
+	Commands() []ModuleCommand
+}
+
+// ModuleCommand is a sub-command a module adds.
+type ModuleCommand struct {
+	Name string // as typed: "portal-link"
+	Line string // what it does, for the command list (one line)
+	Run  func(ctx context.Context, env Env, args []string) error
+}
+
+// ModuleCommands are the sub-commands e's modules add, in their order.
+func (e Env) ModuleCommands() []ModuleCommand {
+	var out []ModuleCommand
+	for _, m := range e.Modules {
+		if c, ok := m.(Commander); ok {
+			out = append(out, c.Commands()...)
+		}
+	}
+	return out
 }
 
 // UsageError is a wrong command line or bad input: main prints it with the

@@ -33,7 +33,7 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	// The demo's sample LMS, as serve would start it: a throwaway one on a
 	// free port, signing with the demo's kept key.
-	cfg, stopLMS, err := app.WithSampleLMS(cfg)
+	cfg, stopLMS, err := app.WithDemos(cfg, env.Modules)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,8 @@
 // Package commands is ssobridge's command line: Run dispatches, and each
-// sub-command (serve, user add, user invite, portal-link, bans list, bans
-// revoke, check, provision, platform-sim) parses its flags, loads the configuration
-// and uses what app wires.
+// sub-command (serve, user add, user invite, bans list, bans revoke,
+// check, provision, platform-sim, and those modules add: the portal's
+// portal-link) parses its flags, loads the configuration and uses what
+// app wires.
 package commands
 
 import (
@@ -25,8 +26,7 @@ commands:
   serve          serve the bridge (the default command)
   user add       add a local account (the password is asked for, or read from stdin)
   user invite    print a one-time set-password link for an account (72 h)
-  portal-link    print a signed portal handoff URL (/sso/jwt) for trying it out
-  bans list      list the sign-in bans in force
+{{modules}}  bans list      list the sign-in bans in force
   bans revoke    end a sign-in ban on an email (--email) or a client IP (--ip)
   check          diagnose the connection to the platform (exit 1 unless it works)
   provision      create platform users ahead of first launches (--csv FILE or --all)
@@ -96,8 +96,6 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		default:
 			err = cli.UsageError("store: the sub-command is 'store backup FILE' (see 'ssobridge store --help')")
 		}
-	case "portal-link":
-		err = PortalLinkCmd(ctx, env, args)
 	case "check":
 		err = CheckCmd(ctx, env, args)
 	case "provision":
@@ -107,21 +105,38 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 	case "bench":
 		err = cli.UsageError("bench is a program of its own, not part of the bridge: go run ./cmd/ssobridge-bench (see docs/performance.md)")
 	case "help", "-h", "--help", "-help":
-		fmt.Fprint(env.Stdout, usage)
+		fmt.Fprint(env.Stdout, usageOf(env))
 		return 0
 	case "version", "--version", "-version":
 		fmt.Fprintln(env.Stdout, cli.Version())
 		return 0
 	default:
-		err = unknownCommand(cmd)
+		err = unknownCommand(cmd, env)
+		for _, mc := range env.ModuleCommands() {
+			if mc.Name == cmd {
+				err = mc.Run(ctx, env, args)
+			}
+		}
 	}
 	return env.ExitCode("ssobridge", err)
 }
 
+// usageOf is the help with the commands the modules add, in the list.
+func usageOf(env cli.Env) string {
+	var lines strings.Builder
+	for _, mc := range env.ModuleCommands() {
+		fmt.Fprintf(&lines, "  %-14s %s\n", mc.Name, mc.Line)
+	}
+	return strings.Replace(usage, "{{modules}}", lines.String(), 1)
+}
+
 // unknownCommand names the nearest command Run knows, if one is near.
-func unknownCommand(cmd string) error {
+func unknownCommand(cmd string, env cli.Env) error {
 	msg := fmt.Sprintf("unknown command %q", cmd)
-	names := []string{"serve", "user", "portal-link", "bans", "check", "provision", "store", "platform-sim", "version", "help"}
+	names := []string{"serve", "user", "bans", "check", "provision", "store", "platform-sim", "version", "help"}
+	for _, mc := range env.ModuleCommands() {
+		names = append(names, mc.Name)
+	}
 	if near := config.Nearest(cmd, names); near != "" {
 		msg += "; did you mean '" + near + "'?"
 	}

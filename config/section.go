@@ -36,6 +36,9 @@ type Sectioner interface {
 
 func (s Section[T]) sectionKey() string { return s.Key }
 
+// SectionKey is the key of a module's section ("lti").
+func SectionKey(s Sectioner) string { return s.sectionKey() }
+
 // newSettings is an addressable copy of the defaults.
 func (s Section[T]) newSettings() reflect.Value {
 	v := reflect.New(reflect.TypeFor[T]()).Elem()

@@ -139,7 +139,7 @@ func (w *kioskWay) signIn(c echo.Context) error {
 	if c.FormValue("code") != w.code {
 		return w.k.Refuse(c, "kiosk sign-in refused", "school kiosk", email, wayin.Refused(errWrongCode, "kiosk_refused"))
 	}
-	err := wayin.Enter(c, w.k, signin.Arrival{Source: w.source, Subject: email, Email: email, Names: accounts.Names{Given: "Kiosk", Family: "Pupil"}},
+	_, err := w.k.Enter(c, signin.Arrival{Source: w.source, Subject: email, Email: email, Names: accounts.Names{Given: "Kiosk", Family: "Pupil"}},
 		wayin.Landing{How: "school kiosk", Via: "the school kiosk", Next: "/"})
 	if err == nil {
 		w.signIns.Add(1)

@@ -172,7 +172,7 @@ log:
 		pacingOpts = nil
 	}
 	a, err := app.New(context.Background(), cfg, app.Options{Modules: o.modules, LogOutput: logs, Emulator: o.simConfig, Client: clientOpts, Pacing: pacingOpts,
-		Now: o.now, IdPHealthInterval: o.idpHealth, HTTPClient: o.ltiClient, RetryEvery: o.ltiRetry, NoSampleLMS: !o.sampleLMS, LinePatience: o.patience})
+		Now: o.now, IdPHealthInterval: o.idpHealth, HTTPClient: o.ltiClient, RetryEvery: o.ltiRetry, SkipDemos: skipDemos(o), LinePatience: o.patience})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(a.Handler())
 	if o.listener != nil {
@@ -203,7 +203,7 @@ log:
 	if o.platform != nil {
 		sim = o.platform
 	}
-	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop, drain: drain, lms: a.SampleLMS()}
+	return &testApp{store: a.Store(), hasher: a.Hasher(), client: a.Client(), sim: sim, srv: srv, data: dir, dsn: dsn, logs: logs, waits: waits, budget: a.Budget(), yaml: yml, stop: stop, drain: drain, lms: sampleLMS(a)}
 }
 
 func (ta *testApp) addAccount(t testing.TB, email string, admin bool) store.Account {
@@ -398,3 +398,20 @@ func (ta *testApp) calls() map[string]int {
 
 // platformFault answers every call of an endpoint with status until cleared.
 func platformFault(status int) platformsim.Fault { return platformsim.Fault{Status: status} }
+
+// skipDemos leaves the demo's sample LMS out unless the test launches
+// from it.
+func skipDemos(o testOptions) []string {
+	if o.sampleLMS {
+		return nil
+	}
+	return []string{"lti"}
+}
+
+// sampleLMS is the demo's sample LMS a's LTI module started (nil: none).
+func sampleLMS(a *app.App) *samplelms.Running {
+	if d := a.Demo("sample LMS"); d != nil {
+		return d.Double.(*samplelms.Running)
+	}
+	return nil
+}

@@ -263,8 +263,8 @@ func TestSSOJWTDoesNotOpenTheConsole(t *testing.T) {
 func TestDemoPortalSignsAtTheClick(t *testing.T) {
 	var f *fixture
 	f = setup(t, func(d *Deps) {
-		wayOf[*portal.Way](d).Demo = func() (views.DemoPortal, error) {
-			return views.DemoPortal{Name: "Grace Hopper", Email: "grace@example.com", Token: f.portalToken(portal.Claims{Email: "grace@example.com"})}, nil
+		wayOf[*portal.Way](d).Demo = func() (portal.DemoPortal, error) {
+			return portal.DemoPortal{Name: "Grace Hopper", Email: "grace@example.com", Token: f.portalToken(portal.Claims{Email: "grace@example.com"})}, nil
 		}
 		d.Home = views.WayBack{URL: "/demo/portal", Label: "Back to your portal"}
 	})

@@ -170,10 +170,16 @@ func (h *server) complete(c echo.Context, acct store.Account, g grant) error {
 	if err := h.signIn(c, acct, g.How, sessionFlags{noConsole: !g.Console}); err != nil {
 		return err
 	}
-	if g.Launch {
-		return h.launchTo(c, acct, g.ReturnTo)
+	return h.goOn(c, acct, g.Landing)
+}
+
+// goOn goes where a signed-in arrival's landing says: the editor's
+// launch, or a page of the bridge.
+func (h *server) goOn(c echo.Context, acct store.Account, l wayin.Landing) error {
+	if l.Launch {
+		return h.launchTo(c, acct, l.ReturnTo)
 	}
-	return c.Redirect(http.StatusSeeOther, g.Next)
+	return c.Redirect(http.StatusSeeOther, l.Next)
 }
 
 // switchAccount is POST /switch: the switch page's confirmation, from the

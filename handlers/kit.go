@@ -20,19 +20,29 @@ import (
 // single-use ids.
 type kit struct{ h *server }
 
-func (k kit) Admit(c echo.Context, a signin.Arrival) (store.Account, error) { return k.h.admit(c, a) }
-
 func (k kit) Admissible(c echo.Context, a signin.Arrival) error {
 	return k.h.refusedArrival(c, a, k.h.admission.Check(c.Request().Context(), a))
 }
 
-func (k kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error {
-	return k.h.arrived(c, acct, grant{Landing: l, Console: consoleAllowed(c, acct)})
-}
-
-func (k kit) Hold(c echo.Context, acct store.Account, l wayin.Landing) (string, error) {
-	g := grant{Landing: l, AccountID: acct.ID, Epoch: acct.SessionEpoch, Console: consoleAllowed(c, acct)}
-	return k.h.sealGrant(c, g, "") // held for a new tab: no session of this site's to bind it to
+func (k kit) Enter(c echo.Context, a signin.Arrival, l wayin.Landing) (string, error) {
+	acct, err := k.h.admit(c, a)
+	if err != nil {
+		return "", err
+	}
+	g := grant{Landing: l, Console: consoleAllowed(c, acct)}
+	switch {
+	case l.Hold:
+		// Held for a new tab: no session of this site's to bind it to.
+		g.AccountID, g.Epoch = acct.ID, acct.SessionEpoch
+		return k.h.sealGrant(c, g, "")
+	case l.Handoff:
+		// The handoff asked before it spent its token: sign in at once.
+		if err := k.h.signIn(c, acct, l.How, sessionFlags{handoff: true}); err != nil {
+			return "", err
+		}
+		return "", k.h.goOn(c, acct, l)
+	}
+	return "", k.h.arrived(c, acct, g)
 }
 
 func (k kit) Resume(c echo.Context, held string) error {
@@ -82,14 +92,6 @@ func (k kit) SignedIn(c echo.Context) (store.Account, bool) {
 	}
 	c.Set(ctxAccount, in.Account) // the request's log line names who asked
 	return in.Account, true
-}
-
-func (k kit) SignIn(c echo.Context, acct store.Account, how string, handoff bool) error {
-	return k.h.signIn(c, acct, how, sessionFlags{handoff: handoff})
-}
-
-func (k kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
-	return k.h.launchTo(c, acct, returnTo)
 }
 
 // maxReason bounds a refusal's reason in the log line and on the page.

@@ -116,13 +116,6 @@ func (f LoginForm) errors() []FieldError {
 	return []FieldError{{Field: "email", Message: f.Error}}
 }
 
-// DemoPortal is the sample partner portal of the embedded demo.
-type DemoPortal struct {
-	Name, Email string // the portal's signed-in user
-	Token       string // a handoff token, signed when the button is pressed (never rendered)
-	DeepLink    string // a /open link to an editor path
-}
-
 // HandoffSwitch asks a browser signed in as one account whether a portal
 // link for another account may switch it.
 type HandoffSwitch struct {

@@ -63,7 +63,6 @@ func TestPagesFrame(t *testing.T) {
 		{"platform users", PlatformUsers(admin, PlatformUsersPage{}), "Admin", "Platform users", 1},
 		{"audit", AuditLog(admin, AuditPage{Retention: "90 days"}), "Admin", "Audit log", 1},
 		{"set password", SetPassword(signedOut, SetPasswordForm{Token: "tok", Email: "bob@example.com"}), "Sign in", "Choose your password", 1},
-		{"demo portal", DemoPortalPage(signedOut, DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "t", DeepLink: "/open?return_to=%2Feditor"}), "Sign in", "Partner portal", 1},
 		{"sessions", AccountSessions(admin, SessionsPage{AccountID: 2, Email: "bob@example.com", Rows: []SessionRow{{ID: strings.Repeat("a", 64), ShortID: "aaaaaaaaaaaa"}}}),
 			"Admin", "Sessions of bob@example.com", 3}, // sign out, end one, end all
 	}
@@ -417,23 +416,6 @@ func TestSetPasswordPage(t *testing.T) {
 	gone := render(t, SetPassword(signedOut, SetPasswordForm{Gone: true}))
 	assert.Zero(t, gone.Find("form[action='/set-password']").Length())
 	assert.Contains(t, text(gone, "#link-gone"), "expired or has been used")
-}
-
-// The sample portal says it is a sample; its button posts to the bridge,
-// which signs the token then (none is rendered into the page, where it
-// would expire); its deep link is a /open link.
-func TestDemoPortalPage(t *testing.T) {
-	p := signedOut
-	p.CSRF = "csrf-1"
-	doc := render(t, DemoPortalPage(p, DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "jwt-1", DeepLink: "/open?return_to=%2Feditor"}))
-	assert.Contains(t, text(doc, "#demo-portal .pill"), "Sample partner portal")
-	form := doc.Find(`form[action="/demo/portal/open"]`)
-	assert.Equal(t, "post", form.AttrOr("method", ""))
-	assert.Equal(t, "csrf-1", form.Find(`input[name="_csrf"]`).AttrOr("value", ""))
-	html, _ := doc.Html()
-	assert.NotContains(t, html, "jwt-1", "no token in the page")
-	assert.Equal(t, "/open?return_to=%2Feditor", doc.Find("#deep-link").AttrOr("href", ""))
-	assert.Contains(t, text(doc, "#portal-user"), "Grace Hopper")
 }
 
 // The sign-in form carries next only when it leads somewhere.

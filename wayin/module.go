@@ -106,6 +106,31 @@ func Wordings(mods []Module) []views.Wording {
 	return out
 }
 
+// DemoRule is a way in that brings a sample of its other side into the
+// embedded demo (the portal's sample portal, LTI's sample LMS), so that
+// it can be tried with nothing else running.
+type DemoRule interface {
+	// Demo starts the sample when cfg gets one and returns cfg as the
+	// bridge serves it (the sample set in the way's settings); a nil
+	// *Demo: cfg gets none. tool is the bridge's URL as browsers reach
+	// it.
+	Demo(cfg config.Config, tool string) (config.Config, *Demo, error)
+}
+
+// Demo is a sample a way in brought into the demo.
+type Demo struct {
+	// Name and Note are what the start-up line says of it: "sample LMS"
+	// and "its course page launches with LTI 1.3, no password".
+	Name, Note string
+	// Listening tells the sample where the bridge listens and returns
+	// where a person opens it.
+	Listening func(tool string) string
+	// Close stops it (nil: nothing to stop).
+	Close func() error
+	// Double is the running sample, for tests that drive it.
+	Double any
+}
+
 // Sampled is a way in that renders pages of its own: the page gallery's
 // accessibility and language tests render each sample (l writes the
 // texts a handler gives a page, in its language; nil: English).
@@ -149,7 +174,4 @@ type Home struct {
 	Label locale.ID
 	// AdminSessions: a session the portal began may open the console.
 	AdminSessions bool
-	// SamplePath is where the bridge serves a sample portal of its own
-	// (the embedded demo's; "": none).
-	SamplePath string
 }

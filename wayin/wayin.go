@@ -68,13 +68,23 @@ type Exemption struct {
 	Machine bool
 }
 
-// Landing is where an admitted arrival goes once signed in.
+// Landing is how an arrival goes on once admitted.
 type Landing struct {
 	How      string // how the sign-in is recorded ("LTI: Canvas")
 	Via      string // who vouches, for the switch page ("Canvas")
 	Next     string // a local path to go to, unless Launch
 	Launch   bool   // open the editor (at ReturnTo)
 	ReturnTo string
+	// Hold keeps the arrival for a later request of this browser instead
+	// (the framed LTI page's new-tab button, which Resume completes):
+	// Enter answers nothing and returns the held value. Hold and Handoff
+	// say how Enter completes; they are not kept with a held arrival.
+	Hold bool `json:"-"`
+	// Handoff: a handoff from Home (the partner's portal), which asked
+	// before it spent its token when another account was signed in: the
+	// session starts at once, and is the handoff's (the console only as
+	// Home allows).
+	Handoff bool `json:"-"`
 }
 
 // Kit is what the bridge lends every way in: its ports, each small. A
@@ -88,42 +98,27 @@ type Kit interface {
 	Admin
 }
 
-// Admission is the one admission.
+// Admission is the one admission, asked before an arrival.
 type Admission interface {
-	// Admit runs the one admission. A refusal is recorded (log, audit,
-	// metric) and comes back as the error that renders its page.
-	Admit(c echo.Context, a signin.Arrival) (store.Account, error)
-	// Admissible tells, changing nothing, whether Admit would refuse a
-	// now; a refusal is recorded and comes back as Admit's would.
+	// Admissible tells, changing nothing, whether Enter would refuse a
+	// now (a way that spends something first: the portal's token); a
+	// refusal is recorded and comes back as Enter's would.
 	Admissible(c echo.Context, a signin.Arrival) error
 }
 
-// Arrivals sign an admitted arrival in.
+// Arrivals take what a way verified in: the one arrival call.
 type Arrivals interface {
-	// Arrive signs in acct and goes on as l says; when another account
-	// is signed in in this browser it asks first.
-	Arrive(c echo.Context, acct store.Account, l Landing) error
-	// Hold seals an arrival to be resumed by a later request of this
-	// browser (the framed LTI page's new-tab button): used once, within
-	// 10 minutes, while the account's sessions stand.
-	Hold(c echo.Context, acct store.Account, l Landing) (string, error)
-	// Resume takes what Hold sealed and arrives; a value that no longer
+	// Enter runs the one admission on a and completes the arrival as l
+	// says: the session starts and the person goes on (asked first when
+	// another account is signed in in this browser), or, with l.Hold,
+	// the arrival is kept and its held value returned (used once, within
+	// 10 minutes, while the account's sessions stand). A refusal is
+	// recorded (log, audit, metric) and comes back as the error that
+	// renders its page.
+	Enter(c echo.Context, a signin.Arrival, l Landing) (held string, err error)
+	// Resume takes what Enter held and arrives; a value that no longer
 	// holds is ErrHoldGone (wrapped, with why).
 	Resume(c echo.Context, held string) error
-}
-
-// Enter admits what a way verified and, admitted, arrives as l says: the
-// one call of a way that signs in and goes on. A refusal comes back as
-// Admit's, recorded, rendering its page.
-func Enter(c echo.Context, k interface {
-	Admission
-	Arrivals
-}, a signin.Arrival, l Landing) error {
-	acct, err := k.Admit(c, a)
-	if err != nil {
-		return err
-	}
-	return k.Arrive(c, acct, l)
 }
 
 // Pages are the bridge's pages and refusals.
@@ -156,10 +151,6 @@ type Flows interface {
 type Sessions interface {
 	// SignedIn is the account signed in in this browser, if any.
 	SignedIn(c echo.Context) (store.Account, bool)
-	// SignIn starts a session for acct (handoff: begun by the portal's
-	// handoff, which opens no console) and Launch opens its editor.
-	SignIn(c echo.Context, acct store.Account, how string, handoff bool) error
-	Launch(c echo.Context, acct store.Account, returnTo string) error
 }
 
 // Admin is the admin console, for a way that adds a page to it.

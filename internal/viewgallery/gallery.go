@@ -75,8 +75,6 @@ func Pages(l *locale.Localizer, wordings []views.Wording, samples []views.Sample
 			views.Home{LastLaunch: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), PlatformUserID: "9007199254740993"})},
 		{Name: "switch accounts", View: views.HandoffSwitchPage(views.Page{Title: l.T("Switch accounts?"), User: user.User, CSRF: "token"},
 			views.HandoffSwitch{SignedIn: "bob.builder@partner.example", Arriving: "g@example.com", Via: l.T("The link from your portal signs in another account:"), Action: "/portal/confirm", Field: "jwt", Token: "t"})},
-		{Name: "sample partner portal", View: views.DemoPortalPage(views.Page{Title: l.T("Sample partner portal"), CSRF: "token"},
-			views.DemoPortal{Name: "Grace Hopper", Email: "g@example.com", Token: "t", DeepLink: "/open?return_to=%2Feditor"})},
 	}
 	for _, p := range samples {
 		pages = append(pages, Page{Name: p.Name, View: p.View})

@@ -320,7 +320,14 @@ func (w *Way) launch(c echo.Context) error {
 		// but a signed link goes back to the LMS.
 		return w.deepLinkPage(c, id)
 	}
-	acct, err := w.k.Admit(c, w.arrival(id))
+	// Framed, the editor's cookie would be a third-party cookie in the
+	// LMS's page: the arrival is held, and a page that the platform's
+	// origins alone may frame offers one button, which opens the editor
+	// in a new tab (used once, while the account's sessions stand). No
+	// session starts in the frame, so no sign-in is recorded: the new
+	// tab's records it.
+	l := wayin.Landing{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ReturnTo(id.TargetLinkURI), Hold: id.Framed()}
+	held, err := w.k.Enter(c, w.arrival(id), l)
 	if err != nil {
 		noSwitch(c)
 		return admissionPage(err, id.Platform.Name, w.LMS.CourseURL(form))
@@ -328,21 +335,10 @@ func (w *Way) launch(c echo.Context) error {
 	if w.Roster != nil && id.MembershipsURL != "" && id.ContextID != "" && id.Platform.TokenURL != "" && MayPlace(id.Roles) {
 		w.Roster.Start(id, w.arrival(id).Source)
 	}
-	l := wayin.Landing{How: "LTI: " + id.Platform.Name, Via: id.Platform.Name, Launch: true, ReturnTo: ReturnTo(id.TargetLinkURI)}
-	if !id.Framed() {
-		return w.k.Arrive(c, acct, l)
+	if !l.Hold {
+		return nil
 	}
-	// Framed: the editor's cookie would be a third-party cookie in the
-	// LMS's page, so a page that the platform's origins alone may frame
-	// offers one button, which opens the editor in a new tab (the
-	// arrival held for this browser, used once, while the account's
-	// sessions stand). No session starts in the frame, so no sign-in is
-	// recorded: the new tab's records it.
-	tok, err := w.k.Hold(c, acct, l)
-	if err != nil {
-		return err
-	}
-	return w.framedPage(c, framedState{Token: tok, LMS: id.Platform.Name, Frame: id.FrameAncestors(), Expires: w.k.Now().Add(framedTTL)})
+	return w.framedPage(c, framedState{Token: held, LMS: id.Platform.Name, Frame: id.FrameAncestors(), Expires: w.k.Now().Add(framedTTL)})
 }
 
 // framedState is what the framed page holds, sealed: its language switch

@@ -79,7 +79,6 @@ func (w *Way) Button(next string) (string, string) {
 
 // oidcKit is the bridge's ports the way uses.
 type oidcKit interface {
-	wayin.Admission
 	wayin.Arrivals
 	wayin.Pages
 	wayin.Flows
@@ -172,9 +171,10 @@ func (w *Way) callback(c echo.Context) error {
 	if !id.EmailVerified && !w.AllowUnverifiedEmail {
 		return w.refused(c, ErrUnverified, id.Email)
 	}
-	return wayin.Enter(c, w.k, signin.Arrival{Source: w.Source, Subject: id.Subject, Email: id.Email,
+	_, err = w.k.Enter(c, signin.Arrival{Source: w.Source, Subject: id.Subject, Email: id.Email,
 		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin},
 		wayin.Landing{How: "identity provider", Via: w.DisplayName, Next: localpath.SafeNext(flow.Next)})
+	return err
 }
 
 // refused records a refused sign-in and answers its page.

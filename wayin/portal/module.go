@@ -14,7 +14,6 @@ import (
 	"github.com/ssobridge/ssobridge/internal/keptfile"
 	"github.com/ssobridge/ssobridge/internal/randid"
 	"github.com/ssobridge/ssobridge/locale"
-	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -171,14 +170,14 @@ func (m Module) Open(_ context.Context, h wayin.Host) (wayin.Way, error) {
 }
 
 // demoPortal fills the sample partner portal: its user and a fresh token.
-func demoPortal(k Config, now func() time.Time) func() (views.DemoPortal, error) {
-	return func() (views.DemoPortal, error) {
+func demoPortal(k Config, now func() time.Time) func() (DemoPortal, error) {
+	return func() (DemoPortal, error) {
 		const name, email = "Grace Hopper", "grace.hopper@portal.example"
 		tok, err := SignHS256(k.Secret, k.Issuer, k.Audience, Claims{Email: email, GivenName: "Grace", FamilyName: "Hopper"}, now())
 		if err != nil {
-			return views.DemoPortal{}, err
+			return DemoPortal{}, err
 		}
-		return views.DemoPortal{Name: name, Email: email, Token: tok, DeepLink: "/open?return_to=" + url.QueryEscape("/editor/projects/demo")}, nil
+		return DemoPortal{Name: name, Email: email, Token: tok, DeepLink: "/open?return_to=" + url.QueryEscape("/editor/projects/demo")}, nil
 	}
 }
 
@@ -190,11 +189,18 @@ func (Module) Check(context.Context, wayin.Host, io.Writer) bool { return true }
 func (Module) Home(cfg config.Config) wayin.Home {
 	p := config.Settings(cfg, Section())
 	home := wayin.Home{URL: p.URL, Label: locale.Msg("Back to your portal"), AdminSessions: p.AdminSessions}
-	if demo(cfg) {
-		home.SamplePath = DemoPath
-		if home.URL == "" {
-			home.URL = DemoPath
-		}
+	if demo(cfg) && home.URL == "" {
+		home.URL = DemoPath
 	}
 	return home
+}
+
+// Demo is the embedded demo's sample partner portal, which the portal's
+// way serves at DemoPath.
+func (Module) Demo(cfg config.Config, _ string) (config.Config, *wayin.Demo, error) {
+	if !demo(cfg) {
+		return cfg, nil, nil
+	}
+	return cfg, &wayin.Demo{Name: "sample partner portal", Note: "its button signs in with no password",
+		Listening: func(tool string) string { return tool + DemoPath }}, nil
 }

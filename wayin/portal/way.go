@@ -45,7 +45,7 @@ type Way struct {
 	Source signin.Source
 	// Demo, set only by the embedded demo, fills the sample partner
 	// portal at DemoPath with a freshly signed token.
-	Demo func() (views.DemoPortal, error)
+	Demo func() (DemoPortal, error)
 
 	k portalKit
 }
@@ -71,6 +71,7 @@ func (w *Way) Watch(context.Context, *slog.Logger) {}
 // portalKit is the bridge's ports the way uses.
 type portalKit interface {
 	wayin.Admission
+	wayin.Arrivals
 	wayin.Pages
 	wayin.Sessions
 }
@@ -129,14 +130,10 @@ func (w *Way) handoff(c echo.Context, token string, confirmed bool) error {
 	if err := w.Tokens.Use(ctx, claims); err != nil {
 		return w.refused(c, err)
 	}
-	acct, err := w.k.Admit(c, arrival)
-	if err != nil {
+	if _, err := w.k.Enter(c, arrival, wayin.Landing{How: "portal token", Launch: true, ReturnTo: claims.ReturnTo, Handoff: true}); err != nil {
 		return admissionPage(err)
 	}
-	if err := w.k.SignIn(c, acct, "portal token", true); err != nil {
-		return err
-	}
-	return w.k.Launch(c, acct, claims.ReturnTo)
+	return nil
 }
 
 // admissionPage is a refused arrival's page: no account and none to make
@@ -181,7 +178,7 @@ func (w *Way) demo(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return w.k.Render(c, http.StatusOK, locale.Msg("Sample partner portal"), func(p views.Page) templ.Component { return views.DemoPortalPage(p, d) })
+	return w.k.Render(c, http.StatusOK, locale.Msg("Sample partner portal"), func(p views.Page) templ.Component { return demoPage(p, d) })
 }
 
 // demoOpen is the sample portal's button: it signs a token when it is

@@ -14,7 +14,6 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/store"
-	"github.com/ssobridge/ssobridge/views"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/portal"
 	"github.com/ssobridge/ssobridge/wayin/wayintest"
@@ -87,7 +86,7 @@ func TestHandoffSignsInAndLaunches(t *testing.T) {
 			assert.Equal(t, "Ada", a.Names.Given)
 			assert.False(t, a.Admin, "the portal grants no admin")
 			require.Len(t, k.Arrived(), 1)
-			assert.Equal(t, wayin.Landing{How: "portal token", Launch: true, ReturnTo: "/editor/project/9"}, k.Arrived()[0].Landing)
+			assert.Equal(t, wayin.Landing{How: "portal token", Launch: true, ReturnTo: "/editor/project/9", Handoff: true}, k.Arrived()[0].Landing, "a handoff: signed in at once, the session the handoff's")
 
 			// The same token again: spent.
 			resp, body := get(t, c, base+portal.HandoffPath+"?jwt="+url.QueryEscape(tok))
@@ -199,8 +198,8 @@ func TestDemoPortal(t *testing.T) {
 	k := wayintest.NewKit()
 	v, err := portal.NewVerifier(portal.Config{Secret: handoffSecret, Issuer: issuer, Audience: audience}, k, nil)
 	require.NoError(t, err)
-	w := &portal.Way{Tokens: v, Source: portalSource, Demo: func() (views.DemoPortal, error) {
-		return views.DemoPortal{Email: "demo@example.com", Token: token(t, "demo@example.com", "")}, nil
+	w := &portal.Way{Tokens: v, Source: portalSource, Demo: func() (portal.DemoPortal, error) {
+		return portal.DemoPortal{Email: "demo@example.com", Token: token(t, "demo@example.com", "")}, nil
 	}}
 	base := wayintest.Serve(t, w, k).URL
 	c := wayintest.Browser(t)

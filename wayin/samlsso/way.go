@@ -74,7 +74,6 @@ func (w *Way) Button(next string) (string, string) {
 
 // samlKit is the bridge's ports the way uses.
 type samlKit interface {
-	wayin.Admission
 	wayin.Arrivals
 	wayin.Pages
 }
@@ -155,9 +154,10 @@ func (w *Way) acs(c echo.Context) error {
 	}
 	// An IdP-initiated sign-in asks too before it replaces another
 	// account's session: any page can post an IdP's response here.
-	return wayin.Enter(c, w.k, signin.Arrival{Source: w.Source, Subject: id.NameID, Email: id.Email,
+	_, err = w.k.Enter(c, signin.Arrival{Source: w.Source, Subject: id.NameID, Email: id.Email,
 		Names: accounts.Names{Given: id.GivenName, Family: id.FamilyName, Full: id.Name}, Admin: id.Admin},
 		wayin.Landing{How: "SAML identity provider", Via: w.DisplayName, Next: next})
+	return err
 }
 
 // refused records a refused sign-in (one log line and the audit say why)

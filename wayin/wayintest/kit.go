@@ -60,7 +60,6 @@ type Kit struct {
 	refused  []Refusal
 	audited  []string
 	signedIn *store.Account
-	how      string // the last SignIn's
 	used     map[string]time.Time
 	keys     seal.Keys
 }
@@ -113,12 +112,22 @@ func (k *Kit) decide(a signin.Arrival) (store.Account, error) {
 	return store.Account{ID: 7, Email: a.Email, FirstName: a.Names.Given, LastName: a.Names.Family}, nil
 }
 
-// Admit records a and decides it.
-func (k *Kit) Admit(_ echo.Context, a signin.Arrival) (store.Account, error) {
+// Enter records a, decides it and, admitted, arrives as l says: a 303
+// to the editor's launch or to the landing's page, as the bridge answers
+// once signed in; with l.Hold, the arrival sealed for Resume (10
+// minutes).
+func (k *Kit) Enter(c echo.Context, a signin.Arrival, l wayin.Landing) (string, error) {
 	k.mu.Lock()
 	k.admitted = append(k.admitted, a)
 	k.mu.Unlock()
-	return k.decide(a)
+	acct, err := k.decide(a)
+	if err != nil {
+		return "", err
+	}
+	if l.Hold {
+		return k.Sealer("hold").SealJSON("hold", held{acct, l, k.Now().Add(10 * time.Minute)})
+	}
+	return "", k.arrive(c, acct, l)
 }
 
 // Admissible decides a, recording nothing.
@@ -127,9 +136,9 @@ func (k *Kit) Admissible(_ echo.Context, a signin.Arrival) error {
 	return err
 }
 
-// Arrive records the arrival and answers as the bridge does once signed
+// arrive records the arrival and answers as the bridge does once signed
 // in: a 303 to the editor's launch or to the landing's page.
-func (k *Kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error {
+func (k *Kit) arrive(c echo.Context, acct store.Account, l wayin.Landing) error {
 	k.mu.Lock()
 	k.arrived = append(k.arrived, Arrival{acct, l})
 	k.signedIn = &acct
@@ -144,26 +153,21 @@ func (k *Kit) Arrive(c echo.Context, acct store.Account, l wayin.Landing) error 
 	return c.Redirect(http.StatusSeeOther, to)
 }
 
-// held is what Hold seals.
+// held is what Enter holds.
 type held struct {
 	Account store.Account
 	Landing wayin.Landing
 	Until   time.Time
 }
 
-// Hold seals the arrival for Resume (10 minutes).
-func (k *Kit) Hold(_ echo.Context, acct store.Account, l wayin.Landing) (string, error) {
-	return k.Sealer("hold").SealJSON("hold", held{acct, l, k.Now().Add(10 * time.Minute)})
-}
-
-// Resume arrives as Hold sealed; a value that does not open or is past
+// Resume arrives as Enter held; a value that does not open or is past
 // its time is wayin.ErrHoldGone.
 func (k *Kit) Resume(c echo.Context, v string) error {
 	var h held
 	if err := k.Sealer("hold").OpenJSON("hold", v, &h); err != nil || k.Now().After(h.Until) {
 		return fmt.Errorf("%w: it does not open or expired", wayin.ErrHoldGone)
 	}
-	return k.Arrive(c, h.Account, h.Landing)
+	return k.arrive(c, h.Account, h.Landing)
 }
 
 // Refuse records the refusal and returns r, as the bridge does.
@@ -230,23 +234,6 @@ func (k *Kit) SignedIn(echo.Context) (store.Account, bool) {
 		return store.Account{}, false
 	}
 	return *k.signedIn, true
-}
-
-// SignIn starts a session for acct (it answers nothing: Launch does).
-func (k *Kit) SignIn(_ echo.Context, acct store.Account, how string, _ bool) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.signedIn, k.how = &acct, how
-	return nil
-}
-
-// Launch records an arrival that opens the editor at returnTo, as the
-// last SignIn recorded it, and answers the launch's redirect.
-func (k *Kit) Launch(c echo.Context, acct store.Account, returnTo string) error {
-	k.mu.Lock()
-	how := k.how
-	k.mu.Unlock()
-	return k.Arrive(c, acct, wayin.Landing{How: how, Launch: true, ReturnTo: returnTo})
 }
 
 // Console lets Admin through, and answers 403 otherwise.

@@ -1,4 +1,4 @@
-package commands
+package portal
 
 import (
 	"context"
@@ -10,14 +10,18 @@ import (
 
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/launch"
-	"github.com/ssobridge/ssobridge/wayin/portal"
+	"github.com/ssobridge/ssobridge/localpath"
 )
 
-// PortalLinkCmd is `ssobridge portal-link`: it prints a /sso/jwt URL
-// signed with the configured HS256 key (or the embedded demo's), as the
+// Commands are the portal's sub-command, portal-link.
+func (Module) Commands() []cli.ModuleCommand {
+	return []cli.ModuleCommand{{Name: "portal-link", Line: "print a signed portal handoff URL (/sso/jwt) for trying it out", Run: linkCommand}}
+}
+
+// linkCommand is `ssobridge portal-link`: it prints a /sso/jwt URL signed
+// with the configured HS256 key (or the embedded demo's), as the
 // partner's portal would make it, for trying the handoff out.
-func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
+func linkCommand(_ context.Context, env cli.Env, args []string) error {
 	cmd := cli.Command{Name: "portal-link", Synopsis: "--email E [--first-name F] [--last-name L] [--return-to P] [--config FILE]",
 		Summary: "Print a URL that signs E in through the portal handoff (/sso/jwt) and opens the editor, signed with\nportal.jwt_secret (or the embedded demo's key). Valid for 5 minutes, once."}
 	fs := env.Flags(cmd)
@@ -30,19 +34,19 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	if err := store.ValidateEmail(strings.TrimSpace(*email)); err != nil {
-		return invalidInput("portal-link: --email: ", err)
+		return cli.UsageError("portal-link: --email: " + strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
 	}
-	if err := launch.ValidateReturnTo(*returnTo); err != nil {
-		return cli.UsageError("portal-link: --return-to: " + err.Error())
+	if err := localpath.CheckReturnTo(*returnTo); *returnTo != "" && err != nil {
+		return cli.UsageError("portal-link: --return-to: return_to must be a relative platform path: " + err.Error())
 	}
 	cfg, err := env.LoadConfig(*cfgPath)
 	if err != nil {
 		return err
 	}
-	if config.Settings(cfg, portal.Section()).JWTPublicKeyFile != "" {
+	if config.Settings(cfg, Section()).JWTPublicKeyFile != "" {
 		return cli.UsageError("portal-link: the portal signs with its private key (portal.jwt_public_key_file is its public half); portal-link can only sign with portal.jwt_secret")
 	}
-	k, _, ok, err := portal.SigningKey(cfg)
+	k, _, ok, err := SigningKey(cfg)
 	if err != nil {
 		return err
 	}
@@ -51,12 +55,12 @@ func PortalLinkCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	// A link the handoff would refuse is no link to print: say why now,
 	// before anyone follows it.
-	if src := (portal.Module{}).Sources(cfg); len(src) == 1 && !src[0].Open() && !src[0].Trusts(strings.TrimSpace(*email)) {
+	if src := (Module{}).Sources(cfg); len(src) == 1 && !src[0].Open() && !src[0].Trusts(strings.TrimSpace(*email)) {
 		return cli.UsageError(fmt.Sprintf("portal-link: --email %s: the portal is trusted for %s only (portal.email_domains), so its handoff would be refused; "+
 			"use an address of those domains, or list its domain in portal.email_domains", strings.TrimSpace(*email), strings.Join(src[0].EmailDomains, ", ")))
 	}
-	tok, err := portal.SignHS256(k.Secret, k.Issuer, k.Audience,
-		portal.Claims{Email: strings.TrimSpace(*email), GivenName: *first, FamilyName: *last, ReturnTo: *returnTo}, time.Now())
+	tok, err := SignHS256(k.Secret, k.Issuer, k.Audience,
+		Claims{Email: strings.TrimSpace(*email), GivenName: *first, FamilyName: *last, ReturnTo: *returnTo}, time.Now())
 	if err != nil {
 		return err
 	}

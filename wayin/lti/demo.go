@@ -1,4 +1,4 @@
-package app
+package lti
 
 import (
 	"crypto/rsa"
@@ -6,7 +6,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/demo/samplelms"
 	"github.com/ssobridge/ssobridge/internal/keptfile"
-	"github.com/ssobridge/ssobridge/wayin/lti"
+	"github.com/ssobridge/ssobridge/wayin"
 )
 
 // The embedded demo's sample LMS: an LTI 1.3 platform the demo serves on
@@ -25,7 +25,24 @@ const (
 // sampleLMSOn reports whether cfg gets the sample LMS: the embedded demo
 // with no LMS of its own.
 func sampleLMSOn(cfg config.Config) bool {
-	return cfg.Platform.BaseURL == config.Embedded && !config.Settings(cfg, lti.Section()).Enabled()
+	return cfg.Platform.BaseURL == config.Embedded && !config.Settings(cfg, Section()).Enabled()
+}
+
+// Demo is the embedded demo's sample LMS, started and registered when cfg
+// gets one.
+func (Module) Demo(cfg config.Config, tool string) (config.Config, *wayin.Demo, error) {
+	if !sampleLMSOn(cfg) {
+		return cfg, nil, nil
+	}
+	cfg, running, err := startSampleLMS(cfg, tool)
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, &wayin.Demo{Name: "sample LMS", Note: "its course page launches with LTI 1.3, no password", Close: running.Close, Double: running,
+		Listening: func(tool string) string {
+			running.SetTool(tool)
+			return running.URL() + samplelms.CoursePath
+		}}, nil
 }
 
 // startSampleLMS serves the sample LMS (its key kept in the data
@@ -53,37 +70,22 @@ func startSampleLMS(cfg config.Config, tool string) (config.Config, *samplelms.R
 	if err != nil {
 		return cfg, nil, err
 	}
-	s := config.Settings(cfg, lti.Section())
-	s.Platforms = lti.ConfiguredPlatforms{{Name: SampleLMSName, Issuer: SampleLMSIssuer, ClientID: sampleLMSClientID,
+	s := config.Settings(cfg, Section())
+	s.Platforms = ConfiguredPlatforms{{Name: SampleLMSName, Issuer: SampleLMSIssuer, ClientID: sampleLMSClientID,
 		DeploymentIDs: "demo", AuthURL: running.AuthURL(), JWKSURL: running.URL() + samplelms.JWKSPath, TokenURL: running.TokenURL(),
 		CreateAccounts: true, EmailDomains: sampleLMSDomain,
-		DeepLinkItems: []lti.DeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}}}
-	s.SampleLMS.Origin, s.SampleLMS.Issuer = lti.Origin(running.URL()), SampleLMSIssuer
-	return config.WithSettings(cfg, lti.Section(), s), running, nil
-}
-
-// WithSampleLMS is cfg with the sample LMS started and registered when
-// cfg gets one (see sampleLMSOn), for a command that checks the
-// configuration the demo serves; stop ends it. The LMS takes a free port,
-// so this works beside a running demo.
-func WithSampleLMS(cfg config.Config) (_ config.Config, stop func() error, _ error) {
-	if !sampleLMSOn(cfg) {
-		return cfg, func() error { return nil }, nil
-	}
-	cfg, running, err := startSampleLMS(cfg, cfg.PublicURL(cfg.Server.Addr))
-	if err != nil {
-		return cfg, nil, err
-	}
-	return cfg, running.Close, nil
+		DeepLinkItems: []DeepLinkItem{{Title: "Make a trailer", Path: "/editor/templates/trailer"}}}}
+	s.SampleLMS.Origin, s.SampleLMS.Issuer = Origin(running.URL()), SampleLMSIssuer
+	return config.WithSettings(cfg, Section(), s), running, nil
 }
 
 // sampleLMSKey is the sample LMS's signing key, made once (0600; one
 // that does not read as a key is made anew).
 func sampleLMSKey(cfg config.Config) (*rsa.PrivateKey, error) {
 	data, err := keptfile.Read(cfg.DataDir(), sampleLMSKeyFile,
-		func(data []byte) bool { _, err := lti.ParseRSAKey(data); return err == nil }, lti.GenerateKeyPEM)
+		func(data []byte) bool { _, err := ParseRSAKey(data); return err == nil }, GenerateKeyPEM)
 	if err != nil {
 		return nil, err
 	}
-	return lti.ParseRSAKey(data)
+	return ParseRSAKey(data)
 }
