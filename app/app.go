@@ -24,6 +24,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/handlers/metrics"
 	"github.com/ssobridge/ssobridge/internal/logbuf"
 	"github.com/ssobridge/ssobridge/launch"
@@ -187,7 +188,7 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.handler = handlers.New(handlers.Deps{
 		Store: handlers.StoreOf(a.store), Passwords: a.hasher, Regulator: reg, Languages: languages, Zone: cfg.Zone(), ContactName: cfg.Server.ContactName, ContactURL: cfg.Server.ContactURL,
 		Launcher: launcher, Line: a.line, Provisioning: jobs,
-		Platform:          console{client: a.client, embedded: a.sim != nil},
+		Platform:          platformView{client: a.client, embedded: a.sim != nil},
 		TrustProxyHeaders: cfg.Server.TrustProxyHeaders, Metrics: a.metrics, MetricsElsewhere: cfg.Server.MetricsAddr != "",
 		Logger: a.logger, Now: o.Now,
 		Sessions:       sessions,
@@ -464,15 +465,15 @@ func emulatorShapes(s config.Shapes) platformsim.Shapes {
 // CheckPlatform makes one signed call to the configured platform (starting
 // the embedded emulator for it, if that is the one configured) and returns
 // the connection and the verdict, as the console's check shows them.
-func CheckPlatform(ctx context.Context, cfg config.Config, logOut io.Writer) (handlers.Connection, handlers.CheckReport, error) {
+func CheckPlatform(ctx context.Context, cfg config.Config, logOut io.Writer) (console.Connection, console.CheckReport, error) {
 	// The check's throwaway emulator takes a free port: a running demo
 	// holds platform.embedded_addr, and the check must work beside it.
 	cfg.Platform.EmbeddedAddr = "127.0.0.1:0"
 	client, sim, closeFn, err := connectPlatform(cfg, newLogger(cfg.Log, logOut), nil, nil)
 	if err != nil {
-		return handlers.Connection{}, handlers.CheckReport{}, err
+		return console.Connection{}, console.CheckReport{}, err
 	}
 	defer closeFn()
-	c := console{client: client, embedded: sim != nil}
+	c := platformView{client: client, embedded: sim != nil}
 	return c.Connection(), c.Check(ctx), nil
 }

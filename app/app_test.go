@@ -23,7 +23,7 @@ import (
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/demo/platformsim"
 	"github.com/ssobridge/ssobridge/demo/samplelms"
-	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/store"
@@ -163,10 +163,10 @@ func TestConsole(t *testing.T) {
 	}
 	client, err := apiclient.New(apiclient.Options{BaseURL: srv.URL, Credentials: apiclient.Credentials{Method: apiclient.AuthHMAC, APIKey: cred.Key, APISecret: cred.Secret}})
 	require.NoError(t, err)
-	c := console{client: client}
+	c := platformView{client: client}
 	ctx := context.Background()
 
-	assert.Equal(t, handlers.Connection{BaseURL: srv.URL, ExchangeURL: srv.URL + "/api/5/login-token/login/{token}", Method: "hmac", Scheme: "SVC", KeyID: "console-key"}, c.Connection())
+	assert.Equal(t, console.Connection{BaseURL: srv.URL, ExchangeURL: srv.URL + "/api/5/login-token/login/{token}", Method: "hmac", Scheme: "SVC", KeyID: "console-key"}, c.Connection())
 	first, err := c.ListUsers(ctx, "", 1, 2)
 	require.NoError(t, err)
 	assert.Equal(t, 3, first.Total)

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/ssobridge/ssobridge/app"
+	"github.com/ssobridge/ssobridge/handlers/console"
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/cli"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/handlers"
 )
 
 // CheckCmd is `ssobridge check`: it diagnoses the platform connection,
@@ -82,7 +82,7 @@ func checkSCIM(w io.Writer, cfg config.Config) bool {
 // printCheck writes the verdict the way an admin reads it. A check of the
 // built-in emulator says so: it proves the bridge's signing, not the
 // connection to the real platform.
-func printCheck(w io.Writer, conn handlers.Connection, r handlers.CheckReport) {
+func printCheck(w io.Writer, conn console.Connection, r console.CheckReport) {
 	if conn.Embedded {
 		fmt.Fprintf(w, "platform:  a built-in emulator started for this check at %s (platform.base_url is %q), not the one a running demo serves\n", conn.BaseURL, config.Embedded)
 	} else {

@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/labstack/echo/v4"
 	"github.com/ssobridge/ssobridge/accounts/passhash"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,7 +71,7 @@ func TestAdminConnection(t *testing.T) {
 	assert.Equal(t, "page", r.doc.Find(`a[href="/admin/connection"]`).AttrOr("aria-current", ""))
 
 	f.platform.set(func(p *fakePlatform) {
-		p.report = CheckReport{Verdict: "forbidden", Summary: "Forbidden (403): not an admin.", Advice: []string{"Make the user an admin."},
+		p.report = console.CheckReport{Verdict: "forbidden", Summary: "Forbidden (403): not an admin.", Advice: []string{"Make the user an admin."},
 			URL: "https://platform.example/api/5/public/users?page=0&size=1", Status: 403, Latency: 12 * time.Millisecond,
 			Clock: "in step with this server's", Err: apiErr("list_users", 403)}
 	})
@@ -90,7 +89,7 @@ func TestAdminConnection(t *testing.T) {
 		Detail: "connection check: forbidden", RequestID: r.header.Get("X-Request-Id")}, evs[0])
 
 	f.platform.set(func(p *fakePlatform) {
-		p.conn = Connection{BaseURL: "http://127.0.0.1:1", Embedded: true, Method: "simple", Scheme: "SVCSIMPLE"}
+		p.conn = console.Connection{BaseURL: "http://127.0.0.1:1", Embedded: true, Method: "simple", Scheme: "SVCSIMPLE"}
 	})
 	r = c.get("/admin/connection")
 	assert.Contains(t, r.text("#base-url"), "(built-in emulator)")
@@ -105,7 +104,7 @@ func TestAdminAccountsList(t *testing.T) {
 	f.accts.link(bob.ID, "77", time.Time{})
 	r := c.get("/admin/accounts")
 	require.Equal(t, http.StatusOK, r.status)
-	assert.Equal(t, accountsPerPage, r.doc.Find("#accounts tbody tr").Length())
+	assert.Equal(t, console.AccountsPerPage, r.doc.Find("#accounts tbody tr").Length())
 	assert.Contains(t, r.text(".pager"), "Page 1 of 2 (32 in all)")
 	assert.Contains(t, r.doc.Find(`tr[data-email="bob@example.com"]`).Text(), "77")
 	r = c.get("/admin/accounts?page=2")
@@ -344,12 +343,12 @@ func TestAdminPlatformUsers(t *testing.T) {
 	f, c, _, bob := adminFixture(t)
 	f.accts.link(bob.ID, "u-2", time.Time{})
 	f.platform.set(func(p *fakePlatform) {
-		p.users = UserPage{Total: 45, Users: []PlatformUser{{ID: "u-1", FirstName: "Pat", LastName: "One", Email: "pat@example.com"},
+		p.users = console.UserPage{Total: 45, Users: []console.PlatformUser{{ID: "u-1", FirstName: "Pat", LastName: "One", Email: "pat@example.com"},
 			{ID: "u-2", FirstName: "Bob", LastName: "B", Email: "bob@example.com"}}}
 	})
 	r := c.get("/admin/platform-users?q=example&page=2")
 	require.Equal(t, http.StatusOK, r.status)
-	assert.Equal(t, []string{fmt.Sprintf("example 2 %d", platformUsersPerPage)}, f.platform.listed, "one call, the 1-based page")
+	assert.Equal(t, []string{fmt.Sprintf("example 2 %d", console.PlatformUsersPerPage)}, f.platform.listed, "one call, the 1-based page")
 	assert.Equal(t, 2, r.doc.Find("tbody tr").Length())
 	assert.Contains(t, r.doc.Find("tbody tr").Eq(0).Text(), "not linked")
 	assert.NotContains(t, r.doc.Find("tbody tr").Eq(1).Text(), "not linked")
@@ -362,7 +361,7 @@ func TestAdminPlatformUsers(t *testing.T) {
 
 	// A link to a platform user with another address is marked.
 	f.platform.set(func(p *fakePlatform) {
-		p.users = UserPage{Total: 1, Users: []PlatformUser{{ID: "u-2", FirstName: "Grace", LastName: "H", Email: "grace@example.com"}}}
+		p.users = console.UserPage{Total: 1, Users: []console.PlatformUser{{ID: "u-2", FirstName: "Grace", LastName: "H", Email: "grace@example.com"}}}
 	})
 	r = c.get("/admin/platform-users")
 	require.Equal(t, http.StatusOK, r.status)
@@ -402,24 +401,6 @@ func TestAdminAudit(t *testing.T) {
 	fc := forever.client()
 	fc.signIn("root@example.com")
 	assert.Contains(t, fc.get("/admin/audit").body, "Kept forever")
-}
-
-func TestPageParamAndPager(t *testing.T) {
-	e := echo.New()
-	ctx := func(target string) echo.Context {
-		return e.NewContext(httptest.NewRequest("GET", target, nil), httptest.NewRecorder())
-	}
-	for q, want := range map[string]int{"": 1, "?page=3": 3, "?page=0": 1, "?page=-2": 1, "?page=x": 1, "?page=1000001": 1} {
-		assert.Equal(t, want, pageParam(ctx("/admin/audit"+q)), q)
-	}
-	pg := makePager(ctx("/admin/audit?kind=login&page=2"), 2, 120, 50)
-	assert.Equal(t, 3, pg.Pages)
-	assert.Equal(t, "/admin/audit?kind=login&page=1", pg.PrevURL)
-	assert.Equal(t, "/admin/audit?kind=login&page=3", pg.NextURL)
-	pg = makePager(ctx("/admin/audit?page=9"), 9, 120, 50)
-	assert.Equal(t, "/admin/audit?page=3", pg.PrevURL, "past the end: back to the last page")
-	assert.Empty(t, pg.NextURL)
-	assert.Equal(t, 1, makePager(ctx("/x"), 1, 0, 50).Pages, "an empty list is one page")
 }
 
 // A store failure in the console is the 500 page, the cause logged.

@@ -99,14 +99,6 @@ type Health interface {
 	Ping(ctx context.Context) error
 }
 
-// Provisioning runs the console's background provisioning of every
-// unlinked account (provision.Jobs).
-type Provisioning interface {
-	// Start starts a job; accounts.ErrJobRunning while one runs.
-	Start(ctx context.Context, startedBy string) error
-	Latest(ctx context.Context) (store.ProvisionJob, error)
-}
-
 // Line keeps users in line for the platform's pace (waitline.Line).
 type Line interface {
 	// Join and Check: a launch of the account's session, and its waiting
@@ -128,53 +120,4 @@ type Line interface {
 // described with launch.Explain.
 type Launcher interface {
 	Launch(ctx context.Context, acct store.Account, returnTo, requestID string) (launch.Result, error)
-}
-
-// Platform is the Partner API as the admin console and /readyz see it, in
-// the handlers' own terms (app adapts the API client to it).
-type Platform interface {
-	// Connection says what the bridge connects to; never the secret.
-	Connection() Connection
-	// Check makes one diagnostic call.
-	Check(ctx context.Context) CheckReport
-	// ListUsers fetches one page (1-based) of the platform's users.
-	ListUsers(ctx context.Context, query string, page, size int) (UserPage, error)
-}
-
-// Connection describes the Instance connection.
-type Connection struct {
-	BaseURL string
-	// ExchangeURL is where browsers take login tokens (the template, as
-	// configured); it may be on another host, which the page's CSP allows.
-	ExchangeURL string
-	Embedded    bool   // the built-in emulator
-	Method      string // hmac | simple
-	Scheme      string // the Authorization scheme sent
-	KeyID       string // the API key; empty for the simple method
-}
-
-// CheckReport is one diagnosis of the connection.
-type CheckReport struct {
-	Verdict string   // "ok" or a failure class
-	Summary string   // one line: what happened
-	Advice  []string // what to do, in order
-	URL     string   // the URL called (holds no secret)
-	Status  int      // HTTP status; 0 when there was no answer
-	Latency time.Duration
-	Clock   string // how the platform's clock stands to ours; empty if unknown
-	Err     error  // nil when OK; classified with launch.Classify
-}
-
-// OK reports whether the connection works.
-func (r CheckReport) OK() bool { return r.Err == nil }
-
-// PlatformUser is one user of the platform.
-type PlatformUser struct {
-	ID, FirstName, LastName, Email string
-}
-
-// UserPage is one page of the platform's users.
-type UserPage struct {
-	Users []PlatformUser
-	Total int // matching users on every page
 }

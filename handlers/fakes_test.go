@@ -15,6 +15,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts/passhash"
 	"github.com/ssobridge/ssobridge/accounts/regulation"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/launch/pacing"
 	"github.com/ssobridge/ssobridge/mailaddr"
@@ -218,24 +219,24 @@ func (l *fakeLauncher) made() []launchCall {
 // fakePlatform answers the console's calls with what the test set.
 type fakePlatform struct {
 	mu      sync.Mutex
-	conn    Connection
-	report  CheckReport
+	conn    console.Connection
+	report  console.CheckReport
 	checks  int
-	users   UserPage
+	users   console.UserPage
 	listErr error
 	listed  []string // "query page size"
 }
 
-func (p *fakePlatform) Connection() Connection { return p.conn }
+func (p *fakePlatform) Connection() console.Connection { return p.conn }
 
-func (p *fakePlatform) Check(context.Context) CheckReport {
+func (p *fakePlatform) Check(context.Context) console.CheckReport {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.checks++
 	return p.report
 }
 
-func (p *fakePlatform) ListUsers(_ context.Context, query string, page, size int) (UserPage, error) {
+func (p *fakePlatform) ListUsers(_ context.Context, query string, page, size int) (console.UserPage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.listed = append(p.listed, strings.Join([]string{query, strconv.Itoa(page), strconv.Itoa(size)}, " "))

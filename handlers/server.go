@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/handlers/metrics"
 	"github.com/ssobridge/ssobridge/internal/outside"
 	"github.com/ssobridge/ssobridge/internal/seal"
@@ -46,8 +47,8 @@ type Deps struct {
 	// each launch runs within its request.
 	Line Line
 	// Provisioning, when set, is the console's background provisioning.
-	Provisioning Provisioning
-	Platform     Platform
+	Provisioning console.Provisioning
+	Platform     console.Platform
 	Sessions     SessionConfig
 	Metrics      *metrics.Metrics
 	// MetricsElsewhere: /metrics is served on a listener of its own
@@ -223,7 +224,10 @@ func New(d Deps) *echo.Echo {
 		e.Any(scimPrefix+"/*", scim)
 	}
 
-	h.adminRoutes(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin, h.consoleEnglish))
+	console.New(console.Deps{Store: console.Store{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.Links, Audit: d.Store.Audit,
+		OneTime: d.Store.OneTime, Identities: d.Store.Identities}, Passwords: svc, Platform: d.Platform, Provisioning: d.Provisioning,
+		Now: d.Now, Zone: d.Zone, AuditRetention: d.AuditRetention}, consoleKernel{h}).
+		Mount(e.Group("/admin", h.requireUser(redirectToLogin), h.requireAdmin, h.consoleEnglish))
 	h.csrf.knowRoutes(e)
 	return e
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/apiclient"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/internal/version"
 	"github.com/ssobridge/ssobridge/launch"
 	"github.com/ssobridge/ssobridge/store"
@@ -56,7 +57,7 @@ func TestReadyz(t *testing.T) {
 			if tt.storeGone {
 				require.NoError(t, os.Remove(f.accts.path))
 			}
-			f.platform.report = CheckReport{Err: tt.checkErr}
+			f.platform.report = console.CheckReport{Err: tt.checkErr}
 			r := f.client().get("/readyz")
 			assert.Equal(t, tt.status, r.status)
 			var got ReadyStatus
@@ -83,7 +84,7 @@ func TestReadyzCachesThePlatformCheck(t *testing.T) {
 		require.Equal(t, http.StatusOK, c.get("/readyz").status)
 	}
 	assert.Equal(t, 1, f.platform.checks)
-	f.platform.set(func(p *fakePlatform) { p.report = CheckReport{Err: apiErr("list_users", 503)} })
+	f.platform.set(func(p *fakePlatform) { p.report = console.CheckReport{Err: apiErr("list_users", 503)} })
 	f.clock.Advance(platformCheckTTL - time.Second)
 	assert.Equal(t, http.StatusOK, c.get("/readyz").status, "still the cached answer")
 	f.clock.Advance(2 * time.Second)
@@ -271,12 +272,12 @@ func TestProbesAreCountedAndReadinessChangesLogged(t *testing.T) {
 		require.Equal(t, http.StatusOK, c.get("/healthz").status)
 		require.Equal(t, http.StatusOK, c.get("/readyz").status)
 	}
-	f.platform.set(func(p *fakePlatform) { p.report = CheckReport{Err: apiErr("list_users", 503)} })
+	f.platform.set(func(p *fakePlatform) { p.report = console.CheckReport{Err: apiErr("list_users", 503)} })
 	f.clock.Advance(platformCheckTTL + time.Second)
 	for range 3 {
 		require.Equal(t, http.StatusServiceUnavailable, c.get("/readyz").status)
 	}
-	f.platform.set(func(p *fakePlatform) { p.report = CheckReport{} })
+	f.platform.set(func(p *fakePlatform) { p.report = console.CheckReport{} })
 	f.clock.Advance(platformCheckTTL + time.Second)
 	require.Equal(t, http.StatusOK, c.get("/readyz").status)
 	c.get("/login") // an ordinary request is logged as before

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
+	"github.com/ssobridge/ssobridge/handlers/console"
 	"github.com/ssobridge/ssobridge/internal/fakeclock"
 	"github.com/ssobridge/ssobridge/internal/syncbuf"
 	"github.com/ssobridge/ssobridge/store"
@@ -100,8 +101,8 @@ func setup(t *testing.T, tweak ...func(*Deps)) *fixture {
 	clock := fakeclock.New(time.Time{})
 	f := &fixture{t: t, accts: newTestStore(t, clock.Now), pw: &fakePasswords{}, reg: &fakeRegulator{banned: map[string]time.Time{}},
 		launcher: &fakeLauncher{}, idp: &fakeIdP{}, saml: &fakeSAML{}, clock: clock, logs: &syncbuf.Buffer{},
-		platform: &fakePlatform{conn: Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
-			report: CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
+		platform: &fakePlatform{conn: console.Connection{BaseURL: "https://platform.example", Method: "hmac", Scheme: "SVC", KeyID: "key-1"},
+			report: console.CheckReport{Verdict: "ok", Summary: "OK: all good."}}}
 	d := Deps{Store: StoreOf(f.accts.SQLite), Passwords: f.pw, Regulator: f.reg, Launcher: f.launcher, Platform: f.platform,
 		Sessions: SessionConfig{HashKey: testHashKey, BlockKey: testBlockKey, MaxAge: 12 * time.Hour, IdleTimeout: 2 * time.Hour},
 		Logger:   slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: f.clock.Now,

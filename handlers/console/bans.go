@@ -1,4 +1,4 @@
-package handlers
+package console
 
 import (
 	"net"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
 )
@@ -15,12 +14,12 @@ import (
 // bansPage is GET /admin/bans: every ban in force on every instance
 // sharing the store (an address's, a client IP's, a SCIM client's), with
 // why and until when, each with a button that lifts it.
-func (h *server) bansPage(c echo.Context) error {
+func (h *Console) bansPage(c echo.Context) error {
 	return h.bansResult(c, http.StatusOK, "", "")
 }
 
 // bansResult renders the bans page with a notice or an error.
-func (h *server) bansResult(c echo.Context, status int, notice, errMsg string) error {
+func (h *Console) bansResult(c echo.Context, status int, notice, errMsg string) error {
 	now := h.Now()
 	bans, err := h.Store.Accounts.ListBans(c.Request().Context(), now)
 	if err != nil {
@@ -30,7 +29,7 @@ func (h *server) bansResult(c echo.Context, status int, notice, errMsg string) e
 	for _, b := range bans {
 		d.Rows = append(d.Rows, banRow(b, now, h.zone()))
 	}
-	return h.render(c, status, views.Bans(h.page(c, "Sign-in bans"), d))
+	return h.k.Render(c, status, views.Bans(h.k.Page(c, "Sign-in bans"), d))
 }
 
 // banRow says what a ban is about and why it was made.
@@ -52,7 +51,7 @@ func banRow(b store.Ban, now time.Time, zone *time.Location) views.BanRow {
 
 // liftBan is POST /admin/bans/lift (kind, value): it ends that ban and
 // forgets the failures counted for it. Bad input changes nothing.
-func (h *server) liftBan(c echo.Context) error {
+func (h *Console) liftBan(c echo.Context) error {
 	kind, value := c.FormValue("kind"), strings.TrimSpace(c.FormValue("value"))
 	email, ip := "", ""
 	switch {

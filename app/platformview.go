@@ -7,33 +7,33 @@ import (
 
 	"github.com/ssobridge/ssobridge/apiclient"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/handlers"
+	"github.com/ssobridge/ssobridge/handlers/console"
 )
 
-// console adapts the Partner API client to what the admin console and
-// /readyz need (handlers.Platform), adding the advice that names
+// platformView adapts the Partner API client to what the admin console and
+// /readyz need (console.Platform), adding the advice that names
 // configuration keys: apiclient knows no configuration words.
-type console struct {
+type platformView struct {
 	client   *apiclient.Client
 	embedded bool
 }
 
-func (c console) Connection() handlers.Connection {
+func (c platformView) Connection() console.Connection {
 	sg := c.client.Signer()
-	return handlers.Connection{BaseURL: c.client.BaseURL(), ExchangeURL: strings.ReplaceAll(c.client.Shapes().ExchangeURL, "{base_url}", c.client.BaseURL()), Embedded: c.embedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: sg.KeyID()}
+	return console.Connection{BaseURL: c.client.BaseURL(), ExchangeURL: strings.ReplaceAll(c.client.Shapes().ExchangeURL, "{base_url}", c.client.BaseURL()), Embedded: c.embedded, Method: string(sg.Method()), Scheme: sg.Scheme(), KeyID: sg.KeyID()}
 }
 
-func (c console) Check(ctx context.Context) handlers.CheckReport {
+func (c platformView) Check(ctx context.Context) console.CheckReport {
 	r := c.client.Check(ctx)
-	return handlers.CheckReport{Verdict: string(r.Verdict), Summary: r.Summary, Advice: checkAdvice(r.Verdict, c.client.Signer()),
+	return console.CheckReport{Verdict: string(r.Verdict), Summary: r.Summary, Advice: checkAdvice(r.Verdict, c.client.Signer()),
 		URL: r.URL, Status: r.Status, Latency: r.Latency, Clock: r.DescribeClock(), Err: r.Err}
 }
 
 // ListUsers takes a 1-based page and asks for the platform's numbering.
-func (c console) ListUsers(ctx context.Context, query string, page, size int) (handlers.UserPage, error) {
+func (c platformView) ListUsers(ctx context.Context, query string, page, size int) (console.UserPage, error) {
 	p, err := c.client.ListUsers(ctx, query, c.client.Shapes().FirstPage+page-1, size)
 	if err != nil {
-		return handlers.UserPage{}, err
+		return console.UserPage{}, err
 	}
 	total := int(p.TotalElements)
 	switch {
@@ -46,9 +46,9 @@ func (c console) ListUsers(ctx context.Context, query string, page, size int) (h
 			total += size
 		}
 	}
-	out := handlers.UserPage{Total: total, Users: make([]handlers.PlatformUser, len(p.Content))}
+	out := console.UserPage{Total: total, Users: make([]console.PlatformUser, len(p.Content))}
 	for i, u := range p.Content {
-		out.Users[i] = handlers.PlatformUser{ID: string(u.UserID), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email}
+		out.Users[i] = console.PlatformUser{ID: string(u.UserID), FirstName: u.FirstName, LastName: u.LastName, Email: u.Email}
 	}
 	return out, nil
 }
