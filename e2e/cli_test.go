@@ -246,6 +246,7 @@ func TestHelpAndVersion(t *testing.T) {
 		code, out, stderr := runCLI(t, "", nil, args...)
 		assert.Equal(t, 0, code, stderr)
 		for _, want := range []string{"serve", "user add", "check", "platform-sim", "version",
+			"  portal-link    print a signed portal handoff URL (/sso/jwt) for trying it out\n  bans list", // a module's command, in its place
 			"SSOBRIDGE_PLATFORM_API_SECRET", "./config.yaml", "--help"} {
 			assert.Contains(t, out, want, args)
 		}
@@ -557,6 +558,7 @@ func TestCommandLineFirstSteps(t *testing.T) {
 		{"invalid YAML names the file", []string{"--config", broken}, []string{"config: " + broken + ": line 1"}},
 		{"a mistyped command", []string{"serv"}, []string{`unknown command "serv"; did you mean 'serve'?`, "ssobridge help"}},
 		{"another mistyped command", []string{"provison"}, []string{"did you mean 'provision'?"}},
+		{"a mistyped command of a module", []string{"portal-lnk"}, []string{"did you mean 'portal-link'?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, stderr := runCLI(t, "", nil, tc.args...)

@@ -217,6 +217,45 @@ func startHostileLMS(t *testing.T) *hostileLMS {
 	return h
 }
 
+// hostileRegistration is an LMS's answer a registration refuses: what
+// its configuration or registration endpoint answers (nil: the
+// well-behaved one), what the page says and what it never quotes.
+type hostileRegistration struct {
+	name            string
+	config, reg     http.HandlerFunc
+	configURL, said string
+	never           []string
+}
+
+// hostileRegistrations are the refused answers; metadata stands in for an
+// internal address (169.254.169.254).
+func hostileRegistrations(metadata string) []hostileRegistration {
+	return []hostileRegistration{
+		{name: "the configuration redirects to an internal address",
+			config: func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, metadata+"/latest/meta-data/iam", http.StatusFound)
+			}, said: "it redirected elsewhere"},
+		{name: "the registration endpoint redirects a POST to an internal address",
+			reg: func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, metadata+"/register", http.StatusTemporaryRedirect)
+			}, said: "it redirected elsewhere"},
+		{name: "the configuration is not JSON",
+			config: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("#!secret-banner 9f3a")) },
+			said:   "its answer is not the JSON expected", never: []string{"invalid character", "secret-banner"}},
+		{name: "the configuration answers an error",
+			config: func(w http.ResponseWriter, _ *http.Request) {
+				http.Error(w, "internal-hostname-7 says no", http.StatusTeapot)
+			},
+			said: "it answered with an error", never: []string{"418", "internal-hostname-7"}},
+		{name: "the client id holds a line break",
+			reg: func(w http.ResponseWriter, _ *http.Request) {
+				_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "client\nsecond-line"})
+			}, said: "its answer holds no usable client_id", never: []string{"second-line"}},
+		{name: "nothing listens there", configURL: "http://127.0.0.1:1/config",
+			said: "it could not be read", never: []string{"connection refused", "dial tcp"}},
+	}
+}
+
 // Dynamic Registration under the outbound policy, as an attacker's LMS
 // would try it: a configuration or a registration that redirects to an
 // internal address is refused and the internal address is never asked
@@ -249,35 +288,7 @@ func TestLTIRegistrationUnderTheOutboundPolicy(t *testing.T) {
 		return list
 	}
 
-	for _, tc := range []struct {
-		name            string
-		config, reg     http.HandlerFunc
-		configURL, said string
-		never           []string
-	}{
-		{name: "the configuration redirects to an internal address",
-			config: func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, metadata.URL+"/latest/meta-data/iam", http.StatusFound)
-			}, said: "it redirected elsewhere"},
-		{name: "the registration endpoint redirects a POST to an internal address",
-			reg: func(w http.ResponseWriter, r *http.Request) {
-				http.Redirect(w, r, metadata.URL+"/register", http.StatusTemporaryRedirect)
-			}, said: "it redirected elsewhere"},
-		{name: "the configuration is not JSON",
-			config: func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("#!secret-banner 9f3a")) },
-			said:   "its answer is not the JSON expected", never: []string{"invalid character", "secret-banner"}},
-		{name: "the configuration answers an error",
-			config: func(w http.ResponseWriter, _ *http.Request) {
-				http.Error(w, "internal-hostname-7 says no", http.StatusTeapot)
-			},
-			said: "it answered with an error", never: []string{"418", "internal-hostname-7"}},
-		{name: "the client id holds a line break",
-			reg: func(w http.ResponseWriter, _ *http.Request) {
-				_ = json.NewEncoder(w).Encode(map[string]any{"client_id": "client\nsecond-line"})
-			}, said: "its answer holds no usable client_id", never: []string{"second-line"}},
-		{name: "nothing listens there", configURL: "http://127.0.0.1:1/config",
-			said: "it could not be read", never: []string{"connection refused", "dial tcp"}},
-	} {
+	for _, tc := range hostileRegistrations(metadata.URL) {
 		t.Run(tc.name, func(t *testing.T) {
 			lms.config, lms.register = tc.config, tc.reg
 			defer func() { lms.config, lms.register = nil, nil }()

@@ -66,3 +66,41 @@ func TestSamplesRender(t *testing.T) {
 		}
 	}
 }
+
+// The console's LTI page: a registration URL just made, each course with
+// its roster (one waiting for the admin past the cap, with the count to
+// confirm), each registered LMS with the actions its state allows, and
+// the configured ones; and what an empty console says.
+func TestConsolePage(t *testing.T) {
+	admin := views.Page{Title: "LTI", CSRF: "tok", User: &views.User{Name: "Root", Email: "root@example.com", Admin: true}}
+	d := consoleData{URL: "https://sso.example/lti/register?code=c", URLExpires: "2026-11-28 15:00 UTC", EmailDomains: "school.example", CreateAccounts: true,
+		Notice: "Made a registration URL.",
+		Courses: []consoleCourse{
+			{Title: "Year 7 Media", LMS: "Springfield Moodle", Issuer: "https://lms.example", ClientID: "c1", ContextID: "7", LastLaunch: "2026-11-28 09:00 UTC",
+				LaunchedBy: "t@school.example", LastRoster: "31 members, 31 admitted", LastRosterAt: "2026-11-28 09:00 UTC"},
+			{Title: "Whole school", LMS: "Springfield Moodle", Issuer: "https://lms.example", ClientID: "c1", ContextID: "all", LastRoster: "1,400 members",
+				LastRosterAt: "2026-11-28 09:05 UTC", Waiting: 1400, Cap: 500},
+			{Title: "Not read yet", LMS: "Springfield Moodle", Issuer: "https://lms.example", ClientID: "c1", ContextID: "new"},
+		},
+		Registered: []consolePlatform{{Name: "Canvas", Issuer: "https://canvas.example", ClientID: "c2", RegisteredAt: "2026-11-27", RegisteredBy: "root@example.com"},
+			{Name: "Old Canvas", Issuer: "https://old.example", ClientID: "c3", Disabled: true}},
+		Configured: []consolePlatform{{Name: "Springfield Moodle", Issuer: "https://lms.example", ClientID: "c1"}},
+	}
+	doc := render(t, consolePage(admin, d))
+	assert.Equal(t, "https://sso.example/lti/register?code=c", doc.Find("#registration-url").Text())
+	assert.Contains(t, doc.Find(".roster-waiting").Text(), "1,400 people, more than the cap of 500")
+	assert.Contains(t, doc.Text(), "Year 7 Media")
+	assert.Contains(t, doc.Text(), "Springfield Moodle")
+	assert.Equal(t, 1, doc.Find(`form[action="/admin/lti/platforms/disable"]`).Length(), "the launching LMS can be disabled")
+	assert.Equal(t, 1, doc.Find(`form[action="/admin/lti/platforms/enable"]`).Length(), "the disabled one enabled")
+	assert.Equal(t, 2, doc.Find(`form[action="/admin/lti/platforms/remove"]`).Length())
+	assert.Equal(t, 1, doc.Find("#configured-lms li").Length())
+	doc.Find(`form[method="post"]`).Each(func(i int, s *goquery.Selection) {
+		assert.Equal(t, "tok", s.Find(`input[name="_csrf"]`).AttrOr("value", ""), "form %d carries the token", i)
+	})
+
+	empty := render(t, consolePage(admin, consoleData{Error: "No such course."}))
+	assert.Contains(t, empty.Text(), "No LMS has registered itself yet.")
+	assert.Equal(t, "None.", empty.Find("#no-configured").Text())
+	assert.Equal(t, "No such course.", empty.Find("#admin-error").Text())
+}
