@@ -31,4 +31,3 @@ func TestDemoPage(t *testing.T) {
 	assert.Equal(t, "/open?return_to=%2Feditor", doc.Find("#deep-link").AttrOr("href", ""))
 	assert.Contains(t, doc.Find("#portal-user").Text(), "Grace Hopper")
 }
-
