@@ -172,11 +172,11 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	jobs := provision.NewJobs(a.store, launcher, a.logger, o.Now, a.rateLimited.Load)
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
 	reg := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
-	scimHandler, err := a.scimHandler(ctx, o, launcher, reg)
-	if err != nil {
-		return nil, err
-	}
-	in, err := waysOf(ctx, cfg, a.store, o, jobs.StartFor, a.logger)
+	h := host(cfg, o, a.logger)
+	h.Store, h.Provision, h.Provisioner, h.Regulator = a.store, jobs.StartFor, launcher, reg
+	h.EndLaunches = func(id int64) { a.line.End(id, "") }
+	h.ClientIP = handlers.ClientIP(cfg.Server.TrustProxyHeaders)
+	in, err := waysOf(ctx, h, o.Modules)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +195,6 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 		AuditRetention: cfg.Audit.Retention, Stopping: a.stopping.Load, PublicURL: cfg.Server.PublicURL,
 		HomeAdminSessions: in.home.AdminSessions, Home: views.WayBack{URL: in.home.URL, Label: in.home.Label},
 		Ways: in.list, PasswordForm: passwordForm(cfg, o.Modules),
-		SCIM: scimHandler,
 	})
 	return a, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/scim"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 	"github.com/ssobridge/ssobridge/wayin/lti"
@@ -20,11 +21,12 @@ import (
 )
 
 // Modules are the ways in registered as modules, in the order the
-// sign-in page shows their buttons and check reports them. Adding a
-// way in is one more entry here; docs/architecture.md ("Add a way in")
+// sign-in page shows their buttons and check reports them, then SCIM,
+// which takes the modules' shape though no person arrives by it. Adding
+// a way in is one more entry here; docs/architecture.md ("Add a way in")
 // says what its package declares.
 func Modules() []wayin.Module {
-	return []wayin.Module{portal.Module{}, oidc.Module{}, samlsso.Module{}, lti.Module{}}
+	return []wayin.Module{portal.Module{}, oidc.Module{}, samlsso.Module{}, lti.Module{}, scim.Module{}}
 }
 
 // ParseConfig is config.Parse with the sections of the registered

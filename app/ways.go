@@ -2,11 +2,9 @@ package app
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/ssobridge/ssobridge/config"
 	"github.com/ssobridge/ssobridge/handlers"
-	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
@@ -18,15 +16,13 @@ type ways struct {
 	home wayin.Home
 }
 
-// waysOf opens the modules' ways in. An identity provider that does not
-// answer at start is a warning, not an error: sign-in with it retries,
-// and /readyz reports it meanwhile.
-func waysOf(ctx context.Context, cfg config.Config, st store.Store, o Options, provision func(context.Context, string, []store.Account) error,
-	logger *slog.Logger) (ways, error) {
+// waysOf opens the modules' ways in with what the bridge lends them (h).
+// An identity provider that does not answer at start is a warning, not an
+// error: sign-in with it retries, and /readyz reports it meanwhile.
+func waysOf(ctx context.Context, h wayin.Host, mods []wayin.Module) (ways, error) {
 	var in ways
-	h := host(cfg, o, logger)
-	h.Store, h.Provision = st, provision
-	for _, m := range o.Modules {
+	cfg := h.Config
+	for _, m := range mods {
 		w, err := m.Open(ctx, h)
 		if err != nil {
 			return ways{}, err

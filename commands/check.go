@@ -1,11 +1,9 @@
 package commands
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,39 +42,11 @@ func CheckCmd(ctx context.Context, env cli.Env, args []string) error {
 	}
 	printCheck(env.Stdout, conn, report)
 	modulesOK, stored := app.CheckModules(ctx, cfg, env.Modules, env.Stdout)
-	scimOK := true
-	if cfg.SCIM.Enabled {
-		scimOK = checkSCIM(env.Stdout, cfg)
-	}
 	checkTrust(env.Stdout, append(app.Sources(cfg, env.Modules), stored...))
-	if !report.OK() || !modulesOK || !scimOK {
+	if !report.OK() || !modulesOK {
 		return cli.ErrFailed
 	}
 	return nil
-}
-
-// checkSCIM says what to enter at the identity provider for SCIM, and
-// refuses a base URL that is not https: the IdP would send the bearer
-// token in clear (and Entra ID and Okta take only https).
-func checkSCIM(w io.Writer, cfg config.Config) bool {
-	base := cfg.PublicURL(cfg.Server.Addr) + "/scim/v2"
-	fmt.Fprintf(w, "scim:      at the IdP, enter: base URL %s, bearer token: the one in %s (%d token(s))\n",
-		base, cmp.Or(cfg.SCIM.TokenFile, config.EnvName("scim.token")), len(cfg.SCIM.Tokens()))
-	admins := "none (the IdP grants no admin)"
-	if cfg.SCIM.AdminGroup != "" {
-		admins = "members of the group " + strconv.Quote(cfg.SCIM.AdminGroup)
-	}
-	fmt.Fprintf(w, "           partner admins: %s; platform users made ahead: %t\n", admins, cfg.SCIM.ProvisionPlatformUsers)
-	switch reach, local := cfg.Reach(); {
-	case !reach:
-		fmt.Fprintf(w, "verdict:   SCIM NOT READY\nthe IdP would call %s over plain http, with the token in clear: set server.public_url to the https URL the IdP reaches\n", base)
-		return false
-	case local:
-		fmt.Fprintf(w, "verdict:   SCIM OK (loopback: only an IdP on this machine reaches %s; a real IdP needs server.public_url set to the https URL it reaches)\n", base)
-		return true
-	}
-	fmt.Fprintf(w, "verdict:   SCIM OK\n")
-	return true
 }
 
 // printCheck writes the verdict the way an admin reads it. A check of the

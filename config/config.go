@@ -27,7 +27,6 @@ type Config struct {
 	Regulation Regulation `yaml:"regulation"`
 	Audit      Audit      `yaml:"audit"`
 	Log        Log        `yaml:"log"`
-	SCIM       SCIM       `yaml:"scim"`
 	Outbound   Outbound   `yaml:"outbound"`
 
 	// modules are the modules' sections (Section), by key.
@@ -56,7 +55,6 @@ func Defaults(sections ...Sectioner) Config {
 		Password:   Password{Argon2MemoryKiB: 19 * 1024, Argon2Iterations: 2, Argon2Parallelism: 1, HashConcurrency: 2},
 		Regulation: Regulation{MaxRetries: 5, MaxRetriesPerIP: 50, FindTime: 5 * time.Minute, BanTime: 15 * time.Minute},
 		Audit:      Audit{Retention: 90 * 24 * time.Hour},
-		SCIM:       SCIM{ProvisionPlatformUsers: true},
 		Log:        Log{Level: "info", Format: "text"},
 		Outbound:   outboundDefaults(),
 	}
@@ -119,11 +117,6 @@ func Parse(yamlData []byte, environ []string, sections ...Sectioner) (Config, er
 		*into = v
 	}
 	readFile("platform.api_secret_file", cfg.Platform.APISecretFile, &cfg.Platform.APISecret, true)
-	if cfg.SCIM.TokenFile != "" && cfg.SCIM.Token != "" {
-		errs = append(errs, &Error{Key: "scim.token_file", Problem: "set it or " + EnvName("scim.token") + " (scim.token), not both"})
-	} else {
-		readFile("scim.token_file", cfg.SCIM.TokenFile, &cfg.SCIM.Token, false)
-	}
 	named := map[string]bool{}
 	for _, e := range errs {
 		named[e.Key] = true
@@ -333,7 +326,6 @@ func (c *Config) validate() Errors {
 		c.validateRegulation,
 		c.validateAudit,
 		c.validateLog,
-		c.validateSCIM,
 		c.validateOutbound,
 	} {
 		check(bad)

@@ -60,6 +60,9 @@ type csrfGuard struct {
 	// machine are the ways in's paths machines fetch (metadata): no
 	// cookie is set there.
 	machine map[string]bool
+	// apis are the prefixes of the APIs ways in serve (SCIM's): no cookie,
+	// no anti-forgery check, by any method.
+	apis []string
 }
 
 // newCSRFGuard is the guard; exempt are the ways in's paths that arrive
@@ -73,6 +76,8 @@ func newCSRFGuard(cfg SessionConfig, now func() time.Time, exempt []wayin.Exempt
 		name: name, secure: cfg.Secure, exempt: map[string]bool{}, machine: map[string]bool{}}
 	for _, x := range exempt {
 		switch {
+		case x.API:
+			g.apis = append(g.apis, x.Path)
 		case x.Machine:
 			g.machine[x.Path] = true
 		case x.KeepOrigin:
@@ -149,7 +154,7 @@ func matches(token string, secret []byte) bool {
 func (g *csrfGuard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
-		if noSession(req.URL.Path) || g.machine[req.URL.Path] || g.unrouted(c) {
+		if noSession(req.URL.Path) || g.machine[req.URL.Path] || underAPI(g.apis, req.URL.Path) || g.unrouted(c) {
 			return next(c)
 		}
 		if err := readForm(req); err != nil {
@@ -225,14 +230,35 @@ func readForm(r *http.Request) error {
 }
 
 // noSession reports paths that machines and caches fetch: they set no
-// cookie and take no anti-forgery token (all GET routes, but SCIM's,
-// which a bearer token authenticates and no browser sends).
+// cookie and take no anti-forgery token (all GET routes).
 func noSession(path string) bool {
 	switch path {
 	case "/healthz", "/readyz", "/metrics":
 		return true
 	}
-	return strings.HasPrefix(path, "/static/") || isSCIM(path)
+	return strings.HasPrefix(path, "/static/")
+}
+
+// underAPI reports a path at or below one of the prefixes of the APIs
+// ways in serve (apiPaths): the API authenticates its clients itself.
+func underAPI(prefixes []string, path string) bool {
+	for _, p := range prefixes {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// apiPaths are the prefixes of the APIs ways serve.
+func apiPaths(ways []wayin.Way) []string {
+	var out []string
+	for _, x := range exemptions(ways) {
+		if x.API {
+			out = append(out, x.Path)
+		}
+	}
+	return out
 }
 
 // formTokenRE finds the first form's token in a page as the views render it.

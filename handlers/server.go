@@ -85,10 +85,6 @@ type Deps struct {
 	// Home is the partner's portal: "back" links of users who came from it
 	// lead there. Its URL empty: none.
 	Home views.WayBack
-	// SCIM serves /scim/v2/... (with /scim stripped): the identity
-	// provider's account provisioning, bearer-token authenticated, no
-	// session or anti-forgery token; nil: off.
-	SCIM http.Handler
 }
 
 // PasswordForm says whether the password form is offered (oidc.local_login
@@ -191,8 +187,10 @@ func New(d Deps) *echo.Echo {
 	e.Use(h.recoverer)
 	conn := d.Platform.Connection()
 	e.Use(h.securityHeaders(cspFormAction(conn.BaseURL, conn.ExchangeURL)))
-	// SCIM answers an oversize body itself, with a SCIM error body.
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return isSCIM(c.Request().URL.Path) }}))
+	// An API of a way in (SCIM) answers an oversize body itself, in its
+	// own error format.
+	apis := apiPaths(d.Ways)
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return underAPI(apis, c.Request().URL.Path) }}))
 	e.Use(h.csrf.middleware)
 
 	e.GET("/healthz", h.healthz)
@@ -218,11 +216,6 @@ func New(d Deps) *echo.Echo {
 	e.GET(arrivePath, h.arrive)
 	e.GET("/set-password", h.setPasswordPage)
 	e.POST("/set-password", h.setPassword)
-	if d.SCIM != nil {
-		scim := echo.WrapHandler(http.StripPrefix("/scim", d.SCIM))
-		e.Any(scimPrefix, scim)
-		e.Any(scimPrefix+"/*", scim)
-	}
 
 	console.New(console.Deps{Store: console.Store{Accounts: d.Store.Accounts, Sessions: d.Store.Sessions, Links: d.Store.Links, Audit: d.Store.Audit,
 		OneTime: d.Store.OneTime, Identities: d.Store.Identities}, Passwords: svc, Platform: d.Platform, Provisioning: d.Provisioning,
@@ -241,12 +234,6 @@ func ClientIP(trustProxyHeaders bool) echo.IPExtractor {
 	}
 	return echo.ExtractIPDirect()
 }
-
-// scimPrefix is where SCIM is served.
-const scimPrefix = "/scim/v2"
-
-// isSCIM reports a SCIM path.
-func isSCIM(path string) bool { return path == scimPrefix || strings.HasPrefix(path, scimPrefix+"/") }
 
 // cspFormAction allows forms to post here and the launch redirect to land
 // on the platform and its exchange (browsers apply form-action to

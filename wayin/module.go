@@ -7,8 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -66,6 +68,19 @@ type Host struct {
 	// found ahead of their first arrival (a course's roster), waiting
 	// while another job runs; nil for check.
 	Provision func(ctx context.Context, startedBy string, accts []store.Account) error
+	// Provisioner makes one account's platform user at the platform's
+	// shared pace (SCIM's accounts, ahead of their first launch); nil for
+	// check.
+	Provisioner provision.Provisioner
+	// Regulator counts an API client's failures toward a ban (SCIM's
+	// wrong tokens); nil: not counted.
+	Regulator *regulation.Regulator
+	// EndLaunches stops the launches in flight of an account whose
+	// sessions ended elsewhere (SCIM deactivated it); nil: none.
+	EndLaunches func(accountID int64)
+	// ClientIP is a request's client address as the bridge reads it
+	// (behind a trusted proxy, from its header).
+	ClientIP func(*http.Request) string
 }
 
 // StoredSourcer is a module whose sources are kept in the store as well

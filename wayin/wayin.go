@@ -53,6 +53,8 @@ type Way interface {
 type Router interface {
 	GET(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
 	POST(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) *echo.Route
+	// Any routes every method (an API's: SCIM's).
+	Any(path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) []*echo.Route
 }
 
 // Exemption is a path the anti-forgery guards pass: it arrives cross-site
@@ -66,6 +68,10 @@ type Exemption struct {
 	// Machine: a GET that machines fetch (metadata, a key set); the
 	// bridge sets no cookie there.
 	Machine bool
+	// API: Path and every path below it are an API its clients
+	// authenticate themselves (SCIM's bearer token), by any method: no
+	// cookie, no anti-forgery check, and its own body limit.
+	API bool
 }
 
 // Landing is how an arrival goes on once admitted.

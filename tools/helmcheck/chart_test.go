@@ -33,6 +33,7 @@ import (
 
 	"github.com/ssobridge/ssobridge/app"
 	"github.com/ssobridge/ssobridge/config"
+	"github.com/ssobridge/ssobridge/scim"
 	"github.com/ssobridge/ssobridge/wayin/lti"
 	"github.com/ssobridge/ssobridge/wayin/oidc"
 	"github.com/ssobridge/ssobridge/wayin/portal"
@@ -304,7 +305,7 @@ func TestScenariosCoverTheDeployments(t *testing.T) {
 		ways["oidc"] = ways["oidc"] || config.Settings(cfg, oidc.Section()).Issuer != ""
 		ways["saml"] = ways["saml"] || config.Settings(cfg, samlsso.Section()).Enabled()
 		ways["lti"] = ways["lti"] || len(config.Settings(cfg, lti.Section()).Platforms) > 0
-		ways["scim"] = ways["scim"] || cfg.SCIM.Enabled
+		ways["scim"] = ways["scim"] || config.Settings(cfg, scim.Section()).Enabled
 		ways["portal"] = ways["portal"] || config.Settings(cfg, portal.Section()).Enabled()
 	}
 	assert.Equal(t, map[string]bool{"sqlite": true, "postgres": true}, drivers)
