@@ -285,6 +285,7 @@ func TestLTIRefusalPages(t *testing.T) {
 			// return_url: the page's way back, not the bridge's start page.
 			if fromCourse[tc.name] {
 				assert.Equal(t, plat.URL()+"/course", r.doc.Find("#way-back").AttrOr("href", ""))
+				assert.Equal(t, "Back to the course", r.text("#way-back"))
 			} else {
 				assert.Empty(t, r.doc.Find("#way-back").Nodes)
 			}
@@ -453,5 +454,6 @@ func TestLTIAdmissionRefusalLeadsBackToTheCourse(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, r.status)
 	assert.Equal(t, "arrival-refused", r.class())
 	assert.Equal(t, plat.URL()+"/course", r.doc.Find("#way-back").AttrOr("href", ""))
+	assert.Equal(t, "Back to the course", r.text("#way-back"))
 	assert.NotContains(t, r.text("#error-page .meta"), "Back to the start page", "not the bridge's start page, where a pupil has no password")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/ssobridge/ssobridge/locale"
 )
 
@@ -217,4 +218,11 @@ func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m
 // (also its section, for the navigation's current page) and its label.
 type ConsoleLink struct {
 	Path, Label string
+}
+
+// Sample is a page rendered with fixed data, for the page gallery's
+// accessibility and language tests: a way in's own pages come so.
+type Sample struct {
+	Name string
+	View templ.Component
 }

@@ -121,10 +121,3 @@ func againURL(e ErrorInfo, p Page) string {
 	}
 	return p.Home.URL
 }
-
-// Sample is a page rendered with fixed data, for the page gallery's
-// accessibility and language tests: a way in's own pages come so.
-type Sample struct {
-	Name string
-	View templ.Component
-}

@@ -24,7 +24,6 @@ func page(err error, lms string) *wayin.Refusal {
 		return r
 	}
 	r.Info.SourceName, r.Info.SourceNoun, r.Info.Public = lms, lmsNoun(), true
-	r.Info.WayBack.Label = backToCourse()
 	r.Info.Wording = wording(err)
 	switch {
 	case errors.Is(err, ErrKeysUnavailable):
@@ -48,7 +47,7 @@ func admissionPage(err error, lms, course string) error {
 	switch {
 	case errors.Is(err, signin.ErrNoAccount), errors.Is(err, signin.ErrBadAddress):
 		r := page(err, lms)
-		r.Class, r.Info.WayBack.URL = "arrival_refused", course
+		r.Class, r.Info.WayBack = "arrival_refused", views.WayBack{URL: course, Label: backToCourse()}
 		return r
 	case course != "":
 		// The admission's shared page (Status 0: its own), with the way
