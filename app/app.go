@@ -173,7 +173,10 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
 	reg := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
 	h := host(cfg, o, a.logger)
-	h.Store, h.Provision, h.Provisioner, h.Regulator = a.store, jobs.StartFor, launcher, reg
+	ahead := provision.NewQueue(launcher, 0, a.logger) // SCIM's new accounts
+	a.closers = append(a.closers, func() error { ahead.Close(); return nil })
+	h.Store, h.Provision, h.Regulator = a.store, jobs.StartFor, reg
+	h.ProvisionAhead = func(acct store.Account) { ahead.Add(acct) }
 	h.EndLaunches = func(id int64) { a.line.End(id, "") }
 	h.ClientIP = handlers.ClientIP(cfg.Server.TrustProxyHeaders)
 	in, err := waysOf(ctx, h, o.Modules)

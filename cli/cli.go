@@ -31,30 +31,37 @@ type Env struct {
 	Modules []wayin.Module
 }
 
-// Commander is a module that adds sub-commands to the command line (the
-// portal's portal-link): the command line runs them by name and lists
-// them in its help.
-type Commander interface {
-	Commands() []ModuleCommand
-}
-
-// ModuleCommand is a sub-command a module adds.
-type ModuleCommand struct {
-	Name string // as typed: "portal-link"
-	Line string // what it does, for the command list (one line)
-	Run  func(ctx context.Context, env Env, args []string) error
-}
-
-// ModuleCommands are the sub-commands e's modules add, in their order.
-func (e Env) ModuleCommands() []ModuleCommand {
-	var out []ModuleCommand
+// ModuleCommands are the sub-commands e's modules add
+// (wayin.Commander), in their order.
+func (e Env) ModuleCommands() []wayin.Command {
+	var out []wayin.Command
 	for _, m := range e.Modules {
-		if c, ok := m.(Commander); ok {
+		if c, ok := m.(wayin.Commander); ok {
 			out = append(out, c.Commands()...)
 		}
 	}
 	return out
 }
+
+// RunModuleCommand runs a module's sub-command with e.
+func (e Env) RunModuleCommand(ctx context.Context, c wayin.Command, args []string) error {
+	return c.Run(ctx, moduleLine{env: e, cmd: Command{Name: c.Name, Synopsis: c.Synopsis, Summary: c.Summary}}, args)
+}
+
+// moduleLine lends a module's sub-command the invocation (wayin.CommandLine).
+type moduleLine struct {
+	env Env
+	cmd Command
+}
+
+func (m moduleLine) Stdout() io.Writer       { return m.env.Stdout }
+func (m moduleLine) Stderr() io.Writer       { return m.env.Stderr }
+func (m moduleLine) Flags() *flag.FlagSet    { return m.env.Flags(m.cmd) }
+func (m moduleLine) BadInput(s string) error { return UsageError(s) }
+
+func (m moduleLine) Parse(fs *flag.FlagSet, args []string) error { return m.env.Parse(fs, m.cmd, args) }
+
+func (m moduleLine) LoadConfig(path string) (config.Config, error) { return m.env.LoadConfig(path) }
 
 // UsageError is a wrong command line or bad input: main prints it with the
 // usage and exits 2, having changed nothing.

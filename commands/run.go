@@ -114,7 +114,7 @@ func Run(ctx context.Context, args []string, env cli.Env) int {
 		err = unknownCommand(cmd, env)
 		for _, mc := range env.ModuleCommands() {
 			if mc.Name == cmd {
-				err = mc.Run(ctx, env, args)
+				err = env.RunModuleCommand(ctx, mc, args)
 			}
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/ssobridge/ssobridge/accounts"
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/wayin"
 )
@@ -69,9 +68,8 @@ func (Module) Open(ctx context.Context, h wayin.Host) (wayin.Way, error) {
 		h.Logger.Warn("scim: admin roles not brought in line with scim.admin_group at start", "err", err)
 	}
 	w := &Way{}
-	if s.ProvisionPlatformUsers && h.Provisioner != nil {
-		w.queue = provision.NewQueue(h.Provisioner, 0, h.Logger)
-		dir.Created = func(acct store.Account) { w.queue.Add(acct) }
+	if s.ProvisionPlatformUsers {
+		dir.Created = h.ProvisionAhead
 	}
 	c := Config{Directory: dir, Tokens: s.Tokens(), ClientIP: h.ClientIP, BaseURL: h.Config.PublicURL(h.Config.Server.Addr) + Prefix,
 		Logger: h.Logger, Now: h.Now}
@@ -118,7 +116,6 @@ func (Module) Check(_ context.Context, h wayin.Host, w io.Writer) bool {
 // Way serves the service provider under Prefix.
 type Way struct {
 	handler http.Handler
-	queue   *provision.Queue // nil unless platform users are made ahead
 }
 
 // Name is its key on /readyz and in logs.
@@ -145,11 +142,5 @@ func (*Way) Essential() bool { return false }
 // Button: no person signs in by it.
 func (*Way) Button(string) (string, string) { return "", "" }
 
-// Watch stops the background provisioning when the bridge closes.
-func (w *Way) Watch(ctx context.Context, _ *slog.Logger) {
-	if w.queue == nil {
-		return
-	}
-	<-ctx.Done()
-	w.queue.Close()
-}
+// Watch: it reads nothing from elsewhere.
+func (*Way) Watch(context.Context, *slog.Logger) {}

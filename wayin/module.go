@@ -2,6 +2,7 @@ package wayin
 
 import (
 	"context"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"github.com/ssobridge/ssobridge/accounts/regulation"
 	"github.com/ssobridge/ssobridge/accounts/signin"
 	"github.com/ssobridge/ssobridge/config"
-	"github.com/ssobridge/ssobridge/launch/provision"
 	"github.com/ssobridge/ssobridge/locale"
 	"github.com/ssobridge/ssobridge/store"
 	"github.com/ssobridge/ssobridge/views"
@@ -68,10 +68,10 @@ type Host struct {
 	// found ahead of their first arrival (a course's roster), waiting
 	// while another job runs; nil for check.
 	Provision func(ctx context.Context, startedBy string, accts []store.Account) error
-	// Provisioner makes one account's platform user at the platform's
-	// shared pace (SCIM's accounts, ahead of their first launch); nil for
-	// check.
-	Provisioner provision.Provisioner
+	// ProvisionAhead queues an account whose platform user is made in
+	// the background, at the platform's shared pace, ahead of its first
+	// launch (SCIM's new accounts); nil for check.
+	ProvisionAhead func(acct store.Account)
 	// Regulator counts an API client's failures toward a ban (SCIM's
 	// wrong tokens); nil: not counted.
 	Regulator *regulation.Regulator
@@ -119,6 +119,40 @@ func Wordings(mods []Module) []views.Wording {
 		}
 	}
 	return out
+}
+
+// Commander is a module that adds sub-commands to the command line (the
+// portal's portal-link): the command line runs them by name and lists
+// them in its help.
+type Commander interface {
+	Commands() []Command
+}
+
+// Command is a sub-command a module adds.
+type Command struct {
+	Name string // as typed: "portal-link"
+	Line string // what it does, for the command list (one line)
+	// Synopsis and Summary are its --help: its flags in short, and what
+	// it does in a sentence or two.
+	Synopsis, Summary string
+	Run               func(ctx context.Context, cl CommandLine, args []string) error
+}
+
+// CommandLine is what a module's sub-command runs with (package cli's
+// Env lends it).
+type CommandLine interface {
+	Stdout() io.Writer
+	Stderr() io.Writer
+	// Flags are the command's flags; Parse reads args into them (--help
+	// prints the command's usage; a wrong flag is bad input).
+	Flags() *flag.FlagSet
+	Parse(fs *flag.FlagSet, args []string) error
+	// LoadConfig reads path, else ./config.yaml, else the embedded
+	// default, then the SSOBRIDGE_* environment, with the modules'
+	// sections.
+	LoadConfig(path string) (config.Config, error)
+	// BadInput is a wrong command line or input: exit 2, nothing changed.
+	BadInput(msg string) error
 }
 
 // DemoRule is a way in that brings a sample of its other side into the

@@ -29,7 +29,7 @@ func TestLinkCommand(t *testing.T) {
 	assert.Equal(t, "portal-link", cmds[0].Name)
 	run := func(args ...string) (string, string, error) {
 		var out, errOut bytes.Buffer
-		err := cmds[0].Run(t.Context(), cli.Env{Stdout: &out, Stderr: &errOut, Modules: []wayin.Module{portal.Module{}}}, args)
+		err := cli.Env{Stdout: &out, Stderr: &errOut, Modules: []wayin.Module{portal.Module{}}}.RunModuleCommand(t.Context(), cmds[0], args)
 		return out.String(), errOut.String(), err
 	}
 
