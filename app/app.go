@@ -173,10 +173,9 @@ func New(ctx context.Context, cfg config.Config, o Options) (_ *App, err error) 
 	a.closers = append(a.closers, func() error { jobs.Close(); return nil })
 	reg := regulation.New(a.store, regulationConfig(cfg.Regulation), o.Now)
 	h := host(cfg, o, a.logger)
-	ahead := provision.NewQueue(launcher, 0, a.logger) // SCIM's new accounts
-	a.closers = append(a.closers, func() error { ahead.Close(); return nil })
-	h.Store, h.Provision, h.Regulator = a.store, jobs.StartFor, reg
-	h.ProvisionAhead = func(acct store.Account) { ahead.Add(acct) }
+	ahead := &aheadQueue{start: func() *provision.Queue { return provision.NewQueue(launcher, 0, a.logger) }}
+	a.closers = append(a.closers, ahead.Close)
+	h.Store, h.Provision, h.Regulator, h.ProvisionAhead = a.store, jobs.StartFor, reg, ahead.Add
 	h.EndLaunches = func(id int64) { a.line.End(id, "") }
 	h.ClientIP = handlers.ClientIP(cfg.Server.TrustProxyHeaders)
 	in, err := waysOf(ctx, h, o.Modules)

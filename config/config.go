@@ -105,18 +105,13 @@ func Parse(yamlData []byte, environ []string, sections ...Sectioner) (Config, er
 	if errors.As(applyEnv(&cfg, environ), &envErrs) {
 		errs = append(errs, envErrs...)
 	}
-	readFile := func(key, path string, into *string, trim bool) {
-		if path == "" {
-			return
+	if path := cfg.Platform.APISecretFile; path != "" {
+		if v, err := ReadSecretFile(path); err != nil {
+			errs = append(errs, &Error{Key: "platform.api_secret_file", Problem: err.Error()})
+		} else {
+			cfg.Platform.APISecret = v
 		}
-		v, err := readSettingFile(path, trim)
-		if err != nil {
-			errs = append(errs, &Error{Key: key, Problem: err.Error()})
-			return
-		}
-		*into = v
 	}
-	readFile("platform.api_secret_file", cfg.Platform.APISecretFile, &cfg.Platform.APISecret, true)
 	named := map[string]bool{}
 	for _, e := range errs {
 		named[e.Key] = true
@@ -135,20 +130,12 @@ func Parse(yamlData []byte, environ []string, sections ...Sectioner) (Config, er
 // ReadSecretFile reads a secret from the file a *_file key names, its
 // surrounding white space trimmed; the error is a problem to report
 // under that key.
-func ReadSecretFile(path string) (string, error) { return readSettingFile(path, true) }
-
-// readSettingFile is the file a *_file key names, trimmed of surrounding
-// white space when trim is set; the error is a problem to report under
-// that key.
-func readSettingFile(path string, trim bool) (string, error) {
+func ReadSecretFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", errors.New("cannot read: " + err.Error())
 	}
-	if trim {
-		return strings.TrimSpace(string(b)), nil
-	}
-	return string(b), nil
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Load reads path and the environment, as Parse.

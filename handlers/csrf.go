@@ -240,7 +240,7 @@ func noSession(path string) bool {
 }
 
 // underAPI reports a path at or below one of the prefixes of the APIs
-// ways in serve (apiPaths): the API authenticates its clients itself.
+// ways in serve (wayin.Exemption.API): the API authenticates its clients itself.
 func underAPI(prefixes []string, path string) bool {
 	for _, p := range prefixes {
 		if path == p || strings.HasPrefix(path, p+"/") {
@@ -248,17 +248,6 @@ func underAPI(prefixes []string, path string) bool {
 		}
 	}
 	return false
-}
-
-// apiPaths are the prefixes of the APIs ways serve.
-func apiPaths(ways []wayin.Way) []string {
-	var out []string
-	for _, x := range exemptions(ways) {
-		if x.API {
-			out = append(out, x.Path)
-		}
-	}
-	return out
 }
 
 // formTokenRE finds the first form's token in a page as the views render it.

@@ -189,8 +189,7 @@ func New(d Deps) *echo.Echo {
 	e.Use(h.securityHeaders(cspFormAction(conn.BaseURL, conn.ExchangeURL)))
 	// An API of a way in (SCIM) answers an oversize body itself, in its
 	// own error format.
-	apis := apiPaths(d.Ways)
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return underAPI(apis, c.Request().URL.Path) }}))
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{Limit: "1M", Skipper: func(c echo.Context) bool { return underAPI(h.csrf.apis, c.Request().URL.Path) }}))
 	e.Use(h.csrf.middleware)
 
 	e.GET("/healthz", h.healthz)

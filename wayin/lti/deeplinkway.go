@@ -59,7 +59,7 @@ type deepLinkRequest struct {
 func (w *Way) deepLinkPage(c echo.Context, id Identity) error {
 	if !MayPlace(id.Roles) && !id.Admin {
 		r := page(ErrNotInstructor, id.Platform.Name)
-		r.Info.WayBack = views.WayBack{URL: id.ReturnURL, Label: backToCourse()}
+		r.Info.WayBack = backToCourse(id.ReturnURL)
 		noSwitch(c)
 		return w.k.Refuse(c, "LTI deep linking refused", refusedSource(id.Platform.Name), id.Email, r)
 	}

@@ -10,9 +10,11 @@ import (
 	"github.com/ssobridge/ssobridge/wayin"
 )
 
-// backToCourse labels a refused launch's way back, the course page it
-// came from.
-func backToCourse() locale.ID { return locale.Msg("Back to the course") }
+// backToCourse is a refused launch's way back: the course page it came
+// from ("" when the LMS named none: the page's own links stay).
+func backToCourse(url string) views.WayBack {
+	return views.WayBack{URL: url, Label: locale.Msg("Back to the course")}
+}
 
 // page is a refused launch's answer: the refusal's kind in the page
 // family, in LTI's own words (a pupil knows a course and its LMS, not a
@@ -47,12 +49,12 @@ func admissionPage(err error, lms, course string) error {
 	switch {
 	case errors.Is(err, signin.ErrNoAccount), errors.Is(err, signin.ErrBadAddress):
 		r := page(err, lms)
-		r.Class, r.Info.WayBack = "arrival_refused", views.WayBack{URL: course, Label: backToCourse()}
+		r.Class, r.Info.WayBack = "arrival_refused", backToCourse(course)
 		return r
 	case course != "":
 		// The admission's shared page (Status 0: its own), with the way
 		// back to the course.
-		return &wayin.Refusal{Err: err, Info: views.ErrorInfo{WayBack: views.WayBack{URL: course, Label: backToCourse()}}}
+		return &wayin.Refusal{Err: err, Info: views.ErrorInfo{WayBack: backToCourse(course)}}
 	}
 	return err
 }

@@ -303,7 +303,7 @@ func (w *Way) launch(c echo.Context) error {
 	id, err := w.LMS.Launch(c.Request().Context(), w.k.BaseURL(c), flows, form)
 	if err != nil {
 		r := page(err, id.Platform.Name)
-		r.Info.WayBack = views.WayBack{URL: w.LMS.CourseURL(form), Label: backToCourse()} // its own page's too (the store's)
+		r.Info.WayBack = backToCourse(w.LMS.CourseURL(form)) // its own page's too (the store's)
 		if _, none := c.Cookie(w.keyCookie().Name()); errors.Is(err, ErrBadState) && none != nil {
 			switch {
 			case !w.k.Secure():
